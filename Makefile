@@ -1,0 +1,59 @@
+# llmbudget: build, run and test. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+ADDR ?= :8080
+BIN := bin/llmbudget
+LDFLAGS := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 10s
+
+.PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+build: ## build bin/llmbudget (static, CGO off)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./hooks
+
+run: ## serve the hooks on $(ADDR) (no cluster needed)
+	$(GO) run ./hooks serve --addr $(ADDR)
+
+test: fmt-check vet unit manifests ## every check that needs no cluster: gofmt, vet, unit and golden tests, manifests render
+
+unit: ## unit, golden and fuzz-seed tests
+	$(GO) test -count=1 ./...
+
+fmt: ## gofmt the tree
+	gofmt -w hooks internal test
+
+fmt-check:
+	@out=$$(gofmt -l hooks internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet
+	$(GO) vet ./...
+
+fixtures: ## rewrite golden hook responses (review the diff!)
+	$(GO) test ./test/golden/ -update
+
+manifests: ## render the kustomize base, components and Metacontroller manifests
+	@for d in deploy deploy/overlays/all-kinds metacontroller; do \
+	  kubectl kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
+	done; echo "manifests render"
+
+bench: ## benchmarks of the hook handlers against their JSON floor, then a load run
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## run every fuzz target for $(FUZZTIME)
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; done
+
+k8s-bins: ## build kube-apiserver, kube-controller-manager and etcd v1.37.2 into the cache (once)
+	bash test/k8s/build.sh
+
+test-integration: ## integration tests against a real API server (builds the binaries first)
+	bash test/k8s/run.sh
+
+clean:
+	rm -rf bin

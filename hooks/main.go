@@ -1,0 +1,53 @@
+// Command llmbudget is the llmbudget hook service and its offline tools.
+//
+//	llmbudget [serve] [--addr :8080]   serve Metacontroller hooks (default)
+//	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
+//	llmbudget version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args, stderr)
+	case "eval":
+		err = evalCmd(args, stdin, stdout)
+	case "version":
+		_, err = fmt.Fprintf(stdout, "llmbudget %s\n", version)
+	case "help":
+		_, err = io.WriteString(stdout, usage)
+	default:
+		err = fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "llmbudget %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+const usage = `usage:
+  llmbudget [serve] [--addr :8080] [--log-level info]
+        serve the Metacontroller hooks
+  llmbudget eval -f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z]
+        evaluate a budget and its spend ConfigMap offline and print, as YAML,
+        the status and children that sync would return ("-" reads stdin)
+  llmbudget version
+`

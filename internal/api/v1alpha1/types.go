@@ -1,0 +1,220 @@
+// Package v1alpha1 holds the LLMCostBudget API (llmbudget.dev/v1alpha1): the Go
+// types whose JSON tags are the contract with the CRD, their defaults, and the
+// validation the hook repeats because stored objects can predate a CRD rule.
+//
+// It guarantees that a Spec which passes Validate can be evaluated: its money
+// parses, its period is computable and its thresholds are unique.
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Identity of the API.
+const (
+	Group      = "llmbudget.dev"
+	Version    = "v1alpha1"
+	Kind       = "LLMCostBudget"
+	Resource   = "llmcostbudgets"
+	APIVersion = Group + "/" + Version
+)
+
+// LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
+type LLMCostBudget struct {
+	APIVersion string     `json:"apiVersion,omitempty"`
+	Kind       string     `json:"kind,omitempty"`
+	Metadata   ObjectMeta `json:"metadata"`
+	Spec       Spec       `json:"spec"`
+	Status     *Status    `json:"status,omitempty"`
+}
+
+// ObjectMeta is the part of Kubernetes object metadata the hooks read.
+// It is deliberately smaller than metav1.ObjectMeta: decoding managedFields
+// on every hook call would cost more than the evaluation itself.
+type ObjectMeta struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace,omitempty"`
+	UID               string            `json:"uid,omitempty"`
+	Generation        int64             `json:"generation,omitempty"`
+	CreationTimestamp metav1.Time       `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+}
+
+// Spec is what a platform team declares.
+type Spec struct {
+	LimitUSD             *string      `json:"limitUSD,omitempty" validate:"omitempty,usd"`
+	Period               Period       `json:"period"`
+	WarnThresholdPercent *int32       `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
+	Thresholds           []Threshold  `json:"thresholds,omitempty" validate:"max=10,dive"`
+	TokenLimits          *TokenLimits `json:"tokenLimits,omitempty"`
+	CostSource           CostSource   `json:"costSource"`
+	Enforcement          Enforcement  `json:"enforcement"`
+	Suspend              bool         `json:"suspend,omitempty"`
+}
+
+// Period selects the calendar window a budget covers.
+type Period struct {
+	Type     PeriodType `json:"type,omitempty" validate:"oneof=Daily Weekly Monthly"`
+	TimeZone string     `json:"timeZone,omitempty" validate:"timezone"`
+	StartDay *int32     `json:"startDay,omitempty"`
+}
+
+// PeriodType is Daily, Weekly or Monthly.
+type PeriodType string
+
+// Period types.
+const (
+	Daily   PeriodType = "Daily"
+	Weekly  PeriodType = "Weekly"
+	Monthly PeriodType = "Monthly"
+)
+
+// Threshold is a percentage of the limit whose crossing is announced once a period.
+type Threshold struct {
+	Percent int32 `json:"percent" validate:"min=1,max=1000"`
+	Basis   Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
+}
+
+// Basis says what a threshold compares: spend so far or the forecast.
+type Basis string
+
+// Threshold bases.
+const (
+	Actual     Basis = "Actual"
+	Forecasted Basis = "Forecasted"
+)
+
+// TokenLimits caps token usage in a period; each limit is optional.
+type TokenLimits struct {
+	Input  *int64 `json:"input,omitempty" validate:"omitempty,min=0"`
+	Output *int64 `json:"output,omitempty" validate:"omitempty,min=0"`
+	Total  *int64 `json:"total,omitempty" validate:"omitempty,min=0"`
+}
+
+// CostSource names the ConfigMap a cost pipeline writes spend into.
+type CostSource struct {
+	ConfigMapName string       `json:"configMapName" validate:"required,dnssubdomain"`
+	Format        SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger"`
+	Key           string       `json:"key,omitempty" validate:"required_if=Format Total,omitempty,configmapkey"`
+	KeyPrefix     string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
+}
+
+// SourceFormat is Total or DailyLedger.
+type SourceFormat string
+
+// Spend data formats.
+const (
+	Total       SourceFormat = "Total"
+	DailyLedger SourceFormat = "DailyLedger"
+)
+
+// Enforcement says what happens when a budget is exhausted.
+type Enforcement struct {
+	Action        Action        `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
+	Resources     []string      `json:"resources,omitempty" validate:"required_if=Action BlockNewWorkloads,max=20,dive,resourcename"`
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty" validate:"oneof=Open Closed"`
+}
+
+// Action is None or BlockNewWorkloads.
+type Action string
+
+// Enforcement actions.
+const (
+	ActionNone        Action = "None"
+	BlockNewWorkloads Action = "BlockNewWorkloads"
+)
+
+// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
+type FailurePolicy string
+
+// Failure policies.
+const (
+	FailOpen   FailurePolicy = "Open"
+	FailClosed FailurePolicy = "Closed"
+)
+
+// State is where a budget stands.
+type State string
+
+// Budget states.
+const (
+	UnderBudget State = "UnderBudget"
+	Warning     State = "Warning"
+	OverBudget  State = "OverBudget"
+	Unknown     State = "Unknown"
+)
+
+// Status is written by the sync hook.
+type Status struct {
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+	State              State              `json:"state,omitempty"`
+	LimitUSD           string             `json:"limitUSD,omitempty"`
+	ObservedSpendUSD   string             `json:"observedSpendUSD,omitempty"`
+	RemainingUSD       string             `json:"remainingUSD,omitempty"`
+	PercentUsed        *int64             `json:"percentUsed,omitempty"`
+	ForecastSpendUSD   string             `json:"forecastSpendUSD,omitempty"`
+	Tokens             *TokenUsage        `json:"tokens,omitempty"`
+	Period             *PeriodStatus      `json:"period,omitempty"`
+	Thresholds         []ThresholdStatus  `json:"thresholds,omitempty"`
+	Enforcement        *EnforcementStatus `json:"enforcement,omitempty"`
+	History            []HistoryEntry     `json:"history,omitempty"`
+	LastEvaluatedTime  *metav1.Time       `json:"lastEvaluatedTime,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TokenUsage is the tokens observed in the current period.
+type TokenUsage struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+	Total  int64 `json:"total"`
+}
+
+// PeriodStatus is the current window, as RFC 3339 times in the budget's zone.
+type PeriodStatus struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// ThresholdStatus records when a threshold was crossed in the current period.
+type ThresholdStatus struct {
+	Percent   int32        `json:"percent"`
+	Basis     Basis        `json:"basis"`
+	CrossedAt *metav1.Time `json:"crossedAt,omitempty"`
+}
+
+// EnforcementStatus says whether the namespace is closed to new workloads.
+type EnforcementStatus struct {
+	Blocking  bool   `json:"blocking"`
+	QuotaName string `json:"quotaName,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// HistoryEntry holds a finished period's final figures.
+type HistoryEntry struct {
+	Start    string `json:"start"`
+	End      string `json:"end"`
+	SpentUSD string `json:"spentUSD,omitempty"`
+	LimitUSD string `json:"limitUSD,omitempty"`
+	State    State  `json:"state,omitempty"`
+}
+
+// Condition types.
+const (
+	ConditionBudgetEvaluated = "BudgetEvaluated"
+	ConditionOverBudget      = "OverBudget"
+	ConditionBlocking        = "Blocking"
+	ConditionReady           = "Ready"
+)
+
+// Reasons for BudgetEvaluated (and Unknown-state Events).
+const (
+	ReasonEvaluated         = "Evaluated"
+	ReasonCostSourceMissing = "CostSourceMissing"
+	ReasonCostKeyMissing    = "CostKeyMissing"
+	ReasonInvalidCostData   = "InvalidCostData"
+	ReasonInvalidSpec       = "InvalidSpec"
+)
+
+// MaxHistory is how many finished periods status.history keeps.
+const MaxHistory = 12

@@ -1,0 +1,188 @@
+package v1alpha1
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/period"
+)
+
+// LimitDecimals is the most decimals spec.limitUSD may carry.
+const LimitDecimals = 6
+
+// FieldError is one broken rule, named by the field's JSON path.
+type FieldError struct {
+	Path    string
+	Message string
+}
+
+func (e FieldError) Error() string { return e.Path + ": " + e.Message }
+
+// ValidationError lists every broken rule of a spec, in a stable order.
+type ValidationError []FieldError
+
+func (e ValidationError) Error() string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		parts[i] = fe.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+var validate = newValidator()
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		return name
+	})
+	must(v.RegisterValidation("usd", func(fl validator.FieldLevel) bool {
+		return checkLimit(fl.Field().String()) == nil
+	}))
+	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
+		_, err := period.LoadLocation(fl.Field().String())
+		return err == nil
+	}))
+	must(v.RegisterValidation("dnssubdomain", func(fl validator.FieldLevel) bool {
+		return len(validation.IsDNS1123Subdomain(fl.Field().String())) == 0
+	}))
+	must(v.RegisterValidation("configmapkey", func(fl validator.FieldLevel) bool {
+		return len(validation.IsConfigMapKey(fl.Field().String())) == 0
+	}))
+	must(v.RegisterValidation("resourcename", func(fl validator.FieldLevel) bool {
+		return validResourceName(fl.Field().String())
+	}))
+	return v
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// validResourceName accepts `<plural>` or `<plural>.<group>`, lower case, as
+// ResourceQuota's count/<resource> syntax expects.
+func validResourceName(s string) bool {
+	plural, group, hasGroup := strings.Cut(s, ".")
+	if len(validation.IsDNS1123Label(plural)) != 0 {
+		return false
+	}
+	return !hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0
+}
+
+func checkLimit(s string) error {
+	a, err := money.ParseMaxDecimals(s, LimitDecimals)
+	if err != nil {
+		return err
+	}
+	if a.Sign() <= 0 {
+		return fmt.Errorf("%q must be greater than 0", s)
+	}
+	return nil
+}
+
+// Validate checks a defaulted spec against every rule of the API and returns a
+// ValidationError naming each broken field as spec.<path>.
+func (s *Spec) Validate() error {
+	var errs ValidationError
+	if err := validate.Struct(s); err != nil {
+		var verrs validator.ValidationErrors
+		if !errors.As(err, &verrs) {
+			return fmt.Errorf("validate spec: %w", err)
+		}
+		for _, fe := range verrs {
+			errs = append(errs, FieldError{Path: specPath(fe.Namespace()), Message: s.message(fe)})
+		}
+	}
+	errs = append(errs, s.crossFieldErrors()...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// specPath turns validator's "Spec.period.startDay" into "spec.period.startDay".
+func specPath(ns string) string {
+	_, rest, _ := strings.Cut(ns, ".")
+	return "spec." + rest
+}
+
+func (s *Spec) message(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "required_if":
+		field, value, _ := strings.Cut(fe.Param(), " ")
+		return fmt.Sprintf("is required when %s is %s", lowerFirst(field), value)
+	case "min":
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("must have at least %s items", fe.Param())
+		}
+		return fmt.Sprintf("must be at least %s", fe.Param())
+	case "max":
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("must have at most %s items", fe.Param())
+		}
+		return fmt.Sprintf("must be at most %s", fe.Param())
+	case "oneof":
+		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
+	case "usd":
+		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, checkLimit(fmt.Sprint(fe.Value())))
+	case "timezone":
+		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
+		return fmt.Sprintf("must be an IANA time zone: %v", err)
+	case "dnssubdomain":
+		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
+	case "configmapkey":
+		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
+	case "resourcename":
+		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
+	}
+	return fmt.Sprintf("fails rule %q", fe.Tag())
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// crossFieldErrors holds the rules that relate two fields.
+func (s *Spec) crossFieldErrors() ValidationError {
+	var errs ValidationError
+	if s.LimitUSD == nil && !s.TokenLimits.HasTokenLimit() {
+		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
+	}
+	if d := s.Period.StartDay; d != nil {
+		switch s.Period.Type {
+		case Monthly:
+			if *d < 1 || *d > 28 {
+				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28 for Monthly, got %d", *d)})
+			}
+		case Weekly:
+			if *d < 1 || *d > 7 {
+				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-7 (1 = Monday) for Weekly, got %d", *d)})
+			}
+		}
+	}
+	seen := make(map[Threshold]int, len(s.Thresholds))
+	for i, t := range s.Thresholds {
+		if j, dup := seen[t]; dup {
+			errs = append(errs, FieldError{fmt.Sprintf("spec.thresholds[%d]", i), fmt.Sprintf("duplicates spec.thresholds[%d] (%d%% %s)", j, t.Percent, t.Basis)})
+		}
+		seen[t] = i
+	}
+	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
+		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})
+	}
+	return errs
+}

@@ -1,0 +1,166 @@
+// Package children renders what an evaluation decided as the Kubernetes
+// objects a budget's CompositeController keeps: v1 Events and a ResourceQuota.
+//
+// It guarantees stable output: an object's name and content depend only on
+// the occurrence it describes, so Metacontroller, which updates children in
+// place, never rewrites an Event it already created, and an Event's name is
+// unique to its occurrence, so it is never created twice.
+package children
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/evaluate"
+)
+
+// Component is the Event source and the manager label value.
+const Component = "llmbudget"
+
+// Labels and annotations this service puts on objects it creates.
+const (
+	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	LabelBudget     = "llmbudget.dev/budget"
+	AnnotationWhy   = "llmbudget.dev/why"
+	AnnotationLift  = "llmbudget.dev/how-to-lift"
+	maxNameLength   = 253
+	hashSuffixBytes = 5
+)
+
+// Meta is the metadata of a desired child.
+type Meta struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ObjectReference points an Event at the object it is about.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// EventSource names the component that reported an Event.
+type EventSource struct {
+	Component string `json:"component"`
+}
+
+// Event is a core v1 Event, with only the fields we set.
+type Event struct {
+	APIVersion     string          `json:"apiVersion"`
+	Kind           string          `json:"kind"`
+	Metadata       Meta            `json:"metadata"`
+	InvolvedObject ObjectReference `json:"involvedObject"`
+	Reason         string          `json:"reason"`
+	Message        string          `json:"message"`
+	Type           string          `json:"type"`
+	Source         EventSource     `json:"source"`
+	FirstTimestamp metav1.Time     `json:"firstTimestamp"`
+	LastTimestamp  metav1.Time     `json:"lastTimestamp"`
+	Count          int32           `json:"count"`
+}
+
+// ResourceQuota is a core v1 ResourceQuota, with only the fields we set.
+type ResourceQuota struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   Meta      `json:"metadata"`
+	Spec       QuotaSpec `json:"spec"`
+}
+
+// QuotaSpec holds the hard limits.
+type QuotaSpec struct {
+	Hard map[string]string `json:"hard"`
+}
+
+// Owner identifies the object children are about.
+type Owner struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	UID        string
+	// Budget is the budget the object belongs to, for the llmbudget.dev/budget label.
+	Budget string
+}
+
+// BudgetOwner is the Owner for a budget.
+func BudgetOwner(m api.ObjectMeta) Owner {
+	return Owner{APIVersion: api.APIVersion, Kind: api.Kind, Name: m.Name, Namespace: m.Namespace, UID: m.UID, Budget: m.Name}
+}
+
+// Events renders announcements as Events about owner, sorted by name.
+func Events(owner Owner, anns []evaluate.Announcement) []Event {
+	out := make([]Event, 0, len(anns))
+	for _, a := range anns {
+		out = append(out, NewEvent(owner, a))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
+	return out
+}
+
+// NewEvent renders one announcement.
+func NewEvent(owner Owner, a evaluate.Announcement) Event {
+	at := metav1.NewTime(a.At.UTC().Truncate(1e9))
+	return Event{
+		APIVersion: "v1",
+		Kind:       "Event",
+		Metadata: Meta{
+			Name:      EventName(owner.Name, a.Slug, a.At.Unix()),
+			Namespace: owner.Namespace,
+			Labels:    map[string]string{LabelManagedBy: Component, LabelBudget: owner.Budget},
+		},
+		InvolvedObject: ObjectReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, Namespace: owner.Namespace, UID: owner.UID},
+		Reason:         a.Reason,
+		Message:        a.Message,
+		Type:           a.Type,
+		Source:         EventSource{Component: Component},
+		FirstTimestamp: at,
+		LastTimestamp:  at,
+		Count:          1,
+	}
+}
+
+// EventName is "<object>.<slug>.<unix seconds>", shortened with a hash when
+// it would exceed the API server's 253-character limit.
+func EventName(object, slug string, unix int64) string {
+	name := fmt.Sprintf("%s.%s.%d", object, slug, unix)
+	if len(name) <= maxNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "." + hex.EncodeToString(sum[:hashSuffixBytes])
+	return strings.TrimRight(name[:maxNameLength-len(suffix)], ".-") + suffix
+}
+
+// Quota renders the blocking ResourceQuota for budget.
+func Quota(owner Owner, q *evaluate.Quota) ResourceQuota {
+	hard := make(map[string]string, len(q.Resources))
+	for _, r := range q.Resources {
+		hard["count/"+r] = "0"
+	}
+	return ResourceQuota{
+		APIVersion: "v1",
+		Kind:       "ResourceQuota",
+		Metadata: Meta{
+			Name:      q.Name,
+			Namespace: owner.Namespace,
+			Labels:    map[string]string{LabelManagedBy: Component, LabelBudget: owner.Budget},
+			Annotations: map[string]string{
+				AnnotationWhy:  q.Why,
+				AnnotationLift: fmt.Sprintf("raise spec.limitUSD, set spec.suspend: true, or wait for the next period: kubectl -n %s patch llmcostbudget %s --type=merge -p '{\"spec\":{\"suspend\":true}}'", owner.Namespace, owner.Name),
+			},
+		},
+		Spec: QuotaSpec{Hard: hard},
+	}
+}

@@ -1,0 +1,38 @@
+package children_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/evaluate"
+)
+
+func TestEventNamesAreDeterministicAndValid(t *testing.T) {
+	assert.Equal(t, "chatbot.threshold-80-actual.1795939200", children.EventName("chatbot", "threshold-80-actual", 1795939200))
+	long := strings.Repeat("a", 250)
+	n := children.EventName(long, "periodreset", 1)
+	assert.LessOrEqual(t, len(n), 253)
+	assert.Equal(t, n, children.EventName(long, "periodreset", 1), "same input, same name")
+	assert.NotEqual(t, n, children.EventName(long, "periodreset", 2), "another occurrence, another name")
+}
+
+func TestQuotaCountsEachResource(t *testing.T) {
+	q := children.Quota(children.Owner{Name: "b", Namespace: "ns", Budget: "b"}, &evaluate.Quota{Name: "llmbudget-b", Resources: []string{"jobs.batch", "pods"}, Why: "over"})
+	assert.Equal(t, map[string]string{"count/jobs.batch": "0", "count/pods": "0"}, q.Spec.Hard)
+	assert.Equal(t, "llmbudget-b", q.Metadata.Name)
+	assert.Equal(t, "over", q.Metadata.Annotations[children.AnnotationWhy])
+	assert.Equal(t, "b", q.Metadata.Labels[children.LabelBudget])
+}
+
+func TestEventsAreSortedByName(t *testing.T) {
+	at := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+	evs := children.Events(children.Owner{Name: "b", Namespace: "ns"}, []evaluate.Announcement{{Slug: "z", At: at}, {Slug: "a", At: at}})
+	assert.Equal(t, "b.a.1795935600", evs[0].Metadata.Name)
+	assert.Equal(t, "b.z.1795935600", evs[1].Metadata.Name)
+	assert.Equal(t, int32(1), evs[0].Count)
+	assert.Equal(t, "llmbudget", evs[0].Source.Component)
+}

@@ -1,0 +1,98 @@
+// Package evaluate is the pure heart of llmbudget: given a budget, the spend
+// ConfigMap's data and the time, it computes the budget's status, what must be
+// announced, whether the namespace must be closed to new workloads, and when
+// to look again.
+//
+// It guarantees determinism (the same input gives the same Result, byte for
+// byte once encoded), never panics on any budget or data, and never uses
+// floating point for money or percentages.
+package evaluate
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// Input is everything an evaluation may look at.
+type Input struct {
+	// Budget is the parent as Metacontroller sent it; Budget.Status is the
+	// status the previous sync wrote (nil, or partly foreign, on first sync).
+	Budget api.LLMCostBudget
+	// SpendData is the spend ConfigMap's data; nil when the ConfigMap is absent.
+	SpendData map[string]string
+	// ConfigMapFound reports whether the ConfigMap exists (its data may be empty).
+	ConfigMapFound bool
+	// Now is the evaluation time.
+	Now time.Time
+}
+
+// Result is what a sync must answer.
+type Result struct {
+	Status api.Status
+	// Announcements are the Events desired right now, sorted by Slug.
+	Announcements []Announcement
+	// Quota is the ResourceQuota to keep while blocking; nil otherwise.
+	Quota *Quota
+	// ResyncAfter is when to evaluate again without a change.
+	ResyncAfter time.Duration
+}
+
+// Announcement is one occurrence to be told once, as a Kubernetes Event.
+type Announcement struct {
+	// Slug identifies the occurrence within the budget (used in Event names).
+	Slug    string
+	Type    string // Normal or Warning
+	Reason  string
+	Message string
+	// At is when it occurred; the Event is desired until At+AnnounceFor.
+	At time.Time
+}
+
+// Quota describes the ResourceQuota that closes the namespace.
+type Quota struct {
+	Name      string
+	Resources []string
+	Why       string
+}
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// AnnounceFor is how long an Event stays desired after its occurrence. It is
+// below the API server's default event TTL (1h) so that an expired Event is
+// never re-created: each occurrence is announced exactly once.
+const AnnounceFor = 55 * time.Minute
+
+// MaxResync bounds resyncAfterSeconds so that a budget is looked at hourly
+// even when nothing it watches changes.
+const MaxResync = time.Hour
+
+// QuotaName is the ResourceQuota name for a budget.
+func QuotaName(budget string) string { return "llmbudget-" + budget }
+
+// Evaluate computes the Result for in.
+func Evaluate(in Input) Result {
+	e := newEvaluation(in)
+	e.run()
+	return e.result()
+}
+
+func metaTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
+	return &mt
+}
+
+// Invalid is the Result for a budget whose spec could not even be decoded:
+// state Unknown, reason InvalidSpec, with err as the message.
+func Invalid(in Input, err error) Result {
+	e := newEvaluation(in)
+	e.fail(api.ReasonInvalidSpec, err.Error())
+	e.finish()
+	return e.result()
+}

@@ -1,0 +1,377 @@
+package evaluate_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/evaluate"
+)
+
+var (
+	// Mid-November 2026 in UTC: 19 of 30 days into a Monthly period.
+	now     = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	created = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// budget is a Monthly UTC budget of 500 USD reading key total-usd.
+func budget(mut ...func(*api.LLMCostBudget)) api.LLMCostBudget {
+	b := api.LLMCostBudget{
+		Metadata: api.ObjectMeta{Name: "chatbot", Namespace: "team-ml", UID: "u-1", Generation: 3, CreationTimestamp: created},
+		Spec: api.Spec{
+			LimitUSD:   ptr("500"),
+			CostSource: api.CostSource{ConfigMapName: "llm-spend", Key: "total-usd"},
+		},
+	}
+	for _, m := range mut {
+		m(&b)
+	}
+	return b
+}
+
+func total(v string) map[string]string { return map[string]string{"total-usd": v} }
+
+func eval(b api.LLMCostBudget, data map[string]string, at time.Time) evaluate.Result {
+	return evaluate.Evaluate(evaluate.Input{Budget: b, SpendData: data, ConfigMapFound: data != nil, Now: at})
+}
+
+func condition(t *testing.T, st api.Status, typ string) metav1.Condition {
+	t.Helper()
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	require.Failf(t, "condition missing", "no %s condition in %+v", typ, st.Conditions)
+	return metav1.Condition{}
+}
+
+func TestStateFollowsExactPercentages(t *testing.T) {
+	cases := map[string]struct {
+		spend   string
+		state   api.State
+		percent int64
+	}{
+		"nothing spent is under budget":         {"0", api.UnderBudget, 0},
+		"79.99 percent is still under budget":   {"399.95", api.UnderBudget, 79},
+		"exactly 80 percent is a warning":       {"400", api.Warning, 80},
+		"99.999 percent is a warning, not over": {"499.995", api.Warning, 99},
+		"499.999999999 of 500 is not over":      {"499.999999999", api.Warning, 99},
+		"exactly 100 percent is over budget":    {"500", api.OverBudget, 100},
+		"past the limit is over budget":         {"612.00", api.OverBudget, 122},
+		"a nano-dollar past the limit is over":  {"500.000000001", api.OverBudget, 100},
+		"a huge spend saturates the percent":    {"123456789012345678901234567890", api.OverBudget, math.MaxInt64},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(budget(), total(tc.spend), now)
+			assert.Equal(t, tc.state, r.Status.State)
+			require.NotNil(t, r.Status.PercentUsed)
+			assert.Equal(t, tc.percent, *r.Status.PercentUsed)
+		})
+	}
+}
+
+func TestStatusShowsMoneyWithTwoToNineDecimals(t *testing.T) {
+	r := eval(budget(), total("120.5"), now)
+	assert.Equal(t, "500.00", r.Status.LimitUSD)
+	assert.Equal(t, "120.50", r.Status.ObservedSpendUSD)
+	assert.Equal(t, "379.50", r.Status.RemainingUSD)
+
+	over := eval(budget(), total("612.123456789"), now)
+	assert.Equal(t, "0.00", over.Status.RemainingUSD, "remaining never goes negative")
+	assert.Equal(t, "612.123456789", over.Status.ObservedSpendUSD)
+}
+
+func TestTokenLimits(t *testing.T) {
+	withTokens := func(b *api.LLMCostBudget) {
+		b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](1000), Output: ptr[int64](200)}
+		b.Spec.CostSource.Key = "usage"
+	}
+	cases := map[string]struct {
+		value string
+		state api.State
+	}{
+		"tokens under every limit":           {`{"costUSD": "1", "inputTokens": 100, "outputTokens": 50}`, api.UnderBudget},
+		"total tokens at 80 percent warn":    {`{"costUSD": "1", "inputTokens": 700, "outputTokens": 100}`, api.Warning},
+		"total tokens exactly at the limit":  {`{"costUSD": "1", "inputTokens": 800, "outputTokens": 200}`, api.OverBudget},
+		"output tokens past their own limit": {`{"costUSD": "1", "inputTokens": 0, "outputTokens": 201}`, api.OverBudget},
+		"tokens fine but USD over the limit": {`{"costUSD": "500", "inputTokens": 1, "outputTokens": 1}`, api.OverBudget},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(budget(withTokens), map[string]string{"usage": tc.value}, now)
+			assert.Equal(t, tc.state, r.Status.State)
+			require.NotNil(t, r.Status.Tokens)
+		})
+	}
+}
+
+func TestTokenOnlyBudgetReportsTokenPercent(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) {
+		b.Spec.LimitUSD = nil
+		b.Spec.TokenLimits = &api.TokenLimits{Input: ptr[int64](1000)}
+	})
+	r := eval(b, total(`{"costUSD": "3.5", "inputTokens": 900}`), now)
+	assert.Equal(t, api.Warning, r.Status.State)
+	require.NotNil(t, r.Status.PercentUsed)
+	assert.Equal(t, int64(90), *r.Status.PercentUsed)
+	assert.Empty(t, r.Status.LimitUSD)
+	assert.Empty(t, r.Status.RemainingUSD)
+	assert.Empty(t, r.Status.ForecastSpendUSD)
+}
+
+func TestUnreadableSpendIsUnknownWithTheReason(t *testing.T) {
+	cases := map[string]struct {
+		data   map[string]string
+		reason string
+		msg    string
+	}{
+		"the ConfigMap does not exist": {nil, api.ReasonCostSourceMissing, `ConfigMap "llm-spend" not found in namespace "team-ml"`},
+		"the key is absent":            {map[string]string{"other": "1"}, api.ReasonCostKeyMissing, `"total-usd"`},
+		"the value is not a decimal":   {total("twelve"), api.ReasonInvalidCostData, `"total-usd"`},
+		"the value is negative":        {total("-1"), api.ReasonInvalidCostData, `"total-usd"`},
+		"the value has an exponent":    {total("1e3"), api.ReasonInvalidCostData, `"total-usd"`},
+		"the value is empty":           {total(""), api.ReasonInvalidCostData, `"total-usd"`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(budget(), tc.data, now)
+			assert.Equal(t, api.Unknown, r.Status.State)
+			c := condition(t, r.Status, api.ConditionBudgetEvaluated)
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Contains(t, c.Message, tc.msg)
+			assert.Empty(t, r.Status.ObservedSpendUSD)
+			require.Len(t, r.Announcements, 1)
+			assert.Equal(t, tc.reason, r.Announcements[0].Reason)
+		})
+	}
+}
+
+func TestInvalidSpecIsUnknownNamingTheField(t *testing.T) {
+	cases := map[string]struct {
+		mut  func(*api.LLMCostBudget)
+		want string
+	}{
+		"a zero limit":            {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("0") }, "spec.limitUSD"},
+		"seven decimals":          {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("1.0000001") }, "spec.limitUSD"},
+		"an unknown time zone":    {func(b *api.LLMCostBudget) { b.Spec.Period.TimeZone = "Mars/Olympus" }, "spec.period.timeZone"},
+		"startDay 29 for Monthly": {func(b *api.LLMCostBudget) { b.Spec.Period.StartDay = ptr[int32](29) }, "spec.period.startDay: must be 1-28 for Monthly"},
+		"startDay 8 for Weekly":   {func(b *api.LLMCostBudget) { b.Spec.Period.Type = api.Weekly; b.Spec.Period.StartDay = ptr[int32](8) }, "spec.period.startDay: must be 1-7"},
+		"an unknown period type":  {func(b *api.LLMCostBudget) { b.Spec.Period.Type = "Hourly" }, `spec.period.type: "Hourly" is not one of Daily, Weekly, Monthly`},
+		"warn threshold 0":        {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](0) }, "spec.warnThresholdPercent: must be at least 1"},
+		"warn threshold 101":      {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](101) }, "spec.warnThresholdPercent: must be at most 100"},
+		"duplicate thresholds": {func(b *api.LLMCostBudget) {
+			b.Spec.Thresholds = []api.Threshold{{Percent: 50}, {Percent: 50, Basis: api.Actual}}
+		}, "spec.thresholds[1]: duplicates spec.thresholds[0]"},
+		"a threshold of 1001":       {func(b *api.LLMCostBudget) { b.Spec.Thresholds = []api.Threshold{{Percent: 1001}} }, "spec.thresholds[0].percent: must be at most 1000"},
+		"eleven thresholds":         {func(b *api.LLMCostBudget) { b.Spec.Thresholds = elevenThresholds() }, "spec.thresholds: must have at most 10 items"},
+		"no configMapName":          {func(b *api.LLMCostBudget) { b.Spec.CostSource.ConfigMapName = "" }, "spec.costSource.configMapName: is required"},
+		"Total without a key":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.Key = "" }, "spec.costSource.key: is required when format is Total"},
+		"a prefix with Total":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.KeyPrefix = "spend-" }, "spec.costSource.keyPrefix: is only used with format DailyLedger"},
+		"blocking with no resource": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.BlockNewWorkloads }, "spec.enforcement.resources: is required when action is BlockNewWorkloads"},
+		"a malformed resource": {func(b *api.LLMCostBudget) {
+			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"Jobs/batch"}}
+		}, `spec.enforcement.resources[0]: "Jobs/batch" must be <plural> or <plural>.<group>`},
+		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD: is required unless a tokenLimits field is set"},
+		"a negative token limit": {func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} }, "spec.tokenLimits.total: must be at least 0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(budget(tc.mut), total("1"), now)
+			assert.Equal(t, api.Unknown, r.Status.State)
+			c := condition(t, r.Status, api.ConditionBudgetEvaluated)
+			assert.Equal(t, api.ReasonInvalidSpec, c.Reason)
+			assert.Contains(t, c.Message, tc.want)
+			ready := condition(t, r.Status, api.ConditionReady)
+			assert.Equal(t, metav1.ConditionFalse, ready.Status)
+			assert.Nil(t, r.Quota, "an invalid spec never blocks")
+		})
+	}
+}
+
+func elevenThresholds() []api.Threshold {
+	var ts []api.Threshold
+	for p := int32(10); p <= 110; p += 10 {
+		ts = append(ts, api.Threshold{Percent: p})
+	}
+	return ts
+}
+
+func TestThresholdsFireOncePerPeriodAndResetAtRollover(t *testing.T) {
+	b := budget()
+	first := eval(b, total("410"), now)
+	require.Len(t, first.Status.Thresholds, 2)
+	assert.Equal(t, now, first.Status.Thresholds[0].CrossedAt.Time, "80% crossed now")
+	assert.Nil(t, first.Status.Thresholds[1].CrossedAt, "100% not crossed")
+	require.Len(t, first.Announcements, 1)
+	assert.Equal(t, "BudgetWarning", first.Announcements[0].Reason)
+
+	// An hour later, still at 80%: the crossing stays recorded, the Event is no longer desired.
+	b.Status = &first.Status
+	later := eval(b, total("420"), now.Add(time.Hour))
+	assert.Equal(t, now, later.Status.Thresholds[0].CrossedAt.Time)
+	assert.Empty(t, later.Announcements)
+
+	// 54 minutes later the Event is still desired, unchanged.
+	soon := eval(b, total("420"), now.Add(54*time.Minute))
+	require.Len(t, soon.Announcements, 1)
+	assert.Equal(t, first.Announcements[0], soon.Announcements[0])
+
+	// Spend falls back (a correction) and rises again: no second crossing this period.
+	b.Status = &later.Status
+	again := eval(b, total("420"), now.Add(2*time.Hour))
+	assert.Equal(t, now, again.Status.Thresholds[0].CrossedAt.Time)
+
+	// December: the thresholds reset, November goes to history.
+	b.Status = &again.Status
+	dec := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
+	next := eval(b, total("0"), dec)
+	assert.Nil(t, next.Status.Thresholds[0].CrossedAt)
+	require.Len(t, next.Status.History, 1)
+	assert.Equal(t, api.HistoryEntry{Start: "2026-11-01T00:00:00Z", End: "2026-12-01T00:00:00Z", SpentUSD: "420.00", LimitUSD: "500.00", State: api.Warning}, next.Status.History[0])
+	require.Len(t, next.Announcements, 1)
+	assert.Equal(t, "BudgetPeriodReset", next.Announcements[0].Reason)
+	assert.Contains(t, next.Announcements[0].Message, "previous period ended Warning with 420.00 of 500.00 USD spent")
+}
+
+func TestHistoryKeepsTheLastTwelvePeriods(t *testing.T) {
+	b := budget()
+	at := time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 15; i++ {
+		r := eval(b, total("10"), at.AddDate(0, i, 0))
+		b.Status = &r.Status
+	}
+	require.Len(t, b.Status.History, api.MaxHistory)
+	assert.Equal(t, "2025-03-01T00:00:00Z", b.Status.History[0].Start, "the oldest two periods were dropped")
+	assert.Equal(t, "2026-02-01T00:00:00Z", b.Status.History[11].Start)
+}
+
+func TestForecastAppearsAfterATenthOfThePeriod(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) {
+		b.Spec.Thresholds = []api.Threshold{{Percent: 100, Basis: api.Forecasted}}
+	})
+	early := eval(b, total("100"), time.Date(2026, 11, 3, 23, 0, 0, 0, time.UTC))
+	assert.Empty(t, early.Status.ForecastSpendUSD, "2 days 23 hours of 30 days is under a tenth")
+	assert.Equal(t, time.Hour, early.ResyncAfter, "the hourly bound is the nearest")
+
+	justBefore := eval(b, total("100"), time.Date(2026, 11, 3, 23, 30, 0, 0, time.UTC))
+	assert.Equal(t, 30*time.Minute, justBefore.ResyncAfter, "look again when the forecast appears")
+
+	// 15 of 30 days gone, 300 spent: 600 forecast, 120% of the limit.
+	mid := eval(b, total("300"), time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC))
+	assert.Equal(t, "600.00", mid.Status.ForecastSpendUSD)
+	assert.Equal(t, api.UnderBudget, mid.Status.State)
+	require.Len(t, mid.Announcements, 1)
+	assert.Equal(t, "ForecastOverBudget", mid.Announcements[0].Reason)
+	assert.NotNil(t, mid.Status.Thresholds[0].CrossedAt)
+}
+
+func TestResyncReachesThePeriodEndWithinASecond(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) { b.Spec.Period.Type = api.Daily })
+	r := eval(b, total("1"), time.Date(2026, 11, 20, 23, 59, 30, 500_000_000, time.UTC))
+	assert.Equal(t, 29500*time.Millisecond, r.ResyncAfter)
+	r = eval(b, total("1"), time.Date(2026, 11, 20, 23, 59, 59, 999_000_000, time.UTC))
+	assert.Equal(t, time.Second, r.ResyncAfter, "never less than a second")
+}
+
+func TestConditionsKeepTheirTransitionTimeWhileUnchanged(t *testing.T) {
+	b := budget()
+	first := eval(b, total("10"), now)
+	b.Status = &first.Status
+	second := eval(b, total("20"), now.Add(time.Hour))
+	for _, c := range second.Status.Conditions {
+		assert.Equal(t, now, c.LastTransitionTime.Time, c.Type)
+	}
+	b.Status = &second.Status
+	third := eval(b, total("600"), now.Add(2*time.Hour))
+	over := condition(t, third.Status, api.ConditionOverBudget)
+	assert.Equal(t, metav1.ConditionTrue, over.Status)
+	assert.Equal(t, now.Add(2*time.Hour), over.LastTransitionTime.Time)
+	ready := condition(t, third.Status, api.ConditionReady)
+	assert.Equal(t, now, ready.LastTransitionTime.Time)
+	assert.Equal(t, int64(3), ready.ObservedGeneration)
+}
+
+func TestEnforcement(t *testing.T) {
+	blocking := func(policy api.FailurePolicy) func(*api.LLMCostBudget) {
+		return func(b *api.LLMCostBudget) {
+			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch", "deployments.apps"}, FailurePolicy: policy}
+		}
+	}
+	suspended := func(b *api.LLMCostBudget) { b.Spec.Suspend = true }
+	cases := map[string]struct {
+		b     api.LLMCostBudget
+		data  map[string]string
+		block bool
+	}{
+		"over budget blocks":                     {budget(blocking("")), total("500"), true},
+		"a warning does not block":               {budget(blocking("")), total("499"), false},
+		"unknown spend with Open does not block": {budget(blocking(api.FailOpen)), nil, false},
+		"unknown spend with Closed blocks":       {budget(blocking(api.FailClosed)), nil, true},
+		"suspend disables blocking":              {budget(blocking(api.FailClosed), suspended), total("900"), false},
+		"action None never blocks":               {budget(), total("900"), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(tc.b, tc.data, now)
+			require.NotNil(t, r.Status.Enforcement)
+			assert.Equal(t, tc.block, r.Status.Enforcement.Blocking)
+			c := condition(t, r.Status, api.ConditionBlocking)
+			if !tc.block {
+				assert.Nil(t, r.Quota)
+				assert.Equal(t, metav1.ConditionFalse, c.Status)
+				return
+			}
+			require.NotNil(t, r.Quota)
+			assert.Equal(t, "llmbudget-chatbot", r.Quota.Name)
+			assert.Equal(t, []string{"jobs.batch", "deployments.apps"}, r.Quota.Resources)
+			assert.Equal(t, metav1.ConditionTrue, c.Status)
+			assert.Equal(t, "llmbudget-chatbot", r.Status.Enforcement.QuotaName)
+		})
+	}
+}
+
+func TestSuspendedBudgetAnnouncesNothing(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) { b.Spec.Suspend = true })
+	r := eval(b, total("700"), now)
+	assert.Equal(t, api.OverBudget, r.Status.State, "still evaluated and reported")
+	assert.Empty(t, r.Announcements)
+}
+
+func TestUnblockingIsAnnouncedOnce(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) {
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
+	})
+	over := eval(b, total("600"), now)
+	require.NotNil(t, over.Quota)
+	b.Status = &over.Status
+	b.Spec.LimitUSD = ptr("1000")
+	lifted := eval(b, total("600"), now.Add(2*time.Hour))
+	assert.Nil(t, lifted.Quota)
+	var reasons []string
+	for _, a := range lifted.Announcements {
+		reasons = append(reasons, a.Reason)
+	}
+	assert.Equal(t, []string{"Unblocked"}, reasons)
+	b.Status = &lifted.Status
+	quiet := eval(b, total("600"), now.Add(4*time.Hour))
+	assert.Empty(t, quiet.Announcements)
+	assert.Equal(t, evaluate.ReasonUnblocked, condition(t, quiet.Status, api.ConditionBlocking).Reason)
+}
+
+func TestForeignStatusIsTolerated(t *testing.T) {
+	b := budget()
+	b.Status = &api.Status{State: api.OverBudget, ObservedSpendUSD: "612.00", Period: &api.PeriodStatus{Start: "garbage"}}
+	r := eval(b, total("10"), now)
+	assert.Equal(t, api.UnderBudget, r.Status.State)
+	assert.Empty(t, r.Status.History, "an unreadable period is not a rollover")
+}

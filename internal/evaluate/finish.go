@@ -1,0 +1,248 @@
+package evaluate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// Blocking condition reasons.
+const (
+	ReasonBlocking            = "BlockingNewWorkloads"
+	ReasonUnblocked           = "Unblocked"
+	ReasonNotBlocking         = "NotBlocking"
+	ReasonEnforcementDisabled = "EnforcementDisabled"
+	ReasonSuspended           = "Suspended"
+)
+
+// finish derives enforcement, conditions, announcements and the resync delay
+// from the measured state.
+func (e *evaluation) finish() {
+	e.enforce()
+	e.conditions()
+	if !e.spec.Suspend {
+		e.announce()
+	}
+	e.scheduleResync()
+}
+
+// enforce decides whether the namespace is closed to new workloads.
+func (e *evaluation) enforce() {
+	enf := e.spec.Enforcement
+	if e.reason == api.ReasonInvalidSpec {
+		// The resource list itself may be what is invalid: never block on it.
+		e.st.Enforcement = &api.EnforcementStatus{Reason: "the spec is invalid; nothing is enforced until it is fixed"}
+		return
+	}
+	switch {
+	case enf.Action != api.BlockNewWorkloads:
+		e.st.Enforcement = &api.EnforcementStatus{Reason: "enforcement.action is None: the budget only reports"}
+		return
+	case e.spec.Suspend:
+		e.st.Enforcement = &api.EnforcementStatus{Reason: "the budget is suspended: nothing is enforced"}
+		return
+	}
+	switch {
+	case e.st.State == api.OverBudget:
+		e.blocked = true
+	case e.st.State == api.Unknown && enf.FailurePolicy == api.FailClosed:
+		e.blocked = true
+	}
+	if !e.blocked {
+		e.st.Enforcement = &api.EnforcementStatus{Reason: fmt.Sprintf("the budget is %s: new workloads are admitted", e.st.State)}
+		return
+	}
+	name := QuotaName(e.in.Budget.Metadata.Name)
+	why := fmt.Sprintf("LLMCostBudget %s is OverBudget for the period %s to %s", e.in.Budget.Metadata.Name, e.st.Period.Start, e.st.Period.End)
+	if e.st.State == api.Unknown {
+		why = fmt.Sprintf("LLMCostBudget %s cannot read its spend (%s) and its failurePolicy is Closed", e.in.Budget.Metadata.Name, e.reason)
+	}
+	e.quota = &Quota{Name: name, Resources: append([]string(nil), enf.Resources...), Why: why}
+	e.st.Enforcement = &api.EnforcementStatus{
+		Blocking:  true,
+		QuotaName: name,
+		Reason:    fmt.Sprintf("%s: new %s are refused in namespace %s", why, joinResources(enf.Resources), e.in.Budget.Metadata.Namespace),
+	}
+}
+
+func (e *evaluation) conditions() {
+	gen := e.in.Budget.Metadata.Generation
+	conds := make([]metav1.Condition, 0, 4)
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(e.now.UTC().Truncate(time.Second))}
+		if old := meta.FindStatusCondition(e.prev.Conditions, typ); old != nil && old.Status == status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		conds = append(conds, c)
+	}
+	if e.reason == api.ReasonEvaluated {
+		set(api.ConditionBudgetEvaluated, metav1.ConditionTrue, e.reason, e.message)
+	} else {
+		set(api.ConditionBudgetEvaluated, metav1.ConditionFalse, e.reason, e.message)
+	}
+	switch e.st.State {
+	case api.OverBudget:
+		set(api.ConditionOverBudget, metav1.ConditionTrue, "OverBudget", e.usageMessage())
+	case api.Unknown:
+		set(api.ConditionOverBudget, metav1.ConditionUnknown, e.reason, "spend is unknown: "+e.message)
+	default:
+		set(api.ConditionOverBudget, metav1.ConditionFalse, "WithinBudget", e.usageMessage())
+	}
+	e.blockingCondition(set)
+	if e.reason == api.ReasonInvalidSpec {
+		set(api.ConditionReady, metav1.ConditionFalse, api.ReasonInvalidSpec, e.message)
+	} else {
+		set(api.ConditionReady, metav1.ConditionTrue, "Evaluated", fmt.Sprintf("generation %d evaluated: %s", gen, e.st.State))
+	}
+	e.st.Conditions = conds
+}
+
+// blockingCondition keeps the reason Unblocked sticky after a block ends, so
+// that the Unblocked Event can be derived from the condition alone.
+func (e *evaluation) blockingCondition(set func(string, metav1.ConditionStatus, string, string)) {
+	if e.blocked {
+		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, e.st.Enforcement.Reason)
+		return
+	}
+	reason := ReasonNotBlocking
+	switch {
+	case e.spec.Suspend:
+		reason = ReasonSuspended
+	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
+		reason = ReasonEnforcementDisabled
+	}
+	if old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking); old != nil {
+		if old.Status == metav1.ConditionTrue || old.Reason == ReasonUnblocked {
+			reason = ReasonUnblocked
+		}
+	}
+	set(api.ConditionBlocking, metav1.ConditionFalse, reason, e.st.Enforcement.Reason)
+}
+
+func (e *evaluation) usageMessage() string {
+	var parts []string
+	if e.plan.limit != nil {
+		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", e.st.ObservedSpendUSD, e.st.LimitUSD, *e.st.PercentUsed))
+	}
+	if t := e.st.Tokens; t != nil {
+		parts = append(parts, fmt.Sprintf("tokens input %d, output %d, total %d", t.Input, t.Output, t.Total))
+	}
+	msg := strings.Join(parts, "; ")
+	if e.st.State == api.OverBudget {
+		msg = e.driver + " reached its limit: " + msg
+	}
+	return msg
+}
+
+// announce lists the occurrences still inside their announcement window.
+func (e *evaluation) announce() {
+	for _, t := range e.st.Thresholds {
+		if t.CrossedAt != nil && e.reason != api.ReasonInvalidSpec {
+			e.add(e.thresholdAnnouncement(t))
+		}
+	}
+	if e.st.State == api.Unknown {
+		if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil {
+			e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
+		}
+	}
+	if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBlocking); c != nil {
+		switch {
+		case c.Status == metav1.ConditionTrue:
+			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
+		case c.Reason == ReasonUnblocked:
+			msg := fmt.Sprintf("ResourceQuota %s was lifted: new workloads are admitted again in namespace %s", QuotaName(e.in.Budget.Metadata.Name), e.in.Budget.Metadata.Namespace)
+			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
+		}
+	}
+	e.periodReset()
+	sort.Slice(e.anns, func(i, j int) bool { return e.anns[i].Slug < e.anns[j].Slug })
+}
+
+func (e *evaluation) thresholdAnnouncement(t api.ThresholdStatus) Announcement {
+	a := Announcement{Type: EventWarning, At: t.CrossedAt.Time, Slug: fmt.Sprintf("threshold-%d-%s", t.Percent, strings.ToLower(string(t.Basis)))}
+	period := fmt.Sprintf("the %s period %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
+	what := "the budget's limit"
+	if e.plan.limit != nil {
+		what = "the limit of " + e.plan.limit.String() + " USD"
+	}
+	switch {
+	case t.Basis == api.Forecasted:
+		a.Reason = "ForecastOverBudget"
+		a.Message = fmt.Sprintf("forecast spend reached %d%% of %s in %s", t.Percent, what, period)
+	case t.Percent >= api.OverBudgetThreshold:
+		a.Reason = "OverBudget"
+		a.Message = fmt.Sprintf("usage reached %d%% of %s in %s", t.Percent, what, period)
+	default:
+		a.Reason = "BudgetWarning"
+		a.Message = fmt.Sprintf("usage reached %d%% of %s in %s", t.Percent, what, period)
+	}
+	return a
+}
+
+// periodReset announces a new period to budgets that existed before it began.
+func (e *evaluation) periodReset() {
+	if e.st.Period == nil || e.reason == api.ReasonInvalidSpec {
+		return
+	}
+	start := e.window.Start
+	if !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
+		return
+	}
+	msg := fmt.Sprintf("a new %s period began: %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
+	if n := len(e.st.History); n > 0 && e.st.History[n-1].End == e.st.Period.Start {
+		last := e.st.History[n-1]
+		msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent", last.State, orDash(last.SpentUSD), orDash(last.LimitUSD))
+	}
+	e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: start})
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// add keeps a if it is still inside its announcement window.
+func (e *evaluation) add(a Announcement) {
+	age := e.now.Sub(a.At)
+	if age < 0 || age >= AnnounceFor {
+		return
+	}
+	e.anns = append(e.anns, a)
+}
+
+// scheduleResync asks to be called when the period ends, when an Event must be
+// dropped, when the forecast first appears, and at least hourly.
+func (e *evaluation) scheduleResync() {
+	e.sooner(MaxResync)
+	if e.st.Period != nil && e.reason != api.ReasonInvalidSpec {
+		e.sooner(e.window.End.Sub(e.now))
+		if fs := e.forecastStarts(); fs.After(e.now) && e.plan.limit != nil {
+			e.sooner(fs.Sub(e.now))
+		}
+	}
+	for _, a := range e.anns {
+		e.sooner(a.At.Add(AnnounceFor).Sub(e.now))
+	}
+}
+
+func (e *evaluation) sooner(d time.Duration) {
+	if d < time.Second {
+		d = time.Second
+	}
+	if d < e.resync {
+		e.resync = d
+	}
+}
+
+func (e *evaluation) result() Result {
+	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
+}

@@ -1,0 +1,242 @@
+package evaluate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
+)
+
+// evaluation carries one Evaluate call's working state.
+type evaluation struct {
+	in   Input
+	now  time.Time
+	spec api.Spec
+	prev api.Status
+	plan plan
+
+	st      api.Status
+	window  period.Window
+	usage   spend.Usage
+	percent int64  // the largest percent of any limit (USD or tokens)
+	driver  string // what that percent measures, for messages
+	reason  string // BudgetEvaluated reason
+	message string // BudgetEvaluated message
+	blocked bool
+	quota   *Quota
+	anns    []Announcement
+	resync  time.Duration
+}
+
+func newEvaluation(in Input) *evaluation {
+	e := &evaluation{in: in, now: in.Now, spec: in.Budget.Spec, resync: MaxResync}
+	e.spec.Thresholds = append([]api.Threshold(nil), in.Budget.Spec.Thresholds...)
+	if in.Budget.Status != nil {
+		e.prev = *in.Budget.Status
+	}
+	e.st = api.Status{
+		ObservedGeneration: in.Budget.Metadata.Generation,
+		LastEvaluatedTime:  metaTime(in.Now),
+		// Kept while the spec is unreadable; replaced below otherwise.
+		Period:     e.prev.Period,
+		Thresholds: e.prev.Thresholds,
+		History:    e.prev.History,
+	}
+	return e
+}
+
+func (e *evaluation) run() {
+	e.spec.Default()
+	if err := e.spec.Validate(); err != nil {
+		e.fail(api.ReasonInvalidSpec, err.Error())
+		e.finish()
+		return
+	}
+	e.plan = compile(&e.spec)
+	e.window = e.plan.period.Containing(e.now)
+	e.st.Period = &api.PeriodStatus{Start: formatTime(e.window.Start), End: formatTime(e.window.End)}
+	e.rollover()
+	if e.plan.limit != nil {
+		e.st.LimitUSD = e.plan.limit.String()
+	}
+	if e.readSpend() {
+		e.measure()
+	}
+	e.thresholds()
+	e.finish()
+}
+
+func (e *evaluation) fail(reason, message string) {
+	e.reason, e.message = reason, message
+	e.st.State = api.Unknown
+}
+
+// readSpend fills e.usage, or fails the evaluation with the reason why spend
+// could not be read.
+func (e *evaluation) readSpend() bool {
+	src := e.spec.CostSource
+	if !e.in.ConfigMapFound {
+		e.fail(api.ReasonCostSourceMissing, fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace))
+		return false
+	}
+	u, err := spend.Read(e.plan.source, e.in.SpendData, e.window)
+	if err != nil {
+		reason := api.ReasonInvalidCostData
+		var se *spend.Error
+		if errors.As(err, &se) {
+			reason = string(se.Reason)
+		}
+		e.fail(reason, fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err))
+		return false
+	}
+	e.usage = u
+	e.reason = api.ReasonEvaluated
+	e.message = e.sourceDescription()
+	return true
+}
+
+func (e *evaluation) sourceDescription() string {
+	src := e.spec.CostSource
+	if src.Format == api.DailyLedger {
+		days := len(e.window.Dates())
+		unit := "days"
+		if days == 1 {
+			unit = "day"
+		}
+		return fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
+	}
+	return fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
+}
+
+// measure computes spend figures, token usage, the forecast and the state.
+func (e *evaluation) measure() {
+	u := e.usage
+	e.st.ObservedSpendUSD = u.CostUSD.String()
+	if e.plan.tokens.any() {
+		e.st.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+	}
+	e.percent, e.driver = -1, ""
+	if l := e.plan.limit; l != nil {
+		p := u.CostUSD.PercentOf(*l)
+		e.st.PercentUsed = &p
+		e.consider(p, "spend")
+		remaining := l.Sub(u.CostUSD)
+		if remaining.Sign() < 0 {
+			remaining = money.Amount{}
+		}
+		e.st.RemainingUSD = remaining.String()
+		if f, ok := e.forecast(); ok {
+			e.st.ForecastSpendUSD = f.String()
+		}
+	}
+	for _, m := range e.plan.tokens.measures(u) {
+		e.consider(m.percent, m.name)
+	}
+	if e.st.PercentUsed == nil && e.percent >= 0 {
+		p := e.percent
+		e.st.PercentUsed = &p
+	}
+	switch {
+	case e.percent >= int64(api.OverBudgetThreshold):
+		e.st.State = api.OverBudget
+	case e.percent >= int64(*e.spec.WarnThresholdPercent):
+		e.st.State = api.Warning
+	default:
+		e.st.State = api.UnderBudget
+	}
+}
+
+func (e *evaluation) consider(p int64, what string) {
+	if p > e.percent {
+		e.percent, e.driver = p, what
+	}
+}
+
+// forecast extrapolates spend linearly to the period end, once a tenth of the
+// period has passed (earlier figures swing too wildly to act on).
+func (e *evaluation) forecast() (money.Amount, bool) {
+	elapsed := e.now.Sub(e.window.Start)
+	total := e.window.Duration()
+	if elapsed <= 0 || elapsed*10 < total {
+		return money.Amount{}, false
+	}
+	return e.usage.CostUSD.MulDiv(total.Milliseconds(), max(elapsed.Milliseconds(), 1)), true
+}
+
+// forecastStarts is when the forecast first appears.
+func (e *evaluation) forecastStarts() time.Time {
+	return e.window.Start.Add(e.window.Duration() / 10)
+}
+
+// rollover moves the previous period's figures into history when a new
+// period has begun since the last sync, and resets the thresholds.
+func (e *evaluation) rollover() {
+	e.st.Thresholds = nil
+	if e.prev.Period == nil {
+		return
+	}
+	prevStart, err := time.Parse(time.RFC3339, e.prev.Period.Start)
+	if err != nil || !prevStart.Before(e.window.Start) {
+		if err == nil && prevStart.Equal(e.window.Start) {
+			e.st.Thresholds = e.prev.Thresholds
+		}
+		return
+	}
+	h := append([]api.HistoryEntry(nil), e.prev.History...)
+	h = append(h, api.HistoryEntry{
+		Start:    e.prev.Period.Start,
+		End:      e.prev.Period.End,
+		SpentUSD: e.prev.ObservedSpendUSD,
+		LimitUSD: e.prev.LimitUSD,
+		State:    e.prev.State,
+	})
+	if len(h) > api.MaxHistory {
+		h = h[len(h)-api.MaxHistory:]
+	}
+	e.st.History = h
+}
+
+// thresholds records each threshold's first crossing in this period.
+func (e *evaluation) thresholds() {
+	carried := make(map[api.Threshold]*metav1.Time, len(e.st.Thresholds))
+	for _, t := range e.st.Thresholds {
+		if t.CrossedAt != nil {
+			carried[api.Threshold{Percent: t.Percent, Basis: t.Basis}] = t.CrossedAt
+		}
+	}
+	eff := e.spec.EffectiveThresholds()
+	out := make([]api.ThresholdStatus, 0, len(eff))
+	for _, t := range eff {
+		ts := api.ThresholdStatus{Percent: t.Percent, Basis: t.Basis, CrossedAt: carried[t]}
+		if ts.CrossedAt == nil && e.crossed(t) {
+			ts.CrossedAt = metaTime(e.now)
+		}
+		out = append(out, ts)
+	}
+	e.st.Thresholds = out
+}
+
+func (e *evaluation) crossed(t api.Threshold) bool {
+	if e.st.State == api.Unknown || e.st.State == "" {
+		return false
+	}
+	if t.Basis == api.Forecasted {
+		if e.plan.limit == nil || e.st.ForecastSpendUSD == "" {
+			return false
+		}
+		f, _ := e.forecast()
+		return f.PercentOf(*e.plan.limit) >= int64(t.Percent)
+	}
+	return e.percent >= int64(t.Percent)
+}
+
+func formatTime(t time.Time) string { return t.Format(time.RFC3339) }
+
+func joinResources(rs []string) string { return strings.Join(rs, ", ") }

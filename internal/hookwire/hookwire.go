@@ -1,0 +1,91 @@
+// Package hookwire holds Metacontroller's v2 hook wire types: only the JSON
+// shapes Metacontroller sends and accepts, nothing else.
+//
+// The JSON tags are the contract. Responses carry only fields Metacontroller
+// knows, because it decodes v2 responses strictly: one unknown field fails the
+// call. Object maps in requests are keyed by "Kind.version" (or
+// "Kind.group/version") and then by "namespace/name".
+package hookwire
+
+import "encoding/json"
+
+// ObjectMap is a v2 uniform object map: group key → "namespace/name" → object.
+type ObjectMap map[string]map[string]json.RawMessage
+
+// CustomizeRequest is sent to a customize hook; the watched object is under
+// "parent" for CompositeControllers and DecoratorControllers alike.
+type CustomizeRequest struct {
+	Controller json.RawMessage `json:"controller,omitempty"`
+	Parent     json.RawMessage `json:"parent"`
+}
+
+// CustomizeResponse names the related objects Metacontroller should watch and
+// pass to sync.
+type CustomizeResponse struct {
+	RelatedResources []RelatedResourceRule `json:"relatedResources"`
+}
+
+// RelatedResourceRule selects related objects by resource and names.
+type RelatedResourceRule struct {
+	APIVersion    string         `json:"apiVersion"`
+	Resource      string         `json:"resource"`
+	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
+	Namespace     string         `json:"namespace,omitempty"`
+	Names         []string       `json:"names,omitempty"`
+}
+
+// LabelSelector is metav1.LabelSelector's wire shape (matchLabels only).
+type LabelSelector struct {
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+// CompositeRequest is sent to a CompositeController's sync and finalize hooks.
+type CompositeRequest struct {
+	Controller json.RawMessage `json:"controller,omitempty"`
+	Parent     json.RawMessage `json:"parent"`
+	Children   ObjectMap       `json:"children"`
+	Related    ObjectMap       `json:"related"`
+	Finalizing bool            `json:"finalizing"`
+}
+
+// CompositeResponse is a CompositeController sync or finalize answer.
+type CompositeResponse struct {
+	Status             any     `json:"status"`
+	Children           []any   `json:"children"`
+	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
+	Finalized          bool    `json:"finalized,omitempty"`
+}
+
+// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks:
+// the target under "object", its children under "attachments".
+type DecoratorRequest struct {
+	Controller  json.RawMessage `json:"controller,omitempty"`
+	Object      json.RawMessage `json:"object"`
+	Attachments ObjectMap       `json:"attachments"`
+	Related     ObjectMap       `json:"related"`
+	Finalizing  bool            `json:"finalizing"`
+}
+
+// DecoratorResponse is a DecoratorController sync or finalize answer. A nil
+// value in Labels or Annotations removes that key from the object.
+type DecoratorResponse struct {
+	Labels             map[string]*string `json:"labels"`
+	Annotations        map[string]*string `json:"annotations"`
+	Status             any                `json:"status,omitempty"`
+	Attachments        []any              `json:"attachments"`
+	ResyncAfterSeconds float64            `json:"resyncAfterSeconds,omitempty"`
+	Finalized          bool               `json:"finalized,omitempty"`
+}
+
+// Group keys of the object maps this service reads.
+const (
+	ConfigMapGroup     = "ConfigMap.v1"
+	EventGroup         = "Event.v1"
+	ResourceQuotaGroup = "ResourceQuota.v1"
+	BudgetGroup        = "LLMCostBudget.llmbudget.dev/v1alpha1"
+)
+
+// Key is the v2 object-map key of a namespaced object.
+func Key(namespace, name string) string {
+	return namespace + "/" + name
+}

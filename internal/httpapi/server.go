@@ -1,0 +1,230 @@
+// Package httpapi is the thin HTTP adapter in front of the hook functions:
+// routing, request guards (content type, size, JSON shape), response
+// encoding and one log line per hook call. It holds no budget logic.
+//
+// It guarantees that every hook answer is either 200 with a response
+// Metacontroller decodes strictly, or a 4xx with a one-line reason (which
+// Metacontroller shows to users in a SyncError Event), and that a panic in
+// a hook becomes a 500 rather than a crashed process.
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+// DefaultMaxBodyBytes bounds a hook request. A request carries the parent,
+// its children and the related spend ConfigMap (itself at most 1 MiB), so
+// 8 MiB leaves room while refusing anything pathological before decoding.
+const DefaultMaxBodyBytes = 8 << 20
+
+// Config configures the handler.
+type Config struct {
+	// Now is the clock; required so tests and `eval` can fix it.
+	Now func() time.Time
+	// Logger receives one line per hook call; required.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
+	MaxBodyBytes int64
+	// Ready reports readiness for /readyz; always ready when nil.
+	Ready func() bool
+}
+
+func (c *Config) validate() error {
+	if c.Now == nil {
+		return errors.New("httpapi: Config.Now is required")
+	}
+	if c.Logger == nil {
+		return errors.New("httpapi: Config.Logger is required")
+	}
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Ready == nil {
+		c.Ready = func() bool { return true }
+	}
+	return nil
+}
+
+// New returns the service's handler with every route.
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg}
+	return s.routes(), nil
+}
+
+type server struct {
+	cfg Config
+}
+
+// hookError is a refusal with its HTTP status and one-line reason.
+type hookError struct {
+	status int
+	reason string
+}
+
+func (e *hookError) Error() string { return e.reason }
+
+func badRequest(format string, args ...any) *hookError {
+	return &hookError{status: http.StatusBadRequest, reason: fmt.Sprintf(format, args...)}
+}
+
+// logFields are what a hook adds to its log line.
+type logFields struct {
+	budget string
+	state  string
+	reason string
+	extra  []slog.Attr
+}
+
+// hookFunc decodes a body into its request, answers it, and says what to log.
+type hookFunc func(body []byte, now time.Time) (any, logFields, error)
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// hook wraps a hookFunc with the guards every hook shares.
+func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
+	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		start := time.Now()
+		status, fields := s.serveHook(w, r, fn)
+		attrs := []slog.Attr{
+			slog.String("hook", name),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+		}
+		if fields.budget != "" {
+			attrs = append(attrs, slog.String("budget", fields.budget))
+		}
+		if fields.state != "" {
+			attrs = append(attrs, slog.String("state", fields.state))
+		}
+		if fields.reason != "" {
+			attrs = append(attrs, slog.String("reason", fields.reason))
+		}
+		attrs = append(attrs, fields.extra...)
+		level := slog.LevelInfo
+		if status >= 400 {
+			level = slog.LevelWarn
+		}
+		s.cfg.Logger.LogAttrs(r.Context(), level, "hook call", attrs...)
+	}
+}
+
+func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, fields logFields) {
+	defer func() {
+		if p := recover(); p != nil {
+			status = http.StatusInternalServerError
+			fields.reason = fmt.Sprint("panic: ", p)
+			writeError(w, status, "internal error: the hook failed unexpectedly; see the llmbudget logs")
+		}
+	}()
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return fail(w, err, &fields)
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if err := readBody(buf, w, r, s.cfg.MaxBodyBytes); err != nil {
+		return fail(w, err, &fields)
+	}
+	resp, fields, err := fn(buf.Bytes(), s.cfg.Now())
+	if err != nil {
+		return fail(w, err, &fields)
+	}
+	return writeJSON(w, resp), fields
+}
+
+func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) {
+	var he *hookError
+	if !errors.As(err, &he) {
+		he = badRequest("%v", err)
+	}
+	fields.reason = he.reason
+	writeError(w, he.status, he.reason)
+	return he.status, *fields
+}
+
+func checkContentType(ct string) error {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		got := ct
+		if got == "" {
+			got = "none"
+		}
+		return &hookError{status: http.StatusUnsupportedMediaType, reason: fmt.Sprintf("Content-Type must be application/json, got %s", got)}
+	}
+	return nil
+}
+
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)}
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
+	case err != nil:
+		return badRequest("read request body: %v", err)
+	case buf.Len() == 0:
+		return badRequest("request body is empty")
+	}
+	return nil
+}
+
+// decodeRequest decodes a hook request, naming where malformed JSON breaks.
+func decodeRequest(body []byte, into any) error {
+	if err := json.Unmarshal(body, into); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return badRequest("malformed JSON at byte %d: %v", se.Offset, se)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return badRequest("malformed request: field %q must be %s, got JSON %s", te.Field, te.Type, te.Value)
+		}
+		return badRequest("malformed JSON: %v", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) int {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		writeError(w, http.StatusInternalServerError, "encode response: "+err.Error())
+		return http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+	return http.StatusOK
+}
+
+// writeError answers with a one-line plain-text reason.
+func writeError(w http.ResponseWriter, status int, reason string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, strings.ReplaceAll(reason, "\n", " ")+"\n")
+}

@@ -1,0 +1,217 @@
+// Package period computes calendar budget periods [start, end) in an IANA
+// time zone, correct across daylight saving time changes.
+//
+// Guarantees:
+//   - A period starts at the first instant of its start day in the zone,
+//     normally local midnight, and ends exactly where the next one starts.
+//     Both bounds are time.Time values in the Spec's Location.
+//   - An instant exactly on a boundary belongs to the period that starts there.
+//   - Durations are real elapsed time: a daily period is 23 or 25 hours long
+//     on the days the clocks change.
+//   - The time zone database is embedded (time/tzdata), so zones load in a
+//     scratch or distroless image with no /usr/share/zoneinfo.
+//
+// Days without a midnight: where a zone's clocks jump forward across
+// midnight (Brazil until 2019, Chile, Cuba: 00:00 becomes 01:00), that local
+// midnight never happens, and time.Date would answer with an instant on the
+// previous day. Such a day starts instead at the first instant whose local
+// date is that day, i.e. the moment of the jump (01:00 local). Where the
+// clocks fall back into the previous midnight hour (Cuba: 01:00 becomes
+// 00:00), the day starts at the first of the two midnights. A calendar day a
+// zone skipped entirely (Samoa, 30 December 2011) starts at the first instant
+// of the next day that exists. Where the clocks once fell back across
+// midnight (Goose Bay, 1987: 00:01 became 23:01 the day before), the
+// minutes that read the old date again belong to the new day's period:
+// periods partition time, cut at the first instant of each start date.
+package period
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	_ "time/tzdata" // zones must load in images without a zoneinfo directory
+)
+
+// Kind is the length of a budget period.
+type Kind string
+
+// The kinds of period, spelled as in the LLMCostBudget spec.
+const (
+	Daily   Kind = "Daily"
+	Weekly  Kind = "Weekly"
+	Monthly Kind = "Monthly"
+)
+
+// Spec describes a budget's recurring period.
+type Spec struct {
+	Kind Kind
+	// StartDay is the day a period starts on. Monthly: day of the month,
+	// 1-28 (so every month has it). Weekly: 1 = Monday ... 7 = Sunday, as in
+	// ISO 8601. Ignored for Daily.
+	StartDay int
+	// Location is the zone whose calendar defines the periods.
+	Location *time.Location
+}
+
+// Window is one period: the instants t with Start <= t < End. Both bounds are
+// in the Spec's Location.
+type Window struct{ Start, End time.Time }
+
+// LoadLocation loads an IANA time zone such as "Europe/Berlin" or "UTC".
+// Unlike time.LoadLocation it refuses "" (which time would read as UTC) and
+// "Local" (the machine's zone), so a budget always says which zone it means.
+func LoadLocation(name string) (*time.Location, error) {
+	switch name {
+	case "":
+		return nil, errors.New(`time zone is empty; use an IANA name such as "UTC" or "Europe/Berlin"`)
+	case "Local":
+		return nil, errors.New(`time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		// time's own message adds nothing the user can act on.
+		return nil, fmt.Errorf("unknown time zone %q", name)
+	}
+	return loc, nil
+}
+
+// Validate reports the first problem with s: an unknown Kind, a StartDay out
+// of range for the Kind, or a missing Location.
+func (s Spec) Validate() error {
+	switch s.Kind {
+	case Daily:
+	case Weekly:
+		if s.StartDay < 1 || s.StartDay > 7 {
+			return fmt.Errorf("startDay %d is out of range for a Weekly period: want 1 (Monday) to 7 (Sunday)", s.StartDay)
+		}
+	case Monthly:
+		if s.StartDay < 1 || s.StartDay > 28 {
+			return fmt.Errorf("startDay %d is out of range for a Monthly period: want 1 to 28", s.StartDay)
+		}
+	default:
+		return fmt.Errorf("period type %q is not one of Daily, Weekly, Monthly", s.Kind)
+	}
+	if s.Location == nil {
+		return errors.New("time zone is not set")
+	}
+	return nil
+}
+
+// Containing returns the period that contains now, which may be given in any
+// zone. For a Spec that does not Validate it returns the zero Window, which
+// contains nothing.
+func (s Spec) Containing(now time.Time) Window {
+	if s.Validate() != nil {
+		return Window{}
+	}
+	w := s.byLocalDate(now)
+	// Where the clocks fell back across midnight, an instant can read a
+	// date whose period has already ended (America/Goose_Bay, October 1987:
+	// 00:01 became 23:01 the day before). Periods are cut at the first
+	// instant of each start date, so such an instant belongs to the later
+	// period. Each step moves to a later start date, so this ends.
+	for !now.Before(w.End) {
+		w = s.byLocalDate(w.End)
+	}
+	return w
+}
+
+// byLocalDate returns the period whose start date is the latest one on or
+// before now's local date.
+func (s Spec) byLocalDate(now time.Time) Window {
+	local := now.In(s.Location)
+	y, m, d := local.Date()
+	switch s.Kind {
+	case Daily:
+		return s.between(y, m, d, y, m, d+1)
+	case Weekly:
+		weekday := int(local.Weekday()) // Sunday is 0 in Go, 7 in ISO 8601
+		if weekday == 0 {
+			weekday = 7
+		}
+		d -= (weekday - s.StartDay + 7) % 7
+		return s.between(y, m, d, y, m, d+7)
+	default: // Monthly
+		if d < s.StartDay {
+			m--
+		}
+		return s.between(y, m, s.StartDay, y, m+1, s.StartDay)
+	}
+}
+
+// After returns the period that follows w. w must be a period of s.
+func (s Spec) After(w Window) Window { return s.Containing(w.End) }
+
+// Next returns the period of s that follows w; it is s.After(w).
+func (w Window) Next(s Spec) Window { return s.After(w) }
+
+// between returns the window from the start of one local date to the start
+// of another. The dates may be denormalised (day 0, month 13), as in
+// time.Date.
+func (s Spec) between(y1 int, m1 time.Month, d1 int, y2 int, m2 time.Month, d2 int) Window {
+	return Window{Start: startOfDay(y1, m1, d1, s.Location), End: startOfDay(y2, m2, d2, s.Location)}
+}
+
+// Contains reports whether Start <= t < End.
+func (w Window) Contains(t time.Time) bool { return !t.Before(w.Start) && t.Before(w.End) }
+
+// Duration is the real time the window lasts, DST changes included.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// Dates returns the local calendar dates ("2006-01-02") that the window
+// covers, in order, in the zone of w.Start: one for a Daily period, seven for
+// a Weekly one, 28 to 31 for a Monthly one (fewer only around a day the zone
+// skipped). An empty window has none.
+func (w Window) Dates() []string {
+	if !w.Start.Before(w.End) {
+		return nil
+	}
+	loc := w.Start.Location()
+	y, m, d := w.Start.Date()
+	ly, lm, ld := w.End.Add(-time.Nanosecond).In(loc).Date()
+	last := time.Date(ly, lm, ld, 0, 0, 0, 0, time.UTC)
+	var dates []string
+	for day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); !day.After(last); day = day.AddDate(0, 0, 1) {
+		dates = append(dates, day.Format(time.DateOnly))
+	}
+	return dates
+}
+
+// startOfDay returns the first instant whose local date in loc is y-m-d or
+// later (see the package doc for days without a midnight).
+//
+// time.Date alone is not enough: for a midnight that does not exist it may
+// answer with an instant on an earlier day (Samoa's skipped 30 December 2011
+// comes back as the 29th), and for one that exists twice it may pick the
+// second. So walk the zone's offset periods around the day instead: within
+// one offset period local time only moves forward, so the day can begin
+// there only at its local midnight (if that lies inside the period) or at
+// the period's start (if the clocks jumped to that day or past it). The
+// earliest such instant is the answer.
+func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
+	midnightUTC := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	want := dateKey(midnightUTC.Date()) // normalised, like time.Date
+	// UTC offsets stay within ±26 hours even in historical data, so the
+	// first instant lies within this range.
+	from, to := midnightUTC.Add(-27*time.Hour), midnightUTC.Add(27*time.Hour)
+	first := to.In(loc)
+	for z := from.In(loc); z.Before(to); {
+		start, end := z.ZoneBounds()
+		_, offset := z.Zone()
+		midnight := midnightUTC.Add(-time.Duration(offset) * time.Second)
+		if (start.IsZero() || !midnight.Before(start)) && (end.IsZero() || midnight.Before(end)) && midnight.Before(first) {
+			first = midnight.In(loc)
+		}
+		if !start.IsZero() && start.Before(first) && dateKey(start.In(loc).Date()) >= want {
+			first = start.In(loc)
+		}
+		if end.IsZero() {
+			break
+		}
+		z = end.In(loc)
+	}
+	return first
+}
+
+// dateKey orders calendar dates.
+func dateKey(y int, m time.Month, d int) int { return (y*13+int(m))*32 + d }

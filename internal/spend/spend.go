@@ -1,0 +1,223 @@
+// Package spend reads the observed spend of a budget from the data map of
+// its spend ConfigMap, in one of two formats:
+//
+//   - Total: one key holds the spend of the current period; the writer
+//     resets it when a period starts.
+//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's
+//     spend; the period's spend is the sum of its days.
+//
+// Each value is a plain decimal string of USD ("12.34") or a JSON object
+// {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340} whose
+// costUSD may also be a JSON number.
+//
+// Guarantees:
+//   - Amounts never pass through float64: JSON numbers are taken as their
+//     literal text and parsed by package money, so 12.345678901 is refused
+//     for its tenth decimal rather than rounded.
+//   - Reading is strict: negative, NaN, Inf, exponents, empty values,
+//     whitespace around a decimal, unknown or repeated JSON fields and
+//     trailing data are errors that name the key and say what is wrong.
+//   - Read is deterministic: keys are visited in sorted order, so the same
+//     data always reports the same faulty key.
+//   - Token counts never overflow; sums saturate at math.MaxInt64.
+package spend
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/period"
+)
+
+// Usage is spend observed over some time: cost and LLM tokens.
+type Usage struct {
+	CostUSD      money.Amount
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// TotalTokens is InputTokens + OutputTokens, saturating at math.MaxInt64.
+func (u Usage) TotalTokens() int64 { return addSaturating(u.InputTokens, u.OutputTokens) }
+
+// Add returns the sum of u and v; token sums saturate at math.MaxInt64
+// rather than overflow.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		CostUSD:      u.CostUSD.Add(v.CostUSD),
+		InputTokens:  addSaturating(u.InputTokens, v.InputTokens),
+		OutputTokens: addSaturating(u.OutputTokens, v.OutputTokens),
+	}
+}
+
+func addSaturating(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
+}
+
+// Format is how a ConfigMap holds spend (costSource.format).
+type Format string
+
+// The formats, spelled as in the LLMCostBudget spec.
+const (
+	Total       Format = "Total"
+	DailyLedger Format = "DailyLedger"
+)
+
+// Source says where in the ConfigMap's data the spend is.
+type Source struct {
+	Format Format // "" means Total, the spec's default
+	// Key holds the period's spend, for Total.
+	Key string
+	// KeyPrefix starts every ledger key, for DailyLedger; it may be empty.
+	KeyPrefix string
+}
+
+// Validate reports a Source that Read cannot use: an unknown format, or
+// Total without a key.
+func (s Source) Validate() error {
+	switch s.Format {
+	case Total, "":
+		if s.Key == "" {
+			return errors.New("key is required for the Total format")
+		}
+		return nil
+	case DailyLedger:
+		return nil
+	}
+	return fmt.Errorf("format %q is not one of Total, DailyLedger", s.Format)
+}
+
+// Reason is the BudgetEvaluated condition reason a read failure maps to.
+type Reason string
+
+// The reasons Read reports.
+const (
+	// CostKeyMissing: the Total key is not in the ConfigMap.
+	CostKeyMissing Reason = "CostKeyMissing"
+	// InvalidCostData: a key or value is malformed.
+	InvalidCostData Reason = "InvalidCostData"
+	// InvalidSpec: the Source itself is unusable (see Source.Validate).
+	InvalidSpec Reason = "InvalidSpec"
+)
+
+// ErrMissing is the Err of an Error whose key is not in the ConfigMap.
+var ErrMissing = errors.New("missing")
+
+// Error is a failure to read spend; Key names the ConfigMap key at fault
+// (empty when the Source itself is at fault).
+type Error struct {
+	Reason Reason
+	Key    string
+	Err    error
+}
+
+// Error reads like `key "total-usd": "12,5" is not a decimal number` or
+// `key "total-usd" is missing`.
+func (e *Error) Error() string {
+	switch {
+	case e.Err == nil:
+		return fmt.Sprintf("key %q: %s", e.Key, e.Reason)
+	case errors.Is(e.Err, ErrMissing):
+		return fmt.Sprintf("key %q is missing", e.Key)
+	case e.Key == "":
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("key %q: %v", e.Key, e.Err)
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Read returns the spend in data for the period w. Every error is an *Error.
+//
+// Total returns the value under src.Key. DailyLedger sums the days of w
+// (w.Dates()); every key with the prefix must be a valid date holding a
+// valid value, even outside w, because a broken ledger should not look like
+// a cheap period. Keys without the prefix are ignored, and a period with no
+// ledger keys has zero usage.
+func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
+	if err := src.Validate(); err != nil {
+		return Usage{}, &Error{Reason: InvalidSpec, Err: err}
+	}
+	if src.Format == DailyLedger {
+		return readLedger(src.KeyPrefix, data, w)
+	}
+	value, ok := data[src.Key]
+	if !ok {
+		return Usage{}, &Error{Reason: CostKeyMissing, Key: src.Key, Err: ErrMissing}
+	}
+	u, err := ParseValue(value)
+	if err != nil {
+		return Usage{}, &Error{Reason: InvalidCostData, Key: src.Key, Err: err}
+	}
+	return u, nil
+}
+
+func readLedger(prefix string, data map[string]string, w period.Window) (Usage, error) {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	// Dates() is a run of consecutive days, and "YYYY-MM-DD" sorts like the
+	// dates it names, so membership is a range check.
+	var first, last string
+	if dates := w.Dates(); len(dates) > 0 {
+		first, last = dates[0], dates[len(dates)-1]
+	}
+	var sum Usage
+	for _, k := range keys {
+		date := k[len(prefix):]
+		if err := checkDate(date); err != nil {
+			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
+		}
+		u, err := ParseValue(data[k])
+		if err != nil {
+			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
+		}
+		if first != "" && date >= first && date <= last {
+			sum = sum.Add(u)
+		}
+	}
+	return sum, nil
+}
+
+// checkDate accepts exactly the canonical "YYYY-MM-DD" form of a real date.
+func checkDate(s string) error {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil || t.Format(time.DateOnly) != s {
+		return fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(s))
+	}
+	return nil
+}
+
+// quote quotes s for an error message, shortening inputs too long to read.
+func quote(s string) string {
+	if len(s) > clipAt {
+		return strconv.Quote(s[:clipAt]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > clipAt {
+		return s[:clipAt] + "..."
+	}
+	return s
+}
+
+const clipAt = 48

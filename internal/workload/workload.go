@@ -1,0 +1,237 @@
+// Package workload holds the DecoratorController's hooks for the workloads
+// that draw on a budget (any object labelled llmbudget.dev/budget): pure
+// functions from Metacontroller requests and the clock to responses.
+//
+// It guarantees that it only ever sets the label and annotations listed in
+// Keys, never the workload's spec or status, and that Cleanup removes exactly
+// those keys.
+package workload
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/evaluate"
+	"github.com/llmbudget/llmbudget/internal/finalizer"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+)
+
+// The label that links a workload to its budget, and what this package sets.
+const (
+	LabelBudget          = "llmbudget.dev/budget"
+	LabelState           = "llmbudget.dev/state"
+	AnnotationPercent    = "llmbudget.dev/percent-used"
+	AnnotationSpend      = "llmbudget.dev/spend-usd"
+	AnnotationLimit      = "llmbudget.dev/limit-usd"
+	AnnotationPeriodEnd  = "llmbudget.dev/period-end"
+	AnnotationReason     = "llmbudget.dev/reason"
+	ReasonBudgetNotFound = "BudgetNotFound"
+	ReasonNotEvaluated   = "BudgetNotEvaluated"
+)
+
+// Keys lists every label and annotation Apply may set; Cleanup removes them.
+var (
+	labelKeys      = []string{LabelState}
+	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason}
+)
+
+// ErrBadRequest marks a request that cannot be answered at all.
+var ErrBadRequest = errors.New("bad request")
+
+// Summary is what a hook call did, for the log line.
+type Summary struct {
+	Namespace, Name, Kind, Budget string
+	State                         string
+	Finalized                     bool
+}
+
+type object struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		api.ObjectMeta
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+}
+
+func decodeObject(raw json.RawMessage, field string) (object, error) {
+	var o object
+	if len(raw) == 0 || string(raw) == "null" {
+		return o, fmt.Errorf("%w: request has no %s", ErrBadRequest, field)
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return o, fmt.Errorf("%w: %s: %v", ErrBadRequest, field, err)
+	}
+	if o.Metadata.Name == "" {
+		return o, fmt.Errorf("%w: %s.metadata.name is missing", ErrBadRequest, field)
+	}
+	return o, nil
+}
+
+// Customize names the workload's budget as related. It is also called for
+// objects that lost the label; they get no related resources.
+func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+	o, err := decodeObject(req.Parent, "parent")
+	if err != nil {
+		return hookwire.CustomizeResponse{}, err
+	}
+	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	if name := o.Metadata.Labels[LabelBudget]; name != "" {
+		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
+			APIVersion: api.APIVersion,
+			Resource:   api.Resource,
+			Namespace:  o.Metadata.Namespace,
+			Names:      []string{name},
+		})
+	}
+	return resp, nil
+}
+
+// Sync answers the decorator's sync and finalize hooks.
+func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
+	o, err := decodeObject(req.Object, "object")
+	if err != nil {
+		return hookwire.DecoratorResponse{}, Summary{}, err
+	}
+	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[LabelBudget]}
+	res, err := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) (finalizer.Result[hookwire.DecoratorResponse], error) {
+		if ev.Action == finalizer.Cleanup {
+			return cleanup(ev.Object), nil
+		}
+		return apply(ev.Object, req.Related, now, &sum), nil
+	})
+	if err != nil {
+		return hookwire.DecoratorResponse{}, sum, err
+	}
+	res.Response.ResyncAfterSeconds = res.Requeue.Seconds()
+	res.Response.Finalized = res.Finalized
+	sum.Finalized = res.Finalized
+	return res.Response, sum, nil
+}
+
+// cleanup removes every key Apply may have set, and lets the object go once
+// none of them is left on it.
+func cleanup(o object) finalizer.Result[hookwire.DecoratorResponse] {
+	resp := hookwire.DecoratorResponse{
+		Labels:      nulls(labelKeys),
+		Annotations: nulls(annotationKeys),
+		Attachments: []any{},
+	}
+	done := !hasAny(o.Metadata.Labels, labelKeys) && !hasAny(o.Metadata.Annotations, annotationKeys)
+	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: done, Requeue: finalizer.AwaitChange()}
+}
+
+func nulls(keys []string) map[string]*string {
+	m := make(map[string]*string, len(keys))
+	for _, k := range keys {
+		m[k] = nil
+	}
+	return m
+}
+
+func hasAny(m map[string]string, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// budgetView is the part of a related budget a workload reflects.
+type budgetView struct {
+	Metadata api.ObjectMeta  `json:"metadata"`
+	Status   json.RawMessage `json:"status"`
+}
+
+func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
+	resp := hookwire.DecoratorResponse{
+		Labels:      nulls(labelKeys),
+		Annotations: nulls(annotationKeys),
+		Attachments: []any{},
+	}
+	name := o.Metadata.Labels[LabelBudget]
+	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
+	var st api.Status
+	var bv budgetView
+	if found && json.Unmarshal(raw, &bv) == nil && len(bv.Status) > 0 {
+		// A status this version does not recognise counts as not evaluated.
+		if json.Unmarshal(bv.Status, &st) != nil {
+			st = api.Status{}
+		}
+	}
+	switch {
+	case !found || name == "":
+		setLabel(resp.Labels, LabelState, string(api.Unknown))
+		setLabel(resp.Annotations, AnnotationReason, ReasonBudgetNotFound)
+		sum.State = ReasonBudgetNotFound
+		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
+	case st.State == "":
+		setLabel(resp.Labels, LabelState, string(api.Unknown))
+		setLabel(resp.Annotations, AnnotationReason, ReasonNotEvaluated)
+		sum.State = ReasonNotEvaluated
+		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
+	}
+	sum.State = string(st.State)
+	setLabel(resp.Labels, LabelState, string(st.State))
+	if st.PercentUsed != nil {
+		setLabel(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
+	}
+	setLabel(resp.Annotations, AnnotationSpend, st.ObservedSpendUSD)
+	setLabel(resp.Annotations, AnnotationLimit, st.LimitUSD)
+	if st.Period != nil {
+		setLabel(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
+	}
+	requeue := finalizer.AwaitChange()
+	if a, ok := exceeded(name, st); ok {
+		owner := children.Owner{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name}
+		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
+			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
+			requeue = finalizer.RequeueAfter(evaluate.AnnounceFor - age)
+		}
+	}
+	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
+}
+
+// setLabel sets key to v, leaving it null (removed) when v is empty.
+func setLabel(m map[string]*string, key, v string) {
+	if v == "" {
+		return
+	}
+	m[key] = &v
+}
+
+// exceeded is the BudgetExceeded announcement for the current period: it
+// occurs when the budget first reached 100% of its limit in the period, which
+// the budget records once per period, so each workload is told once.
+func exceeded(budget string, st api.Status) (evaluate.Announcement, bool) {
+	if st.State != api.OverBudget {
+		return evaluate.Announcement{}, false
+	}
+	var at *metav1.Time
+	for _, t := range st.Thresholds {
+		if t.Basis == api.Actual && t.Percent >= api.OverBudgetThreshold && t.CrossedAt != nil {
+			if at == nil || t.CrossedAt.Before(at) {
+				at = t.CrossedAt
+			}
+		}
+	}
+	if at == nil {
+		return evaluate.Announcement{}, false
+	}
+	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
+	if st.Period != nil {
+		msg += fmt.Sprintf(" for the period %s to %s", st.Period.Start, st.Period.End)
+	}
+	if st.Enforcement != nil && st.Enforcement.Blocking {
+		msg += fmt.Sprintf("; ResourceQuota %s refuses new workloads in this namespace", st.Enforcement.QuotaName)
+	}
+	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at.Time}, true
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# run.sh runs the real-Kubernetes integration tests: it builds kube-apiserver,
+# kube-controller-manager and etcd first if the cache lacks them (see build.sh), then runs
+# `go test -tags integration` in this module. Its exit code is go test's.
+#
+#   test/k8s/run.sh               all integration tests
+#   test/k8s/run.sh -v -run CRD   extra arguments go to go test
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LLMBUDGET_K8S_BIN=${LLMBUDGET_K8S_BIN:-$HOME/.cache/llmbudget/k8s/v1.37.2}
+export GOWORK=off
+
+"$here/build.sh"
+cd "$here"
+exec go test -tags integration -count=1 -timeout 20m "$@" ./...
