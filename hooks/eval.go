@@ -142,15 +142,16 @@ func addObject(doc []byte, objs *objects) error {
 	}
 	switch {
 	case tm.Kind == api.Kind && tm.APIVersion == api.APIVersion:
-		objs.budgets = append(objs.budgets, withNamespace(js, ns))
+		objs.budgets = append(objs.budgets, withServerDefaults(js, ns))
 	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
 		objs.related[hookwire.ConfigMapGroup][hookwire.Key(ns, tm.Metadata.Name)] = js
 	}
 	return nil
 }
 
-// withNamespace sets metadata.namespace the way kubectl would default it.
-func withNamespace(js []byte, ns string) json.RawMessage {
+// withServerDefaults sets metadata.namespace and metadata.generation the way
+// kubectl and the API server would.
+func withServerDefaults(js []byte, ns string) json.RawMessage {
 	var obj map[string]any
 	if json.Unmarshal(js, &obj) != nil {
 		return js
@@ -161,6 +162,9 @@ func withNamespace(js []byte, ns string) json.RawMessage {
 		obj["metadata"] = md
 	}
 	md["namespace"] = ns
+	if _, ok := md["generation"]; !ok {
+		md["generation"] = 1
+	}
 	out, err := json.Marshal(obj)
 	if err != nil {
 		return js
@@ -174,12 +178,39 @@ func evaluateOne(parent json.RawMessage, related hookwire.ObjectMap, now time.Ti
 	if err != nil {
 		return nil, err
 	}
-	js, err := json.Marshal(struct {
-		Budget string `json:"budget"`
-		hookwire.CompositeResponse
-	}{Budget: sum.Namespace + "/" + sum.Name, CompositeResponse: resp})
-	if err != nil {
-		return nil, err
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "# %s\n", headline(sum, resp))
+	fmt.Fprintf(&out, "budget: %s/%s\n", sum.Namespace, sum.Name)
+	// Sections in reading order (a YAML encoder would sort them).
+	for _, sec := range []struct {
+		key string
+		val any
+	}{{"status", resp.Status}, {"children", resp.Children}, {"resyncAfterSeconds", resp.ResyncAfterSeconds}} {
+		y, err := yaml.Marshal(map[string]any{sec.key: sec.val})
+		if err != nil {
+			return nil, err
+		}
+		out.Write(y)
 	}
-	return yaml.JSONToYAML(js)
+	return out.Bytes(), nil
+}
+
+// headline sums an evaluation up in one line for a person reading eval output.
+func headline(sum budget.Summary, resp hookwire.CompositeResponse) string {
+	st, _ := resp.Status.(api.Status)
+	line := fmt.Sprintf("%s/%s is %s", sum.Namespace, sum.Name, st.State)
+	if st.ObservedSpendUSD != "" && st.LimitUSD != "" && st.PercentUsed != nil {
+		line += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
+	}
+	if st.Period != nil {
+		line += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+	}
+	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
+		line += " (" + sum.Reason + ")"
+	}
+	kids := "children"
+	if len(resp.Children) == 1 {
+		kids = "child"
+	}
+	return fmt.Sprintf("%s; %d %s", line, len(resp.Children), kids)
 }

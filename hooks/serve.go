@@ -7,13 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/pprof"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metrics"
+	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
 // Server timeouts: hook calls are small and fast; these only cut off clients
@@ -26,33 +31,59 @@ const (
 	shutdownTimeout   = 20 * time.Second
 )
 
-func serve(args []string, stderr io.Writer) error {
+// serveOptions are the serve command's flags.
+type serveOptions struct {
+	addr, level       string
+	maxBody           int64
+	certFile, keyFile string
+	tokenFile         string
+	pprof             bool
+	onListen          func(net.Addr) // tests learn the port here
+	stop              <-chan struct{}
+}
+
+func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
+	var o serveOptions
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", ":8080", "listen address")
-	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	maxBody := fs.Int64("max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted")
+	fs.StringVar(&o.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted")
+	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
+	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
+	fs.StringVar(&o.tokenFile, "token-file", "", "require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
+	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if (o.certFile == "") != (o.keyFile == "") {
+		return o, errors.New("--tls-cert-file and --tls-key-file go together")
+	}
+	return o, nil
+}
+
+func serve(args []string, stderr io.Writer) error {
+	o, err := parseServe(args, stderr)
+	if err != nil {
 		return err
 	}
+	return runServer(o, stderr)
+}
+
+// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz
+// turns unready and in-flight calls finish within shutdownTimeout.
+func runServer(o serveOptions, stderr io.Writer) error {
 	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-
 	var draining atomic.Bool
-	h, err := httpapi.New(httpapi.Config{
-		Now:          time.Now,
-		Logger:       logger,
-		MaxBodyBytes: *maxBody,
-		Ready:        func() bool { return !draining.Load() },
-	})
+	h, err := buildHandler(o, logger, &draining)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Addr:              *addr,
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -60,15 +91,23 @@ func serve(args []string, stderr io.Writer) error {
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	ln, err := listen(o, srv, logger)
+	if err != nil {
+		return err
+	}
+	if o.onListen != nil {
+		o.onListen(ln.Addr())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	logger.Info("serving hooks", "addr", *addr, "version", version)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("serving hooks", "addr", ln.Addr().String(), "version", version, "tls", o.certFile != "", "auth", o.tokenFile != "")
 	select {
 	case err := <-errc:
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
+	case <-o.stop:
 	}
 	draining.Store(true)
 	logger.Info("shutting down", "timeout", shutdownTimeout.String())
@@ -79,4 +118,55 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+func listen(o serveOptions, srv *http.Server, logger *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	if o.certFile == "" {
+		return ln, nil
+	}
+	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	srv.TLSConfig = rl.Config()
+	return tlsListener(ln, srv), nil
+}
+
+// buildHandler puts the hooks, /metrics and optional pprof behind the
+// optional bearer token; probes and metrics stay open.
+func buildHandler(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (http.Handler, error) {
+	m := metrics.New(version)
+	hooks, err := httpapi.New(httpapi.Config{
+		Now:          time.Now,
+		Logger:       logger,
+		MaxBodyBytes: o.maxBody,
+		Ready:        func() bool { return !draining.Load() },
+		Observe: func(c httpapi.HookCall) {
+			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", hooks)
+	mux.Handle("GET /metrics", m.Handler())
+	if o.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	if o.tokenFile == "" {
+		return mux, nil
+	}
+	tok, err := auth.NewFileToken(o.tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	return auth.Require(mux, tok, "/healthz", "/readyz", "/metrics"), nil
 }

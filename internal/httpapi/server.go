@@ -39,6 +39,17 @@ type Config struct {
 	MaxBodyBytes int64
 	// Ready reports readiness for /readyz; always ready when nil.
 	Ready func() bool
+	// Observe, when set, is told about every hook call (for metrics).
+	Observe func(HookCall)
+}
+
+// HookCall is what Observe learns of one hook call.
+type HookCall struct {
+	Hook     string
+	Status   int
+	Duration time.Duration
+	State    string // the budget's resulting state, where one was evaluated
+	Reason   string // the BudgetEvaluated reason, or the refusal reason
 }
 
 func (c *Config) validate() error {
@@ -103,10 +114,14 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
 		status, fields := s.serveHook(w, r, fn)
+		elapsed := time.Since(start)
+		if s.cfg.Observe != nil {
+			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: fields.state, Reason: fields.reason})
+		}
 		attrs := []slog.Attr{
 			slog.String("hook", name),
 			slog.Int("status", status),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", elapsed),
 		}
 		if fields.budget != "" {
 			attrs = append(attrs, slog.String("budget", fields.budget))

@@ -34,9 +34,12 @@ const nanosPerUnit = 1_000_000_000
 
 // Amount is an exact USD amount counted in nano-dollars.
 //
+// Compare Amounts with Cmp: == compares big values by pointer.
+//
 // Invariant: b is nil whenever the value fits in an int64, and then n holds
-// it; otherwise n is 0 and b holds the value. Keeping one representation per
-// value makes reflect.DeepEqual (and so testify's assert.Equal) agree with Cmp.
+// it; otherwise n is 0 and b holds the value, which is never modified after
+// construction. Keeping one representation per value makes reflect.DeepEqual
+// (and so testify's assert.Equal) agree with Cmp.
 type Amount struct {
 	n int64
 	b *big.Int
@@ -54,10 +57,11 @@ func fromBig(v *big.Int) Amount {
 	return Amount{b: v}
 }
 
-// bigInt returns the value as a fresh *big.Int the caller may modify.
-func (a Amount) bigInt() *big.Int {
+// view returns the value as a *big.Int that must not be modified: math/big
+// operations write only to their receiver, so views serve as operands.
+func (a Amount) view() *big.Int {
 	if a.b != nil {
-		return new(big.Int).Set(a.b)
+		return a.b
 	}
 	return big.NewInt(a.n)
 }
@@ -77,7 +81,7 @@ func (a Amount) Add(b Amount) Amount {
 			return Amount{n: s}
 		}
 	}
-	return fromBig(new(big.Int).Add(a.bigInt(), b.bigInt()))
+	return fromBig(new(big.Int).Add(a.view(), b.view()))
 }
 
 // Sub returns a - b, which may be negative.
@@ -87,7 +91,7 @@ func (a Amount) Sub(b Amount) Amount {
 			return Amount{n: s}
 		}
 	}
-	return fromBig(new(big.Int).Sub(a.bigInt(), b.bigInt()))
+	return fromBig(new(big.Int).Sub(a.view(), b.view()))
 }
 
 // Neg returns -a.
@@ -95,7 +99,7 @@ func (a Amount) Neg() Amount {
 	if a.b == nil && a.n != math.MinInt64 {
 		return Amount{n: -a.n}
 	}
-	return fromBig(new(big.Int).Neg(a.bigInt()))
+	return fromBig(new(big.Int).Neg(a.view()))
 }
 
 // MulInt64 returns a * n.
@@ -105,7 +109,7 @@ func (a Amount) MulInt64(n int64) Amount {
 			return Amount{n: p}
 		}
 	}
-	return fromBig(new(big.Int).Mul(a.bigInt(), big.NewInt(n)))
+	return fromBig(new(big.Int).Mul(a.view(), big.NewInt(n)))
 }
 
 // MulDiv returns a * num / den, truncated toward zero to whole nanos. The
@@ -122,7 +126,7 @@ func (a Amount) MulDiv(num, den int64) Amount {
 			return Amount{n: p / den}
 		}
 	}
-	p := new(big.Int).Mul(a.bigInt(), big.NewInt(num))
+	p := new(big.Int).Mul(a.view(), big.NewInt(num))
 	return fromBig(p.Quo(p, big.NewInt(den)))
 }
 
@@ -137,7 +141,7 @@ func (a Amount) Cmp(b Amount) int {
 		}
 		return 0
 	}
-	return a.bigInt().Cmp(b.bigInt())
+	return a.view().Cmp(b.view())
 }
 
 // Sign returns -1, 0 or +1 by the sign of a.
@@ -175,9 +179,9 @@ func (a Amount) PercentOf(limit Amount) int64 {
 			return q
 		}
 	}
-	p := new(big.Int).Mul(a.bigInt(), big.NewInt(100))
+	p := new(big.Int).Mul(a.view(), big.NewInt(100))
 	// Div is Euclidean division, which is floor for a positive divisor.
-	q := p.Div(p, limit.bigInt())
+	q := p.Div(p, limit.view())
 	switch {
 	case q.IsInt64():
 		return q.Int64()

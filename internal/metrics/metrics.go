@@ -1,0 +1,73 @@
+// Package metrics exposes the service's Prometheus metrics: hook requests by
+// hook and status code, their durations, evaluation outcomes by state and
+// reason, and build information.
+//
+// Budget gauges (spend, limit, percent per budget) are deliberately not here:
+// this service is stateless and sees a budget only while answering for it;
+// kube-state-metrics exposes them from the budgets' status instead (see
+// deploy/monitoring/).
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const namespace = "llmbudget"
+
+// Metrics holds the collectors on a registry of its own.
+type Metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	outcomes *prometheus.CounterVec
+}
+
+// New registers every collector, with build info for version.
+func New(version string) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "hook_requests_total",
+			Help: "Hook requests answered, by hook and HTTP status code.",
+		}, []string{"hook", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "hook_duration_seconds",
+			Help:    "Time to answer a hook request, by hook.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}, []string{"hook"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "evaluations_total",
+			Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
+		}, []string{"state", "reason"}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "Build information; the value is always 1.",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	m.reg.MustRegister(m.requests, m.duration, m.outcomes, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveHook records one hook call; state and reason are empty for hooks
+// that evaluate nothing.
+func (m *Metrics) ObserveHook(hook string, code int, d time.Duration, state, reason string) {
+	m.requests.WithLabelValues(hook, strconv.Itoa(code)).Inc()
+	m.duration.WithLabelValues(hook).Observe(d.Seconds())
+	if state != "" && hook == "budget/sync" {
+		m.outcomes.WithLabelValues(state, reason).Inc()
+	}
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}

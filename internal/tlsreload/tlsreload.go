@@ -1,0 +1,85 @@
+// Package tlsreload serves a TLS certificate from files and picks up a
+// renewed certificate (cert-manager, a rotated Secret) without a restart.
+//
+// It guarantees that a broken renewal never takes the server down: if the
+// new files cannot be loaded, the last good certificate keeps being served
+// and the error is reported once per change.
+package tlsreload
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// Reloader loads a key pair and reloads it when either file changes.
+type Reloader struct {
+	certFile, keyFile string
+	log               *slog.Logger
+
+	mu        sync.Mutex
+	cert      *tls.Certificate
+	certStamp stamp
+	keyStamp  stamp
+}
+
+type stamp struct {
+	mod  time.Time
+	size int64
+}
+
+func stampOf(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{fi.ModTime(), fi.Size()}, nil
+}
+
+// New loads the key pair once, failing if it cannot.
+func New(certFile, keyFile string, log *slog.Logger) (*Reloader, error) {
+	r := &Reloader{certFile: certFile, keyFile: keyFile, log: log}
+	if err := r.reload(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reloader) reload() error {
+	cs, err := stampOf(r.certFile)
+	if err != nil {
+		return fmt.Errorf("tls certificate: %w", err)
+	}
+	ks, err := stampOf(r.keyFile)
+	if err != nil {
+		return fmt.Errorf("tls key: %w", err)
+	}
+	if r.cert != nil && cs == r.certStamp && ks == r.keyStamp {
+		return nil
+	}
+	r.certStamp, r.keyStamp = cs, ks
+	c, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+	if err != nil {
+		return fmt.Errorf("load tls key pair %s, %s: %w", r.certFile, r.keyFile, err)
+	}
+	r.cert = &c
+	return nil
+}
+
+// GetCertificate is tls.Config.GetCertificate.
+func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.reload(); err != nil && r.log != nil {
+		r.log.Warn("keeping the previous TLS certificate", "error", err.Error())
+	}
+	return r.cert, nil
+}
+
+// Config is a server TLS configuration using the reloader.
+func (r *Reloader) Config() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.GetCertificate}
+}
