@@ -1,6 +1,8 @@
 package evaluate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -59,7 +61,7 @@ func (e *evaluation) enforce() {
 		return
 	}
 	name := QuotaName(e.in.Budget.Metadata.Name)
-	why := fmt.Sprintf("LLMCostBudget %s is OverBudget for the period %s to %s", e.in.Budget.Metadata.Name, e.st.Period.Start, e.st.Period.End)
+	why := fmt.Sprintf("LLMCostBudget %s is OverBudget (%s reached its limit) for the period %s to %s", e.in.Budget.Metadata.Name, e.driver, e.st.Period.Start, e.st.Period.End)
 	if e.st.State == api.Unknown {
 		why = fmt.Sprintf("LLMCostBudget %s cannot read its spend (%s) and its failurePolicy is Closed", e.in.Budget.Metadata.Name, e.reason)
 	}
@@ -147,6 +149,13 @@ func (e *evaluation) announce() {
 			e.add(e.thresholdAnnouncement(t))
 		}
 	}
+	for _, m := range e.st.Models {
+		for _, t := range m.Thresholds {
+			if t.CrossedAt != nil {
+				e.add(e.modelAnnouncement(m, t))
+			}
+		}
+	}
 	if e.st.State == api.Unknown {
 		if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil {
 			e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
@@ -184,6 +193,46 @@ func (e *evaluation) thresholdAnnouncement(t api.ThresholdStatus) Announcement {
 		a.Message = fmt.Sprintf("usage reached %d%% of %s in %s", t.Percent, what, period)
 	}
 	return a
+}
+
+// modelAnnouncement names the model whose own limit a threshold concerns.
+func (e *evaluation) modelAnnouncement(m api.ModelStatus, t api.ThresholdStatus) Announcement {
+	a := Announcement{
+		Type: EventWarning,
+		At:   t.CrossedAt.Time,
+		Slug: fmt.Sprintf("model-%s-threshold-%d-%s", slugOf(m.Model), t.Percent, strings.ToLower(string(t.Basis))),
+	}
+	what := "its token limits"
+	if m.LimitUSD != "" {
+		what = "its limit of " + m.LimitUSD + " USD"
+	}
+	a.Reason = "BudgetWarning"
+	if t.Percent >= api.OverBudgetThreshold {
+		a.Reason = "OverBudget"
+	}
+	a.Message = fmt.Sprintf("model %s: usage reached %d%% of %s in the %s period %s to %s", m.Model, t.Percent, what, e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
+	return a
+}
+
+// slugOf turns a model name into a fragment valid in an object name: lower
+// case letters, digits and '-', with a short hash so that "GPT-4o" and
+// "gpt-4o" stay apart.
+func slugOf(model string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(model) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	sum := sha256.Sum256([]byte(model))
+	slug := strings.Trim(b.String(), "-")
+	if len(slug) > 40 {
+		slug = strings.Trim(slug[:40], "-")
+	}
+	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
 // periodReset announces a new period to budgets that existed before it began.

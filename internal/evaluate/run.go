@@ -25,14 +25,16 @@ type evaluation struct {
 	st      api.Status
 	window  period.Window
 	usage   spend.Usage
-	percent int64  // the largest percent of any limit (USD or tokens)
-	driver  string // what that percent measures, for messages
-	reason  string // BudgetEvaluated reason
-	message string // BudgetEvaluated message
-	blocked bool
-	quota   *Quota
-	anns    []Announcement
-	resync  time.Duration
+	percent int64  // the largest percent of any budget-wide limit (USD or tokens)
+	driver  string // what drives the state, for messages
+	// samePeriod is true when the previous status is of the current period.
+	samePeriod bool
+	reason     string // BudgetEvaluated reason
+	message    string // BudgetEvaluated message
+	blocked    bool
+	quota      *Quota
+	anns       []Announcement
+	resync     time.Duration
 }
 
 func newEvaluation(in Input) *evaluation {
@@ -120,13 +122,14 @@ func (e *evaluation) measure() {
 	u := e.usage
 	e.st.ObservedSpendUSD = u.CostUSD.String()
 	if e.plan.tokens.any() {
-		e.st.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+		e.st.Tokens = tokenUsage(u)
 	}
-	e.percent, e.driver = -1, ""
+	g := e.plan.budget().gauge(u)
+	e.percent, e.driver = g.percent, g.driver
+	e.st.PercentUsed = &g.percent
 	if l := e.plan.limit; l != nil {
-		p := u.CostUSD.PercentOf(*l)
-		e.st.PercentUsed = &p
-		e.consider(p, "spend")
+		usd := u.CostUSD.PercentOf(*l)
+		e.st.PercentUsed = &usd
 		remaining := l.Sub(u.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
@@ -136,27 +139,70 @@ func (e *evaluation) measure() {
 			e.st.ForecastSpendUSD = f.String()
 		}
 	}
-	for _, m := range e.plan.tokens.measures(u) {
-		e.consider(m.percent, m.name)
-	}
-	if e.st.PercentUsed == nil && e.percent >= 0 {
-		p := e.percent
-		e.st.PercentUsed = &p
-	}
+	e.st.State = e.stateFor(g.percent)
+	e.measureModels()
+}
+
+// stateFor maps the largest percent of any limit to a state.
+func (e *evaluation) stateFor(percent int64) api.State {
 	switch {
-	case e.percent >= int64(api.OverBudgetThreshold):
-		e.st.State = api.OverBudget
-	case e.percent >= int64(*e.spec.WarnThresholdPercent):
-		e.st.State = api.Warning
-	default:
-		e.st.State = api.UnderBudget
+	case percent >= int64(api.OverBudgetThreshold):
+		return api.OverBudget
+	case percent >= int64(*e.spec.WarnThresholdPercent):
+		return api.Warning
+	}
+	return api.UnderBudget
+}
+
+func tokenUsage(u spend.Usage) *api.TokenUsage {
+	return &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+}
+
+// measureModels evaluates each limited model like the budget; the budget is
+// as bad as its worst model.
+func (e *evaluation) measureModels() {
+	for _, m := range e.plan.models {
+		u := e.usage.Models[m.name] // a model absent from the data has spent nothing
+		g := m.limits.gauge(u)
+		ms := api.ModelStatus{Model: m.name, State: e.stateFor(g.percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: g.percent}
+		if m.limits.usd != nil {
+			ms.LimitUSD = m.limits.usd.String()
+			ms.PercentUsed = u.CostUSD.PercentOf(*m.limits.usd)
+		}
+		if m.limits.tokens.any() {
+			ms.Tokens = tokenUsage(u)
+		}
+		ms.Thresholds = e.crossings(e.prevModelThresholds(m.name), func(t api.Threshold) bool {
+			return t.Basis == api.Actual && g.percent >= int64(t.Percent)
+		}, api.Actual)
+		if severity(ms.State) > severity(e.st.State) {
+			e.st.State = ms.State
+			e.driver = "model " + m.name + " " + g.driver
+		}
+		e.st.Models = append(e.st.Models, ms)
 	}
 }
 
-func (e *evaluation) consider(p int64, what string) {
-	if p > e.percent {
-		e.percent, e.driver = p, what
+func severity(s api.State) int {
+	switch s {
+	case api.Warning:
+		return 1
+	case api.OverBudget:
+		return 2
 	}
+	return 0
+}
+
+func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
+	if !e.samePeriod {
+		return nil
+	}
+	for _, m := range e.prev.Models {
+		if m.Model == model {
+			return m.Thresholds
+		}
+	}
+	return nil
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
@@ -185,6 +231,7 @@ func (e *evaluation) rollover() {
 	prevStart, err := time.Parse(time.RFC3339, e.prev.Period.Start)
 	if err != nil || !prevStart.Before(e.window.Start) {
 		if err == nil && prevStart.Equal(e.window.Start) {
+			e.samePeriod = true
 			e.st.Thresholds = e.prev.Thresholds
 		}
 		return
@@ -205,22 +252,32 @@ func (e *evaluation) rollover() {
 
 // thresholds records each threshold's first crossing in this period.
 func (e *evaluation) thresholds() {
-	carried := make(map[api.Threshold]*metav1.Time, len(e.st.Thresholds))
-	for _, t := range e.st.Thresholds {
+	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
+}
+
+// crossings lists the effective thresholds (only those of basis when it is
+// set) with their first crossing this period: carried from carried, or now
+// when crossed says so.
+func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.Threshold) bool, basis api.Basis) []api.ThresholdStatus {
+	at := make(map[api.Threshold]*metav1.Time, len(carried))
+	for _, t := range carried {
 		if t.CrossedAt != nil {
-			carried[api.Threshold{Percent: t.Percent, Basis: t.Basis}] = t.CrossedAt
+			at[api.Threshold{Percent: t.Percent, Basis: t.Basis}] = t.CrossedAt
 		}
 	}
 	eff := e.spec.EffectiveThresholds()
 	out := make([]api.ThresholdStatus, 0, len(eff))
 	for _, t := range eff {
-		ts := api.ThresholdStatus{Percent: t.Percent, Basis: t.Basis, CrossedAt: carried[t]}
-		if ts.CrossedAt == nil && e.crossed(t) {
+		if basis != "" && t.Basis != basis {
+			continue
+		}
+		ts := api.ThresholdStatus{Percent: t.Percent, Basis: t.Basis, CrossedAt: at[t]}
+		if ts.CrossedAt == nil && crossed(t) {
 			ts.CrossedAt = metaTime(e.now)
 		}
 		out = append(out, ts)
 	}
-	e.st.Thresholds = out
+	return out
 }
 
 func (e *evaluation) crossed(t api.Threshold) bool {

@@ -35,11 +35,15 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Usage is spend observed over some time: cost and LLM tokens.
+// Usage is spend observed over some time: cost and LLM tokens, and
+// optionally the same broken down by model.
 type Usage struct {
 	CostUSD      money.Amount
 	InputTokens  int64
 	OutputTokens int64
+	// Models is the per-model breakdown, keyed by model name; nil when the
+	// data has none. A model's own Models is always nil.
+	Models map[string]Usage
 }
 
 // TotalTokens is InputTokens + OutputTokens, saturating at math.MaxInt64.
@@ -48,11 +52,21 @@ func (u Usage) TotalTokens() int64 { return addSaturating(u.InputTokens, u.Outpu
 // Add returns the sum of u and v; token sums saturate at math.MaxInt64
 // rather than overflow.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{
+	sum := Usage{
 		CostUSD:      u.CostUSD.Add(v.CostUSD),
 		InputTokens:  addSaturating(u.InputTokens, v.InputTokens),
 		OutputTokens: addSaturating(u.OutputTokens, v.OutputTokens),
 	}
+	if len(u.Models)+len(v.Models) > 0 {
+		sum.Models = make(map[string]Usage, len(u.Models)+len(v.Models))
+		for name, m := range u.Models {
+			sum.Models[name] = m
+		}
+		for name, m := range v.Models {
+			sum.Models[name] = sum.Models[name].Add(m)
+		}
+	}
+	return sum
 }
 
 func addSaturating(a, b int64) int64 {

@@ -286,7 +286,7 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 		},
 		"a JSON value with an unknown field": {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": "1", "model": "gpt"}`,
-			msg: `key "spend-2026-03-05": unknown field "model" (want costUSD, inputTokens, outputTokens)`,
+			msg: `key "spend-2026-03-05": unknown field "model" (want costUSD, inputTokens, outputTokens, models)`,
 		},
 		"a JSON cost with ten decimals": {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": 12.3456789012}`,

@@ -84,8 +84,8 @@ func TestParseValueRefusesEveryInvalidForm(t *testing.T) {
 		"an object cost":                        {`{"costUSD": {"value": 1}}`, `costUSD: an object is not a decimal string or number`},
 		"an object without a cost":              {`{}`, `field "costUSD" is missing`},
 		"an object with only tokens":            {`{"inputTokens": 5}`, `field "costUSD" is missing`},
-		"a field name in the wrong case":        {`{"costUsd": "1"}`, `unknown field "costUsd" (want costUSD, inputTokens, outputTokens)`},
-		"an unknown field beside a cost":        {`{"costUSD": "1", "currency": "EUR"}`, `unknown field "currency" (want costUSD, inputTokens, outputTokens)`},
+		"a field name in the wrong case":        {`{"costUsd": "1"}`, `unknown field "costUsd" (want costUSD, inputTokens, outputTokens, models)`},
+		"an unknown field beside a cost":        {`{"costUSD": "1", "currency": "EUR"}`, `unknown field "currency" (want costUSD, inputTokens, outputTokens, models)`},
 		"a repeated cost":                       {`{"costUSD": "1", "costUSD": "2"}`, `field "costUSD" appears more than once`},
 		"a repeated token count":                {`{"costUSD": "1", "inputTokens": 1, "inputTokens": 2}`, `field "inputTokens" appears more than once`},
 		"fractional tokens":                     {`{"costUSD": "1", "inputTokens": 1.5}`, `inputTokens: 1.5 is not a whole number`},
@@ -106,7 +106,7 @@ func TestParseValueRefusesEveryInvalidForm(t *testing.T) {
 		"a trailing comma":                      {`{"costUSD": "1",}`, `invalid JSON: invalid character '}' looking for beginning of object key string`},
 		"a number with a leading zero":          {`{"costUSD": 01}`, `invalid JSON: invalid character '1' after object key:value pair`},
 		"a number with a leading point":         {`{"costUSD": .5}`, `invalid JSON: invalid character '.' looking for beginning of value`},
-		"an error about an unknown field wins over its bad value": {`{"cost": NaN}`, `unknown field "cost" (want costUSD, inputTokens, outputTokens)`},
+		"an error about an unknown field wins over its bad value": {`{"cost": NaN}`, `unknown field "cost" (want costUSD, inputTokens, outputTokens, models)`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -163,4 +163,46 @@ func TestUsageTotalTokens(t *testing.T) {
 	assert.Equal(t, int64(1540), spend.Usage{InputTokens: 1200, OutputTokens: 340}.TotalTokens())
 	assert.Equal(t, int64(0), spend.Usage{}.TotalTokens())
 	assert.Equal(t, int64(math.MaxInt64), spend.Usage{InputTokens: math.MaxInt64, OutputTokens: 1}.TotalTokens(), "a total beyond int64 saturates")
+}
+
+func TestParseValueReadsAPerModelBreakdown(t *testing.T) {
+	u, err := spend.ParseValue(`{"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10, "outputTokens": 2}, "llama3.1:70b": {"costUSD": 2}}}`)
+	require.NoError(t, err)
+	assert.Equal(t, "9.00", u.CostUSD.String())
+	require.Len(t, u.Models, 2)
+	assert.Equal(t, "7.00", u.Models["gpt-4o"].CostUSD.String())
+	assert.Equal(t, int64(12), u.Models["gpt-4o"].TotalTokens())
+	assert.Equal(t, "2.00", u.Models["llama3.1:70b"].CostUSD.String())
+}
+
+func TestParseValueRefusesABrokenBreakdown(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"a model name with a space":     {`{"costUSD": "1", "models": {"gpt 4o": {"costUSD": "1"}}}`, `models: "gpt 4o" is not a valid model name (1-253 printable characters, no spaces or quotes)`},
+		"an empty model name":           {`{"costUSD": "1", "models": {"": {"costUSD": "1"}}}`, `models: "" is not a valid model name (1-253 printable characters, no spaces or quotes)`},
+		"models nested in a model":      {`{"costUSD": "1", "models": {"m": {"costUSD": "1", "models": {}}}}`, `models: "m": unknown field "models" (want costUSD, inputTokens, outputTokens)`},
+		"a model without its cost":      {`{"costUSD": "1", "models": {"m": {"inputTokens": 1}}}`, `models: "m": field "costUSD" is missing`},
+		"a model that is not an object": {`{"costUSD": "1", "models": {"m": "1"}}`, `models: "m": string "1" is not an object`},
+		"models that is a list":         {`{"costUSD": "1", "models": []}`, `models: an array is not an object`},
+		"a model listed twice":          {`{"costUSD": "1", "models": {"m": {"costUSD": "1"}, "m": {"costUSD": "1"}}}`, `models: model "m" appears more than once`},
+		"a negative model cost":         {`{"costUSD": "1", "models": {"m": {"costUSD": "-1"}}}`, `models: "m": costUSD: "-1" is negative`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := spend.ParseValue(tc.in)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+}
+
+func TestUsageAddSumsModels(t *testing.T) {
+	a, err := spend.ParseValue(`{"costUSD": "1", "models": {"m": {"costUSD": "1", "inputTokens": 5}}}`)
+	require.NoError(t, err)
+	b, err := spend.ParseValue(`{"costUSD": "2", "models": {"m": {"costUSD": "2"}, "n": {"costUSD": "0.5"}}}`)
+	require.NoError(t, err)
+	sum := a.Add(b)
+	assert.Equal(t, "3.00", sum.Models["m"].CostUSD.String())
+	assert.Equal(t, int64(5), sum.Models["m"].InputTokens)
+	assert.Equal(t, "0.50", sum.Models["n"].CostUSD.String())
+	assert.Len(t, a.Models, 1, "Add does not change its operands")
 }

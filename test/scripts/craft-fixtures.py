@@ -173,6 +173,28 @@ def budget_cases():
     write("budget", "sync", "warning-already-announced", r)
 
 
+def model_cases():
+    first = load("budget-sync-first")
+    breakdown = ('{"costUSD": "150.00", "inputTokens": 12000, "outputTokens": 2000, "models": {'
+                 '"gpt-4o": {"costUSD": "120.00", "inputTokens": 9000, "outputTokens": 1000}, '
+                 '"claude-3-5-haiku": {"costUSD": "30.00", "inputTokens": 3000, "outputTokens": 1000}}}')
+    r = with_spec(copy.deepcopy(first), modelLimits=[
+        {"model": "gpt-4o", "limitUSD": "100"},
+        {"model": "claude-3-5-haiku", "limitUSD": "50", "tokenLimits": {"output": 5000}},
+    ])
+    write("budget", "sync", "model-over-while-total-under", spend(r, {"total-usd": breakdown}))
+
+    r = with_spec(copy.deepcopy(first), modelLimits=[{"model": "o1-preview", "limitUSD": "10"}])
+    write("budget", "sync", "model-absent-from-data", spend(r, {"total-usd": breakdown}))
+
+    r = with_spec(copy.deepcopy(first), modelLimits=[{"model": "gpt-4o", "limitUSD": "100"}])
+    write("budget", "sync", "model-name-not-a-valid-key-in-data",
+          spend(r, {"total-usd": '{"costUSD": "1", "models": {"gpt 4o": {"costUSD": "1"}}}'}))
+
+    r = with_spec(copy.deepcopy(first), modelLimits=[{"model": "gpt 4o", "limitUSD": "100"}])
+    write("budget", "sync", "model-name-not-a-valid-key-in-spec", spend(r, {"total-usd": "1"}))
+
+
 def workload_cases():
     cust = load("workload-customize")
     removed = load("workload-customize-label-removed")
@@ -225,5 +247,6 @@ def workload_cases():
 
 if __name__ == "__main__":
     budget_cases()
+    model_cases()
     workload_cases()
     sys.exit(0)

@@ -48,6 +48,7 @@ type Spec struct {
 	WarnThresholdPercent *int32       `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
 	Thresholds           []Threshold  `json:"thresholds,omitempty" validate:"max=10,dive"`
 	TokenLimits          *TokenLimits `json:"tokenLimits,omitempty"`
+	ModelLimits          []ModelLimit `json:"modelLimits,omitempty" validate:"max=20,dive"`
 	CostSource           CostSource   `json:"costSource"`
 	Enforcement          Enforcement  `json:"enforcement"`
 	Suspend              bool         `json:"suspend,omitempty"`
@@ -90,6 +91,13 @@ type TokenLimits struct {
 	Input  *int64 `json:"input,omitempty" validate:"omitempty,min=0"`
 	Output *int64 `json:"output,omitempty" validate:"omitempty,min=0"`
 	Total  *int64 `json:"total,omitempty" validate:"omitempty,min=0"`
+}
+
+// ModelLimit caps one model's spend or tokens within the budget's period.
+type ModelLimit struct {
+	Model       string       `json:"model" validate:"required,modelname"`
+	LimitUSD    *string      `json:"limitUSD,omitempty" validate:"omitempty,usd"`
+	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
 }
 
 // CostSource names the ConfigMap a cost pipeline writes spend into.
@@ -157,10 +165,22 @@ type Status struct {
 	Tokens             *TokenUsage        `json:"tokens,omitempty"`
 	Period             *PeriodStatus      `json:"period,omitempty"`
 	Thresholds         []ThresholdStatus  `json:"thresholds,omitempty"`
+	Models             []ModelStatus      `json:"models,omitempty"`
 	Enforcement        *EnforcementStatus `json:"enforcement,omitempty"`
 	History            []HistoryEntry     `json:"history,omitempty"`
 	LastEvaluatedTime  *metav1.Time       `json:"lastEvaluatedTime,omitempty"`
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ModelStatus is where one limited model stands in the current period.
+type ModelStatus struct {
+	Model            string            `json:"model"`
+	State            State             `json:"state"`
+	LimitUSD         string            `json:"limitUSD,omitempty"`
+	ObservedSpendUSD string            `json:"observedSpendUSD"`
+	PercentUsed      int64             `json:"percentUsed"`
+	Tokens           *TokenUsage       `json:"tokens,omitempty"`
+	Thresholds       []ThresholdStatus `json:"thresholds,omitempty"`
 }
 
 // TokenUsage is the tokens observed in the current period.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // LimitDecimals is the most decimals spec.limitUSD may carry.
@@ -55,6 +56,9 @@ func newValidator() *validator.Validate {
 	}))
 	must(v.RegisterValidation("configmapkey", func(fl validator.FieldLevel) bool {
 		return len(validation.IsConfigMapKey(fl.Field().String())) == 0
+	}))
+	must(v.RegisterValidation("modelname", func(fl validator.FieldLevel) bool {
+		return spend.ValidModelName(fl.Field().String())
 	}))
 	must(v.RegisterValidation("resourcename", func(fl validator.FieldLevel) bool {
 		return validResourceName(fl.Field().String())
@@ -143,6 +147,8 @@ func (s *Spec) message(fe validator.FieldError) string {
 		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
 	case "configmapkey":
 		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
+	case "modelname":
+		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
 	case "resourcename":
 		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
 	}
@@ -180,6 +186,16 @@ func (s *Spec) crossFieldErrors() ValidationError {
 			errs = append(errs, FieldError{fmt.Sprintf("spec.thresholds[%d]", i), fmt.Sprintf("duplicates spec.thresholds[%d] (%d%% %s)", j, t.Percent, t.Basis)})
 		}
 		seen[t] = i
+	}
+	models := make(map[string]int, len(s.ModelLimits))
+	for i, m := range s.ModelLimits {
+		if j, dup := models[m.Model]; dup && m.Model != "" {
+			errs = append(errs, FieldError{fmt.Sprintf("spec.modelLimits[%d].model", i), fmt.Sprintf("%q duplicates spec.modelLimits[%d]", m.Model, j)})
+		}
+		models[m.Model] = i
+		if m.LimitUSD == nil && !m.TokenLimits.HasTokenLimit() {
+			errs = append(errs, FieldError{fmt.Sprintf("spec.modelLimits[%d]", i), "needs limitUSD or a tokenLimits field"})
+		}
 	}
 	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})

@@ -1,0 +1,140 @@
+// Command ratio reads `go test -bench BenchmarkHook -benchmem` output and
+// prints, for each body, the handler's cost against its encoding/json floor:
+//
+//	go test -run '^$' -bench BenchmarkHook -benchmem -count 3 ./test/bench | tee bench.txt
+//	go run ./test/bench/cmd/ratio bench.txt
+//
+// With -count > 1 it takes the median of each figure. Sync and finalize
+// bodies carry the target handler/floor <= 1.0; ratio exits 0 either way
+// (machines are noisy; the table is for reading, not asserting).
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// target is the handler/floor ratio the sync hooks aim for.
+const target = 1.0
+
+// figures are one benchmark's runs: ns/op, B/op and allocs/op.
+type figures struct{ ns, bytes, allocs []float64 }
+
+func main() {
+	in := io.Reader(os.Stdin)
+	if len(os.Args) > 1 {
+		f, err := os.Open(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ratio:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	order, results, err := parse(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ratio:", err)
+		os.Exit(1)
+	}
+	if len(order) == 0 {
+		fmt.Fprintln(os.Stderr, "ratio: no BenchmarkHook results in the input")
+		os.Exit(1)
+	}
+	print(os.Stdout, order, results)
+}
+
+// parse collects BenchmarkHook/<body>/{handler,floor}-N lines by body.
+func parse(r io.Reader) ([]string, map[string]map[string]*figures, error) {
+	var order []string
+	results := map[string]map[string]*figures{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "BenchmarkHook/") {
+			continue
+		}
+		name := strings.TrimPrefix(fields[0], "BenchmarkHook/")
+		if i := strings.LastIndexByte(name, '-'); i > strings.LastIndexByte(name, '/') {
+			name = name[:i] // the -GOMAXPROCS suffix
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			continue
+		}
+		bodyName, kind := name[:i], name[i+1:]
+		if results[bodyName] == nil {
+			results[bodyName] = map[string]*figures{}
+			order = append(order, bodyName)
+		}
+		f := results[bodyName][kind]
+		if f == nil {
+			f = &figures{}
+			results[bodyName][kind] = f
+		}
+		for j := 2; j+1 < len(fields); j += 2 {
+			v, err := strconv.ParseFloat(fields[j], 64)
+			if err != nil {
+				continue
+			}
+			switch fields[j+1] {
+			case "ns/op":
+				f.ns = append(f.ns, v)
+			case "B/op":
+				f.bytes = append(f.bytes, v)
+			case "allocs/op":
+				f.allocs = append(f.allocs, v)
+			}
+		}
+	}
+	return order, results, sc.Err()
+}
+
+func print(w io.Writer, order []string, results map[string]map[string]*figures) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "body\thandler ns/op\tfloor ns/op\tratio\thandler B/op\tfloor B/op\thandler allocs/op\tfloor allocs/op\ttarget\t")
+	missed := 0
+	for _, name := range order {
+		h, f := results[name]["handler"], results[name]["floor"]
+		if h == nil || f == nil || len(h.ns) == 0 || len(f.ns) == 0 {
+			fmt.Fprintf(tw, "%s\t(incomplete)\t\t\t\t\t\t\t\t\n", name)
+			continue
+		}
+		ratio := median(h.ns) / median(f.ns)
+		verdict := "-"
+		if isSync(name) {
+			verdict = "met"
+			if ratio > target {
+				verdict = "MISSED"
+				missed++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n",
+			name, median(h.ns), median(f.ns), ratio, median(h.bytes), median(f.bytes), median(h.allocs), median(f.allocs), verdict)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ntarget: handler/floor <= %.1f for every sync and finalize body; missed on %d\n", target, missed)
+}
+
+// isSync reports whether a body goes to a sync or finalize hook, the hooks
+// Metacontroller calls on every change and resync.
+func isSync(name string) bool {
+	return strings.Contains(name, "/sync/") || strings.Contains(name, "/finalize/")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
