@@ -85,6 +85,7 @@ def budget_cases():
     r["parent"]["spec"] = {"limitUSD": "zero"}
     write("budget", "finalize", "finalize-with-invalid-spec", r)
 
+    write("budget", "sync", "under-to-over-budget-quota-appears", spend(copy.deepcopy(first), {"total-usd": "612.00"}))
     write("budget", "sync", "warning-threshold-crossed", spend(copy.deepcopy(first), {"total-usd": "410.00"}))
 
     r = copy.deepcopy(gone)

@@ -1,0 +1,42 @@
+package metrics_test
+
+import (
+	"io"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmbudget/llmbudget/internal/metrics"
+)
+
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	require.Equal(t, 200, w.Code)
+	b, err := io.ReadAll(w.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
+	m := metrics.New("v1.2.3")
+	m.ObserveHook("budget/sync", 200, 3*time.Millisecond, "OverBudget", "Evaluated")
+	m.ObserveHook("budget/sync", 200, time.Millisecond, "Unknown", "CostKeyMissing")
+	m.ObserveHook("workload/sync", 200, time.Millisecond, "OverBudget", "")
+	m.ObserveHook("budget/sync", 400, time.Millisecond, "", "malformed JSON")
+	text := scrape(t, m)
+	assert.Contains(t, text, `llmbudget_hook_requests_total{code="200",hook="budget/sync"} 2`)
+	assert.Contains(t, text, `llmbudget_hook_requests_total{code="400",hook="budget/sync"} 1`)
+	assert.Contains(t, text, `llmbudget_hook_requests_total{code="200",hook="workload/sync"} 1`)
+	assert.Contains(t, text, `llmbudget_evaluations_total{reason="Evaluated",state="OverBudget"} 1`)
+	assert.Contains(t, text, `llmbudget_evaluations_total{reason="CostKeyMissing",state="Unknown"} 1`)
+	assert.NotContains(t, text, `reason="malformed JSON"`, "refusals are not evaluations")
+	assert.Contains(t, text, `llmbudget_hook_duration_seconds_bucket{hook="budget/sync",le="0.0025"} 2`)
+	assert.Contains(t, text, `llmbudget_build_info{goversion="go`)
+	assert.Contains(t, text, `version="v1.2.3"} 1`)
+	assert.Contains(t, text, "go_goroutines")
+}
