@@ -375,3 +375,14 @@ func TestForeignStatusIsTolerated(t *testing.T) {
 	assert.Equal(t, api.UnderBudget, r.Status.State)
 	assert.Empty(t, r.Status.History, "an unreadable period is not a rollover")
 }
+
+func TestRedefiningThePeriodStartsAfreshWithoutHistory(t *testing.T) {
+	b := budget()
+	first := eval(b, total("450"), now)
+	b.Status = &first.Status
+	b.Spec.Period.Type = api.Daily
+	daily := eval(b, total("10"), now.Add(time.Hour))
+	assert.Empty(t, daily.Status.History, "November never finished")
+	assert.Equal(t, "2026-11-20T00:00:00Z", daily.Status.Period.Start)
+	assert.Nil(t, daily.Status.Thresholds[0].CrossedAt)
+}

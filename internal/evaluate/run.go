@@ -229,11 +229,20 @@ func (e *evaluation) rollover() {
 		return
 	}
 	prevStart, err := time.Parse(time.RFC3339, e.prev.Period.Start)
-	if err != nil || !prevStart.Before(e.window.Start) {
-		if err == nil && prevStart.Equal(e.window.Start) {
-			e.samePeriod = true
-			e.st.Thresholds = e.prev.Thresholds
-		}
+	if err != nil {
+		return // a status this version did not write: start afresh
+	}
+	prevEnd, err := time.Parse(time.RFC3339, e.prev.Period.End)
+	switch {
+	case err != nil:
+		return
+	case prevStart.Equal(e.window.Start):
+		e.samePeriod = true
+		e.st.Thresholds = e.prev.Thresholds
+		return
+	case prevEnd.After(e.window.Start):
+		// The period itself was redefined (type, zone or start day changed):
+		// the old window never finished, so it is not history.
 		return
 	}
 	h := append([]api.HistoryEntry(nil), e.prev.History...)

@@ -4,7 +4,9 @@
 //	go test -run '^$' -bench BenchmarkHook -benchmem -count 3 ./test/bench | tee bench.txt
 //	go run ./test/bench/cmd/ratio bench.txt
 //
-// With -count > 1 it takes the median of each figure. Sync and finalize
+// With -count > 1 it takes the median of each figure, and for the ratio the
+// median of the per-run ratios: go test runs a body's handler and floor
+// benchmarks back to back, so a run's pair shares the machine's noise. Sync and finalize
 // bodies carry the target handler/floor <= 1.0; ratio exits 0 either way
 // (machines are noisy; the table is for reading, not asserting).
 package main
@@ -105,7 +107,7 @@ func print(w io.Writer, order []string, results map[string]map[string]*figures) 
 			fmt.Fprintf(tw, "%s\t(incomplete)\t\t\t\t\t\t\t\t\n", name)
 			continue
 		}
-		ratio := median(h.ns) / median(f.ns)
+		ratio := medianRatio(h.ns, f.ns)
 		verdict := "-"
 		if isSync(name) {
 			verdict = "met"
@@ -125,6 +127,18 @@ func print(w io.Writer, order []string, results map[string]map[string]*figures) 
 // Metacontroller calls on every change and resync.
 func isSync(name string) bool {
 	return strings.Contains(name, "/sync/") || strings.Contains(name, "/finalize/")
+}
+
+// medianRatio is the median of h[i]/f[i] over the runs both have.
+func medianRatio(h, f []float64) float64 {
+	n := min(len(h), len(f))
+	rs := make([]float64, 0, n)
+	for i := range n {
+		if f[i] > 0 {
+			rs = append(rs, h[i]/f[i])
+		}
+	}
+	return median(rs)
 }
 
 func median(xs []float64) float64 {
