@@ -36,7 +36,7 @@ fixtures: ## rewrite golden hook responses (review the diff!)
 	$(GO) test ./test/golden/ -update
 
 manifests: ## render the kustomize base, components and Metacontroller manifests
-	@for d in deploy deploy/overlays/all-kinds metacontroller; do \
+	@for d in deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/notifications metacontroller; do \
 	  kubectl kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 

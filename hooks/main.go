@@ -2,6 +2,7 @@
 //
 //	llmbudget [serve] [--addr :8080]   serve Metacontroller hooks (default)
 //	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
+//	llmbudget migrate -f old-budgets.yaml [--skip-unknown-kinds]
 //	llmbudget version
 package main
 
@@ -29,6 +30,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = serve(args, stderr)
 	case "eval":
 		err = evalCmd(args, stdin, stdout)
+	case "migrate":
+		err = migrateCmd(args, stdin, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintf(stdout, "llmbudget %s\n", version)
 	case "help":
@@ -49,5 +52,8 @@ const usage = `usage:
   llmbudget eval -f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z]
         evaluate a budget and its spend ConfigMap offline and print, as YAML,
         the status and children that sync would return ("-" reads stdin)
+  llmbudget migrate -f FILE [-f FILE ...] [--skip-unknown-kinds]
+        convert llm-cost-budget-operator and Kelos TaskBudget budgets into
+        LLMCostBudgets, printed as YAML with comments ("-" reads stdin)
   llmbudget version
 `

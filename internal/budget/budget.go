@@ -18,6 +18,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/rawjson"
 )
 
 // ErrBadRequest marks a request that cannot be answered at all.
@@ -50,7 +51,7 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, fmt.Errorf("%w: request has no parent", ErrBadRequest)
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := rawjson.Unmarshal(raw, &p); err != nil {
 		return p, fmt.Errorf("%w: parent: %v", ErrBadRequest, describeJSONError("parent", err))
 	}
 	if p.Metadata.Name == "" {
@@ -217,7 +218,7 @@ func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]s
 		return nil, false
 	}
 	var cm configMap
-	if err := json.Unmarshal(raw, &cm); err != nil {
+	if err := rawjson.Unmarshal(raw, &cm); err != nil {
 		// The API server only stores string data; treat anything else as empty.
 		return map[string]string{}, true
 	}

@@ -47,7 +47,7 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request, _ httprouter.Par
 
 func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
 	var req hookwire.CustomizeRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeCustomize(body, &req); err != nil {
 		return nil, logFields{}, err
 	}
 	resp, err := budget.Customize(req)
@@ -59,7 +59,7 @@ func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // receives finalizing=false (a misconfigured controller) still only applies.
 func budgetSync(body []byte, now time.Time) (any, logFields, error) {
 	var req hookwire.CompositeRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeComposite(body, &req); err != nil {
 		return nil, logFields{}, err
 	}
 	resp, sum, err := budget.Sync(req, now)
@@ -69,7 +69,7 @@ func budgetSync(body []byte, now time.Time) (any, logFields, error) {
 
 func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
 	var req hookwire.CustomizeRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeCustomize(body, &req); err != nil {
 		return nil, logFields{}, err
 	}
 	resp, err := workload.Customize(req)
@@ -80,7 +80,7 @@ func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // the finalizing flag decides.
 func workloadSync(body []byte, now time.Time) (any, logFields, error) {
 	var req hookwire.DecoratorRequest
-	if err := decodeRequest(body, &req); err != nil {
+	if err := decodeDecorator(body, &req); err != nil {
 		return nil, logFields{}, err
 	}
 	resp, sum, err := workload.Sync(req, now)

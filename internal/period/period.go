@@ -28,6 +28,7 @@ package period
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	_ "time/tzdata" // zones must load in images without a zoneinfo directory
 )
@@ -67,13 +68,24 @@ func LoadLocation(name string) (*time.Location, error) {
 	case "Local":
 		return nil, errors.New(`time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`)
 	}
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		// time's own message adds nothing the user can act on.
 		return nil, fmt.Errorf("unknown time zone %q", name)
 	}
+	locations.Store(name, loc)
 	return loc, nil
 }
+
+// locations caches the zones loaded so far: time.LoadLocation reads and
+// parses the zone's data on every call, and every sync needs its zone twice.
+// A Location is immutable once loaded, so one value serves every goroutine.
+// Only zones that exist are kept, so the cache is bounded by the tz database
+// however many names the budgets try.
+var locations sync.Map // zone name → *time.Location
 
 // Validate reports the first problem with s: an unknown Kind, a StartDay out
 // of range for the Kind, or a missing Location.

@@ -380,6 +380,22 @@ func TestLoadLocation(t *testing.T) {
 	}
 }
 
+func TestLoadLocationLoadsAZoneOnceAndAnswersLikeTheFirstLoad(t *testing.T) {
+	first := mustLoad(t, "America/New_York")
+	again := mustLoad(t, "America/New_York")
+	assert.Same(t, first, again, "the zone is parsed once, not on every sync")
+	fresh, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	for _, at := range []string{"1883-11-18T17:00:00Z", "2026-03-08T07:00:00Z", "2026-11-01T06:00:00Z", "2099-07-01T00:00:00Z"} {
+		ts := mustTime(t, at)
+		assert.Equal(t, ts.In(fresh).Format(time.RFC3339), ts.In(again).Format(time.RFC3339), at)
+	}
+	_, err = period.LoadLocation("Mars/Base")
+	require.Error(t, err)
+	_, err = period.LoadLocation("Mars/Base")
+	require.Error(t, err, "an unknown zone is refused every time, not cached")
+}
+
 // TestPeriodsAroundEveryTransitionOfEveryZone checks the invariants of the
 // package around every UTC offset change from 1970 to 2040 in every zone of
 // the Go distribution's zone database: a period contains the instant it was

@@ -211,6 +211,9 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 
 // checkDate accepts exactly the canonical "YYYY-MM-DD" form of a real date.
 func checkDate(s string) error {
+	if isCanonicalDate(s) {
+		return nil
+	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil || t.Format(time.DateOnly) != s {
 		return fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(s))

@@ -53,6 +53,9 @@ func ValidModelName(name string) bool {
 // whitespace JSON allows, so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
+		if u, ok := parseFlatObject(s); ok {
+			return u, nil
+		}
 		return parseObject(s)
 	}
 	cost, err := money.Parse(s)

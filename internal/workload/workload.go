@@ -21,6 +21,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/rawjson"
 )
 
 // The label that links a workload to its budget, and what this package sets.
@@ -66,7 +67,7 @@ func decodeObject(raw json.RawMessage, field string) (object, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return o, fmt.Errorf("%w: request has no %s", ErrBadRequest, field)
 	}
-	if err := json.Unmarshal(raw, &o); err != nil {
+	if err := rawjson.Unmarshal(raw, &o); err != nil {
 		return o, fmt.Errorf("%w: %s: %v", ErrBadRequest, field, err)
 	}
 	if o.Metadata.Name == "" {
@@ -161,7 +162,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
 	var st api.Status
 	var bv budgetView
-	if found && json.Unmarshal(raw, &bv) == nil && len(bv.Status) > 0 {
+	if found && rawjson.Unmarshal(raw, &bv) == nil && len(bv.Status) > 0 {
 		// A status this version does not recognise counts as not evaluated.
 		if json.Unmarshal(bv.Status, &st) != nil {
 			st = api.Status{}

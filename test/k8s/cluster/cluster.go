@@ -9,8 +9,8 @@
 //     /healthz answer ok, so RBAC bootstrap and built-in APIs are in place.
 //   - Each Cluster is fresh: its own etcd data, certificates and service account keys.
 //
-// Assumptions: the three binaries are in Config.BinDir (test/k8s/build.sh puts them there)
-// and kubectl is on PATH. There are no nodes, no scheduler and no kubelet: pods are stored
+// Assumptions: the three binaries are in Config.BinDir, and normally a kubectl of the same
+// release beside them (test/k8s/build.sh puts all four there). There are no nodes, no scheduler and no kubelet: pods are stored
 // but never run. The controller manager runs the controllers that need no nodes (resource
 // quota, garbage collector, namespace, service accounts, workload controllers).
 package cluster
@@ -41,7 +41,8 @@ const Version = "v1.37.2"
 type Config struct {
 	// BinDir holds kube-apiserver, kube-controller-manager and etcd.
 	BinDir string
-	// Kubectl is the kubectl program; "kubectl" (looked up on PATH) when empty.
+	// Kubectl is the kubectl program. When empty: LLMBUDGET_KUBECTL if set, else the
+	// kubectl that build.sh put in BinDir (same release as the server), else kubectl on PATH.
 	Kubectl string
 	// Dir is the parent of the cluster's temporary directory; os.TempDir() when empty.
 	Dir string
@@ -71,8 +72,9 @@ type Cluster struct {
 	Server string
 	// CACert is the CA that signed the API server's certificate and the admin certificate.
 	CACert string
+	// KubectlPath is the kubectl program the helpers run.
+	KubectlPath string
 
-	kubectl  string
 	cacheDir string
 	procs    []*process
 	stopOnce sync.Once
@@ -103,20 +105,16 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, fmt.Errorf("find %s in %s (build it with test/k8s/build.sh): %w", name, cfg.BinDir, err)
 		}
 	}
-	kubectl := cfg.Kubectl
-	if kubectl == "" {
-		kubectl = "kubectl"
-	}
-	kubectl, err = exec.LookPath(kubectl)
+	kubectl, err := findKubectl(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("find kubectl: %w", err)
+		return nil, err
 	}
 
 	dir, err := os.MkdirTemp(cfg.Dir, "llmbudget-k8s-")
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
 	}
-	c := &Cluster{Dir: dir, kubectl: kubectl, cacheDir: filepath.Join(dir, "kubectl-cache")}
+	c := &Cluster{Dir: dir, KubectlPath: kubectl, cacheDir: filepath.Join(dir, "kubectl-cache")}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -225,6 +223,24 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+func findKubectl(cfg Config) (string, error) {
+	kubectl := cfg.Kubectl
+	if kubectl == "" {
+		kubectl = os.Getenv("LLMBUDGET_KUBECTL")
+	}
+	if kubectl == "" {
+		kubectl = filepath.Join(cfg.BinDir, "kubectl")
+		if _, err := os.Stat(kubectl); err != nil {
+			kubectl = "kubectl"
+		}
+	}
+	path, err := exec.LookPath(kubectl)
+	if err != nil {
+		return "", fmt.Errorf("find kubectl: %w", err)
+	}
+	return path, nil
 }
 
 // controllers are the kube-controller-manager controllers that make sense without nodes.

@@ -28,7 +28,7 @@ func (c *Cluster) Run(ctx context.Context, stdin string, args ...string) (stdout
 	ctx, cancel := context.WithTimeout(ctx, KubectlTimeout)
 	defer cancel()
 	full := append([]string{"--kubeconfig=" + c.Kubeconfig, "--cache-dir=" + c.cacheDir}, args...)
-	cmd := exec.CommandContext(ctx, c.kubectl, full...)
+	cmd := exec.CommandContext(ctx, c.KubectlPath, full...)
 	cmd.Env = c.Env()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer

@@ -262,6 +262,10 @@ func TestBudgetCRDRefusesInvalidBudgets(t *testing.T) {
 			e := sub(s, "enforcement")
 			e["action"], e["resources"] = "BlockNewWorkloads", []any{"Jobs/batch"}
 		}, "", "spec.enforcement.resources[0]", "should match"},
+		{"a resource name too long for a quota's count/ key is refused", func(s map[string]any) {
+			e := sub(s, "enforcement")
+			e["action"], e["resources"] = "BlockNewWorkloads", []any{strings.Repeat("a", 59) + ".abcd"}
+		}, "", "spec.enforcement.resources[0]", "Too long: may not be more than 63"},
 		{"a resource listed twice is refused", func(s map[string]any) {
 			e := sub(s, "enforcement")
 			e["action"], e["resources"] = "BlockNewWorkloads", []any{"jobs.batch", "jobs.batch"}

@@ -42,7 +42,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer kube.Stop()
-	fmt.Printf("control plane %s up in %s at %s\n", cluster.Version, time.Since(start).Round(time.Millisecond), kube.Server)
+	fmt.Printf("control plane %s up in %s at %s (kubectl %s)\n",
+		cluster.Version, time.Since(start).Round(time.Millisecond), kube.Server, kube.KubectlPath)
 
 	code := m.Run()
 	if code != 0 {
