@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/llmbudget/llmbudget/internal/migrate"
+)
+
+// migrateCmd converts other tools' budgets into LLMCostBudgets. It writes
+// nothing to stdout unless every input converts, so that a pipe into
+// kubectl apply never applies half of a migration.
+func migrateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var files fileList
+	fs.Var(&files, "f", "YAML or JSON file with llm-cost-budget-operator or Kelos budgets (repeatable; - for stdin)")
+	skip := fs.Bool("skip-unknown-kinds", false, "skip documents of other kinds with a note instead of failing")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w\n\n%s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: give files with -f\n\n%s", fs.Arg(0), usage)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no input: give at least one -f FILE (- for stdin)\n\n%s", usage)
+	}
+	var docs [][]byte
+	var notes []string
+	readStdin := false
+	for _, name := range files {
+		data, source, err := readInput(name, stdin, &readStdin)
+		if err != nil {
+			return err
+		}
+		res, err := migrate.Migrate(source, data, migrate.Options{SkipUnknownKinds: *skip})
+		if errors.Is(err, migrate.ErrUnknownKind) {
+			return fmt.Errorf("%w (--skip-unknown-kinds skips such documents)", err)
+		}
+		if err != nil {
+			return err
+		}
+		docs = append(docs, res.Documents...)
+		notes = append(notes, res.Notes...)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "llmbudget migrate: note: %s\n", n)
+	}
+	if len(docs) == 0 {
+		return fmt.Errorf("nothing to convert in %s: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
+	}
+	_, err := stdout.Write(migrate.Join(docs))
+	return err
+}
+
+// readInput reads a file, or stdin for "-" (once: a second "-" would read
+// nothing and silently convert less than asked).
+func readInput(name string, stdin io.Reader, readStdin *bool) ([]byte, string, error) {
+	if name != "-" {
+		data, err := os.ReadFile(name)
+		return data, name, err
+	}
+	if *readStdin {
+		return nil, "", errors.New("-f - given twice: stdin can be read only once")
+	}
+	*readStdin = true
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return nil, "", fmt.Errorf("read stdin: %w", err)
+	}
+	return data, "stdin", nil
+}

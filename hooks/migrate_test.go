@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	migrateOperatorExample = "../examples/migrate/llm-cost-budget-operator.yaml"
+	migrateKelosExample    = "../examples/migrate/kelos-taskbudget.yaml"
+)
+
+// runProgram runs the llmbudget program with args and stdin, as main would.
+func runProgram(args []string, stdin string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestMigrateConvertsFilesAndStdinIntoOneStream(t *testing.T) {
+	kelos, err := os.ReadFile(migrateKelosExample)
+	require.NoError(t, err)
+	code, out, errOut := runProgram([]string{"migrate", "-f", migrateOperatorExample, "-f", "-"}, string(kelos))
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 2, strings.Count(out, "\n---\n"), "three documents, two separators")
+	assert.Equal(t, 3, strings.Count(out, "kind: LLMCostBudget\n"))
+	assert.Contains(t, errOut, "llmbudget migrate: note: stdin: document 1 (TaskBudget team-ml/agents-daily): label the Tasks")
+}
+
+func TestMigrateOutputIsAcceptedByEval(t *testing.T) {
+	code, converted, errOut := runProgram([]string{"migrate", "-f", migrateOperatorExample}, "")
+	require.Equal(t, 0, code, errOut)
+	spend := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: llm-spend, namespace: team-ml}
+data: {total-usd: "412.35"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: llm-cost, namespace: team-support}
+data: {total_usd: "1500.00"}
+`
+	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", "2026-11-20T12:00:00Z"}, converted+"---\n"+spend)
+	require.Equal(t, 0, code, errOut)
+	// The headline up to its children count: state, figures and period.
+	headlines := regexp.MustCompile(`(?m)^# ([^;]*);`).FindAllStringSubmatch(out, -1)
+	require.Len(t, headlines, 2, out)
+	assert.Equal(t, "team-ml/chatbot is Warning: 412.35 of 500.00 USD (82%) in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[0][1])
+	assert.Equal(t, "team-support/support-bot is OverBudget: 1500.00 of 1500.00 USD (100%) in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[1][1])
+}
+
+func TestMigrateRefusesOtherKindsAndSaysHowToSkipThem(t *testing.T) {
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed.yaml")
+	budget, err := os.ReadFile(migrateOperatorExample)
+	require.NoError(t, err)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llm-spend, namespace: team-ml}\n"
+	require.NoError(t, os.WriteFile(mixed, append(budget, []byte("---\n"+cm)...), 0o644))
+
+	code, out, errOut := runProgram([]string{"migrate", "-f", mixed}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out, "nothing is printed when any document is refused")
+	assert.Equal(t, "llmbudget migrate: "+mixed+": document 3 (ConfigMap team-ml/llm-spend): not a kind migrate converts: v1 ConfigMap "+
+		"(--skip-unknown-kinds skips such documents)\n", errOut)
+
+	code, out, errOut = runProgram([]string{"migrate", "--skip-unknown-kinds", "-f", mixed}, "")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, 2, strings.Count(out, "kind: LLMCostBudget\n"))
+	assert.Equal(t, "llmbudget migrate: note: "+mixed+": document 3 (ConfigMap team-ml/llm-spend): skipped: not a kind migrate converts: v1 ConfigMap\n", errOut)
+}
+
+func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		stdin   string
+		wantErr string
+	}{
+		"no input file":                    {[]string{"migrate"}, "", "llmbudget migrate: no input: give at least one -f FILE (- for stdin)"},
+		"a file given without -f":          {[]string{"migrate", migrateOperatorExample}, "", `llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`},
+		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", "llmbudget migrate: -f - given twice: stdin can be read only once"},
+		"a file that does not exist":       {[]string{"migrate", "-f", "missing.yaml"}, "", "llmbudget migrate: open missing.yaml: no such file or directory"},
+		"an unknown flag":                  {[]string{"migrate", "--skip"}, "", "llmbudget migrate: flag provided but not defined: -skip"},
+		"an input with nothing to convert": {[]string{"migrate", "-f", "-"}, "---\n", "llmbudget migrate: nothing to convert in -: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget"},
+		"a refused document on stdin": {
+			[]string{"migrate", "-f", "-"},
+			"apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot, namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n",
+			`llmbudget migrate: stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.keyy" (line 6)`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runProgram(tc.args, tc.stdin)
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			firstLine, _, _ := strings.Cut(errOut, "\n")
+			assert.Equal(t, tc.wantErr, firstLine)
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// The output is built as a YAML node tree so that comments sit next to the
+// fields they explain, and the encoder, not string concatenation, decides
+// how each value must be quoted.
+
+// str is a string value; the encoder quotes it when it would read as
+// something else ("true", "123").
+func str(v string) *goyaml.Node {
+	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v}
+}
+
+// money is an exact decimal as a double-quoted string, as the API wants it.
+func money(v string) *goyaml.Node {
+	n := str(v)
+	n.Style = goyaml.DoubleQuotedStyle
+	return n
+}
+
+func integer(v int64) *goyaml.Node {
+	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(v, 10)}
+}
+
+func list(items ...string) *goyaml.Node {
+	n := &goyaml.Node{Kind: goyaml.SequenceNode}
+	for _, it := range items {
+		n.Content = append(n.Content, str(it))
+	}
+	return n
+}
+
+// object is a mapping under construction whose fields keep insertion order.
+type object struct{ node *goyaml.Node }
+
+func newObject() *object { return &object{node: &goyaml.Node{Kind: goyaml.MappingNode}} }
+
+// set adds name: value. head is a comment block above the field; a value's
+// LineComment, set by the caller, goes after it on the same line.
+func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
+	k := str(name)
+	k.HeadComment = comment(head...)
+	o.node.Content = append(o.node.Content, k, value)
+	return o
+}
+
+// note puts a comment after a scalar value on its own line.
+func note(n *goyaml.Node, text string) *goyaml.Node {
+	n.LineComment = comment(text)
+	return n
+}
+
+// comment turns lines into a YAML comment block. Text from the source
+// object never contains a line break here: names and selectors are
+// validated first, and everything else is our own prose.
+func comment(lines ...string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		l = strings.ReplaceAll(l, "\n", " ")
+		if l == "" {
+			out[i] = "#"
+		} else {
+			out[i] = "# " + l
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// encode renders one document.
+func encode(doc *goyaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	e := goyaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := e.Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode the converted budget: %w", err)
+	}
+	if err := e.Close(); err != nil {
+		return nil, fmt.Errorf("encode the converted budget: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// budgetDocument assembles an llmbudget LLMCostBudget document.
+func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
+	root := newObject()
+	root.set("apiVersion", str(api.APIVersion), head...)
+	root.set("kind", str(api.Kind))
+	root.set("metadata", meta.node)
+	root.set("spec", spec.node)
+	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
+}
+
+// validateOutput reads back the document exactly as it was printed and
+// holds its spec to the API's own rules, defaults applied, so that what
+// migrate prints is what kubectl apply and the hook will accept.
+func validateOutput(out []byte) error {
+	js, err := yaml.YAMLToJSON(out)
+	if err != nil {
+		return fmt.Errorf("read back the converted budget: %w", err)
+	}
+	var obj struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return fmt.Errorf("read back the converted budget: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj.Spec))
+	dec.DisallowUnknownFields()
+	var spec api.Spec
+	if err := dec.Decode(&spec); err != nil {
+		return fmt.Errorf("the converted spec does not decode as %s: %w", api.APIVersion, err)
+	}
+	spec.Default()
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("the converted budget is not valid: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package migrate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/migrate"
+)
+
+// FuzzMigrate checks that any input either converts into budgets the API
+// accepts, deterministically, or is refused with a one-line *migrate.Error;
+// and never panics.
+func FuzzMigrate(f *testing.F) {
+	for _, name := range []string{"llm-cost-budget-operator.yaml", "kelos-taskbudget.yaml"} {
+		data, err := os.ReadFile(filepath.Join(examplesDir, name))
+		require.NoError(f, err)
+		f.Add(data, false)
+	}
+	for _, seed := range []string{
+		operatorBudget(operatorSpec),
+		operatorBudget(strings.Replace(operatorSpec, `"500"`, `12.3456789`, 1)),
+		operatorBudget(operatorSpec + "  warnThresholdPercent: 0\n"),
+		kelosBudget(kelosSelector + "  maxCostUSD: 12500m\n  maxInputTokens: 7\n"),
+		kelosBudget(kelosSelector + "  maxCostUSD: 1e-7\n"),
+		kelosBudget(kelosSelector + "  maxCostUSD: 1.5Ki\n"),
+		kelosBudget("  taskSelector: {matchExpressions: [{key: a, operator: Exists}]}\n  period: {type: Daily}\n  maxOutputTokens: 0\n"),
+		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: x}\n",
+		"a: &a [*a]\nkind: *a\n",
+		"---\n---\n",
+		`{"apiVersion":"finops.kineticgain.com/v1alpha1","kind":"LLMCostBudget","metadata":{"name":"x"},"spec":{"monthlyLimitUSD":"1","costSource":{"configMapName":"c","key":"k"}}}`,
+		"kind: [unclosed\n",
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, skip bool) {
+		opts := migrate.Options{SkipUnknownKinds: skip}
+		res, err := migrate.Migrate("fuzz", data, opts)
+		if err != nil {
+			var merr *migrate.Error
+			require.True(t, errors.As(err, &merr), "%T is not a *migrate.Error: %v", err, err)
+			assert.True(t, strings.HasPrefix(err.Error(), "fuzz: document "), err.Error())
+			assert.NotContains(t, err.Error(), "\n")
+			assert.Empty(t, res.Documents)
+			return
+		}
+		for _, doc := range res.Documents {
+			assertValidBudget(t, doc)
+		}
+		again, err := migrate.Migrate("fuzz", data, opts)
+		require.NoError(t, err)
+		assert.Equal(t, res, again, "the same input converted differently")
+	})
+}
+
+// assertValidBudget holds one output document to the llmbudget API.
+func assertValidBudget(t *testing.T, doc []byte) {
+	t.Helper()
+	js, err := yaml.YAMLToJSON(doc)
+	require.NoError(t, err, "output is not YAML:\n%s", doc)
+	var obj struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   json.RawMessage `json:"metadata"`
+		Spec       json.RawMessage `json:"spec"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&obj), "output has fields beyond apiVersion, kind, metadata and spec:\n%s", doc)
+	assert.Equal(t, api.APIVersion, obj.APIVersion)
+	assert.Equal(t, api.Kind, obj.Kind)
+	var spec api.Spec
+	dec = json.NewDecoder(bytes.NewReader(obj.Spec))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&spec), "spec does not decode strictly:\n%s", doc)
+	spec.Default()
+	require.NoError(t, spec.Validate(), "output fails validation:\n%s", doc)
+}

@@ -1,0 +1,116 @@
+package migrate_test
+
+// The examples in examples/migrate are converted and compared with the
+// committed *.converted.yaml beside them. Run `go test ./internal/migrate
+// -update` to rewrite those files, and review the diff like code.
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmbudget/llmbudget/internal/migrate"
+)
+
+var update = flag.Bool("update", false, "rewrite examples/migrate/*.converted.yaml")
+
+const examplesDir = "../../examples/migrate"
+
+func TestExamplesConvertToTheirCommittedOutput(t *testing.T) {
+	examples := map[string]struct {
+		source string
+		docs   int
+	}{
+		"two operator budgets in one file convert to two budgets": {"llm-cost-budget-operator.yaml", 2},
+		"an exported Kelos TaskBudget converts to one budget":     {"kelos-taskbudget.yaml", 1},
+	}
+	for name, ex := range examples {
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join(examplesDir, ex.source))
+			require.NoError(t, err)
+			res, err := migrate.Migrate("examples/migrate/"+ex.source, in, migrate.Options{})
+			require.NoError(t, err)
+			require.Len(t, res.Documents, ex.docs)
+			got := migrate.Join(res.Documents)
+
+			golden := filepath.Join(examplesDir, strings.TrimSuffix(ex.source, ".yaml")+".converted.yaml")
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "missing golden: run go test ./internal/migrate -update")
+			assert.Equal(t, string(want), string(got), "run go test ./internal/migrate -update and review the diff")
+		})
+	}
+}
+
+// TestTheSpendWriterExampleMayOnlyPatchItsOwnConfigMap holds the CronJob
+// example to least privilege: its Role allows patch on one named ConfigMap,
+// the one its job writes, and nothing else.
+func TestTheSpendWriterExampleMayOnlyPatchItsOwnConfigMap(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(examplesDir, "spend-writer-cronjob.yaml"))
+	require.NoError(t, err)
+
+	type rule struct {
+		APIGroups     []string `json:"apiGroups"`
+		Resources     []string `json:"resources"`
+		ResourceNames []string `json:"resourceNames"`
+		Verbs         []string `json:"verbs"`
+	}
+	var rules []rule
+	kinds := map[string]int{}
+	var patched []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var obj struct {
+			Kind  string `json:"kind"`
+			Rules []rule `json:"rules"`
+			Spec  struct {
+				JobTemplate struct {
+					Spec struct {
+						Template struct {
+							Spec struct {
+								Containers []struct {
+									Args []string `json:"args"`
+								} `json:"containers"`
+							} `json:"spec"`
+						} `json:"template"`
+					} `json:"spec"`
+				} `json:"jobTemplate"`
+			} `json:"spec"`
+		}
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &obj))
+		kinds[obj.Kind]++
+		rules = append(rules, obj.Rules...)
+		for _, c := range obj.Spec.JobTemplate.Spec.Template.Spec.Containers {
+			for i, a := range c.Args {
+				if a == "configmap" && i+1 < len(c.Args) {
+					patched = append(patched, c.Args[i+1])
+				}
+			}
+		}
+	}
+	assert.Equal(t, map[string]int{"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "CronJob": 1}, kinds)
+	require.Len(t, patched, 1, "the job patches exactly one ConfigMap")
+	assert.Equal(t, []rule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: patched, Verbs: []string{"patch"}}}, rules)
+}
+
+// TestTheDocsShowTheSpendWriterExampleAsItIs keeps the manifest printed in
+// docs/coming-from.md identical to the example file a user applies.
+func TestTheDocsShowTheSpendWriterExampleAsItIs(t *testing.T) {
+	example, err := os.ReadFile(filepath.Join(examplesDir, "spend-writer-cronjob.yaml"))
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../docs/coming-from.md")
+	require.NoError(t, err)
+	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; a test keeps them identical. -->\n```yaml\n"
+	_, block, found := strings.Cut(string(doc), marker)
+	require.True(t, found, "docs/coming-from.md lost its marker before the CronJob block")
+	block, _, found = strings.Cut(block, "```\n")
+	require.True(t, found, "the CronJob block in docs/coming-from.md is not closed")
+	assert.Equal(t, string(example), block, "copy examples/migrate/spend-writer-cronjob.yaml into docs/coming-from.md")
+}

@@ -1,0 +1,242 @@
+// Package migrate converts the budgets of other tools into llmbudget
+// LLMCostBudgets: llm-cost-budget-operator's LLMCostBudget
+// (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
+// (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
+//
+// # Expected flow
+//
+//  1. Split the input into YAML documents; a kubectl List is read item by item.
+//  2. Decode each object strictly against the source API: an unknown or
+//     repeated field is refused with its path, so a typo never vanishes.
+//  3. Map what maps; write a YAML comment next to what does not, saying
+//     what the user must do instead.
+//  4. Read the printed document back and hold it to the llmbudget API's own
+//     defaults and validation.
+//
+// # Guarantees
+//
+//   - Money never passes through float64: a limit keeps its literal digits
+//     ("1500.00" stays "1500.00"), a Kubernetes quantity ("12500m") becomes
+//     the exact plain decimal ("12.5"), and a value that needs more than 6
+//     decimals is refused rather than rounded.
+//   - Every document printed passes spec.Default and spec.Validate.
+//   - Name, namespace, labels and annotations are kept (without kubectl's
+//     last-applied-configuration); status and server-set metadata are dropped.
+//   - Output is deterministic: same input, same bytes.
+//
+// # Errors
+//
+// An *Error names the input, the document (and List item), the object and
+// the field: `stdin: document 2 (LLMCostBudget team-ml/chatbot): unknown
+// field "spec.costSource.keyy" (line 9)`. A document of another kind fails
+// with an error wrapping ErrUnknownKind unless Options.SkipUnknownKinds is
+// set, when it becomes a note.
+package migrate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+)
+
+// ErrUnknownKind marks a document that is not a budget migrate converts.
+var ErrUnknownKind = errors.New("not a kind migrate converts")
+
+// Options tune a migration.
+type Options struct {
+	// SkipUnknownKinds turns a document of another kind into a note
+	// instead of an error.
+	SkipUnknownKinds bool
+}
+
+// Result is the outcome of migrating one input.
+type Result struct {
+	// Documents are the converted budgets, each a complete YAML document
+	// without a "---" separator, in input order.
+	Documents [][]byte
+	// Notes are for a person: skipped documents, dropped fields, what to do
+	// next. Each names its document.
+	Notes []string
+}
+
+// Error is the refusal of one document.
+type Error struct {
+	Source string // "stdin" or a file name
+	Doc    int    // 1-based document number in Source
+	Item   int    // 1-based item number in a List, 0 otherwise
+	Object string // "LLMCostBudget team-ml/chatbot", "" when unknown
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return where(e.Source, e.Doc, e.Item, e.Object) + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func where(source string, doc, item int, object string) string {
+	s := fmt.Sprintf("%s: document %d", source, doc)
+	if item > 0 {
+		s += fmt.Sprintf(" item %d", item)
+	}
+	if object != "" {
+		s += " (" + object + ")"
+	}
+	return s
+}
+
+// Join makes one multi-document YAML stream of documents.
+func Join(docs [][]byte) []byte {
+	return bytes.Join(docs, []byte("---\n"))
+}
+
+// Migrate converts every budget in data, a YAML or JSON stream read from
+// source (used only in messages). It stops at the first document it must
+// refuse and then returns no documents.
+func Migrate(source string, data []byte, opts Options) (Result, error) {
+	var res Result
+	dec := goyaml.NewDecoder(bytes.NewReader(data))
+	for doc := 1; ; doc++ {
+		var n goyaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return Result{}, &Error{Source: source, Doc: doc, Err: fmt.Errorf("not valid YAML: %w", err)}
+		}
+		if len(n.Content) == 0 || isNull(n.Content[0]) {
+			continue // an empty document, like the one after a trailing ---
+		}
+		if err := res.object(n.Content[0], source, doc, 0, opts); err != nil {
+			return Result{}, err
+		}
+	}
+}
+
+// object converts one object, or each item of a List.
+func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Options) error {
+	root, err := asMapping(n, "")
+	if err != nil {
+		return &Error{Source: source, Doc: doc, Item: item, Err: fmt.Errorf("not a Kubernetes object: %w", err)}
+	}
+	apiVersion, kind := scalarText(root.get("apiVersion")), scalarText(root.get("kind"))
+	object := identify(root, kind)
+	fail := func(err error) error {
+		return &Error{Source: source, Doc: doc, Item: item, Object: object, Err: err}
+	}
+	switch {
+	case apiVersion == operatorAPIVersion && kind == operatorKind,
+		apiVersion == kelosAPIVersion && kind == kelosKind:
+		out, notes, err := convert(root, apiVersion)
+		if err != nil {
+			return fail(err)
+		}
+		res.Documents = append(res.Documents, out)
+		for _, msg := range notes {
+			res.Notes = append(res.Notes, where(source, doc, item, object)+": "+msg)
+		}
+		return nil
+	case apiVersion == "v1" && kind == "List" && item == 0:
+		return res.list(root, source, doc, opts)
+	}
+	err = unknownKind(apiVersion, kind)
+	if !opts.SkipUnknownKinds {
+		return fail(err)
+	}
+	res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
+	return nil
+}
+
+func (res *Result) list(root *mapping, source string, doc int, opts Options) error {
+	if err := root.allow("apiVersion", "kind", "metadata", "items"); err != nil {
+		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
+	}
+	items, err := root.list("items")
+	if err != nil {
+		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
+	}
+	for i, it := range items {
+		if err := res.object(deref(it), source, doc, i+1, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convert decodes one source budget strictly and renders its conversion.
+func convert(root *mapping, apiVersion string) ([]byte, []string, error) {
+	if err := root.allow("apiVersion", "kind", "metadata", "spec", "status"); err != nil {
+		return nil, nil, err
+	}
+	m, notes, err := readMeta(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	var doc *goyaml.Node
+	var more []string
+	if apiVersion == operatorAPIVersion {
+		doc, err = convertOperator(root, m)
+	} else {
+		doc, more, err = convertKelos(root, m)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := encode(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := validateOutput(out); err != nil {
+		return nil, nil, err
+	}
+	return out, append(notes, more...), nil
+}
+
+func unknownKind(apiVersion, kind string) error {
+	switch {
+	case kind == "":
+		return fmt.Errorf("%w: it has no kind", ErrUnknownKind)
+	case kind == operatorKind && apiVersion == "llmbudget.dev/v1alpha1":
+		return fmt.Errorf("%w: it is already an llmbudget budget", ErrUnknownKind)
+	case kind == operatorKind || kind == kelosKind:
+		return fmt.Errorf("%w: %s %s (migrate knows %s %s and %s %s)", ErrUnknownKind,
+			printable(apiVersion), kind, operatorAPIVersion, operatorKind, kelosAPIVersion, kelosKind)
+	}
+	return fmt.Errorf("%w: %s", ErrUnknownKind, strings.TrimSpace(printable(apiVersion)+" "+printable(kind)))
+}
+
+// identify names an object for messages from whatever it says about itself.
+func identify(root *mapping, kind string) string {
+	md, err := asMapping(root.value["metadata"], "metadata")
+	if err != nil {
+		return printable(kind)
+	}
+	name, ns := scalarText(md.get("name")), scalarText(md.get("namespace"))
+	if ns != "" && name != "" {
+		name = ns + "/" + name
+	}
+	return strings.TrimSpace(printable(kind) + " " + printable(name))
+}
+
+func scalarText(n *goyaml.Node) string {
+	if n == nil || n.Kind != goyaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// printable keeps a message on one line however odd the input is.
+func printable(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
