@@ -49,12 +49,13 @@ func SharedDir() (string, error) {
 
 // Document is one YAML document of a manifest file.
 type Document struct {
-	File      string // path it came from
-	Index     int    // position in the file, from 0
-	Kind      string
-	Name      string
-	Namespace string
-	YAML      string // the document's text as written
+	File       string // path it came from
+	Index      int    // position in the file, from 0
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	YAML       string // the document's text as written
 }
 
 var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
@@ -69,8 +70,9 @@ func ReadDocuments(path string) ([]Document, error) {
 	var docs []Document
 	for i, text := range documentSeparator.Split(string(data), -1) {
 		var head struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
@@ -82,7 +84,7 @@ func ReadDocuments(path string) ([]Document, error) {
 			continue
 		}
 		docs = append(docs, Document{
-			File: path, Index: i, Kind: head.Kind,
+			File: path, Index: i, APIVersion: head.APIVersion, Kind: head.Kind,
 			Name: head.Metadata.Name, Namespace: head.Metadata.Namespace,
 			YAML: text,
 		})

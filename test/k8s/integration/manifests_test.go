@@ -22,7 +22,9 @@ func TestEveryExampleBudgetIsAccepted(t *testing.T) {
 
 	budgets := 0
 	for _, file := range files {
-		docs := readDocuments(t, file, "LLMCostBudget", "ConfigMap")
+		// Other apiVersions are foreign objects, such as the llm-cost-budget-operator
+		// budgets that a migration example starts from.
+		docs := readDocuments(t, file, "llmbudget.dev/v1alpha1 LLMCostBudget", "v1 ConfigMap")
 		if len(docs) == 0 {
 			continue
 		}
@@ -77,16 +79,18 @@ func TestEveryMetacontrollerManifestIsAccepted(t *testing.T) {
 	}
 }
 
-// readDocuments reads file's YAML documents, keeping only the given kinds (all when none
-// are given).
-func readDocuments(t *testing.T, file string, kinds ...string) []cluster.Document {
+// readDocuments reads file's YAML documents, keeping only the given types, each written
+// "<apiVersion> <kind>" (all documents when none are given).
+func readDocuments(t *testing.T, file string, types ...string) []cluster.Document {
 	t.Helper()
 	docs, err := cluster.ReadDocuments(file)
 	require.NoError(t, err)
-	if len(kinds) == 0 {
+	if len(types) == 0 {
 		return docs
 	}
-	return slices.DeleteFunc(docs, func(d cluster.Document) bool { return !slices.Contains(kinds, d.Kind) })
+	return slices.DeleteFunc(docs, func(d cluster.Document) bool {
+		return !slices.Contains(types, d.APIVersion+" "+d.Kind)
+	})
 }
 
 // applyDryRun server-side applies each document with --dry-run=server: in the namespace
