@@ -218,14 +218,39 @@ func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]s
 		return nil, false
 	}
 	var cm configMap
-	if err := rawjson.Unmarshal(raw, &cm); err != nil {
-		// The API server only stores string data; treat anything else as empty.
-		return map[string]string{}, true
+	if !decodeConfigMap(raw, &cm) {
+		cm = configMap{}
+		if err := rawjson.Unmarshal(raw, &cm); err != nil {
+			// The API server only stores string data; treat anything else as empty.
+			return map[string]string{}, true
+		}
 	}
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
 	return cm.Data, true
+}
+
+// decodeConfigMap reads the data straight from the raw ConfigMap: a ledger
+// holds hundreds of values, and this is the hot path of every sync. raw is
+// valid JSON (a related object of a decoded request), so the ConfigMap is
+// walked without validating it again; the data is validated as it is read.
+// It reports false for anything encoding/json might read differently, which
+// then decides.
+func decodeConfigMap(raw []byte, cm *configMap) bool {
+	seen := false
+	return rawjson.Walk(raw, func(key, value []byte) bool {
+		if string(key) != "data" {
+			return rawjson.Ignorable(key, "data")
+		}
+		if seen {
+			return false
+		}
+		seen = true
+		var ok bool
+		cm.Data, ok = rawjson.StringMap(value)
+		return ok
+	})
 }
 
 // isObject reports whether raw JSON is an object (Metacontroller's status type).
