@@ -15,8 +15,8 @@ help: ## list targets
 build: ## build bin/llmbudget (static, CGO off)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./hooks
 
-run: ## serve the hooks on $(ADDR) (no cluster needed)
-	$(GO) run ./hooks serve --addr $(ADDR)
+run: ## serve the hooks on $(ADDR) (no cluster needed; NOW=<RFC 3339> fixes the clock)
+	$(GO) run ./hooks serve --addr $(ADDR) $(if $(NOW),--now $(NOW))
 
 test: fmt-check vet unit manifests ## every check that needs no cluster: gofmt, vet, unit and golden tests, manifests render
 

@@ -38,6 +38,7 @@ type serveOptions struct {
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
+	now               string         // a fixed clock, for demos and fixture replay
 	onListen          func(net.Addr) // tests learn the port here
 	stop              <-chan struct{}
 }
@@ -53,11 +54,15 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "", "require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
 	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
+	fs.StringVar(&o.now, "now", "", "answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file go together")
+	}
+	if _, err := o.clock(); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -137,12 +142,31 @@ func listen(o serveOptions, srv *http.Server, logger *slog.Logger) (net.Listener
 	return tlsListener(ln, srv), nil
 }
 
+// clock is time.Now, or the fixed instant of --now.
+func (o serveOptions) clock() (func() time.Time, error) {
+	if o.now == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, o.now)
+	if err != nil {
+		return nil, fmt.Errorf("--now %q: must be RFC 3339, like 2026-11-29T07:30:00Z", o.now)
+	}
+	return func() time.Time { return t }, nil
+}
+
 // buildHandler puts the hooks, /metrics and optional pprof behind the
 // optional bearer token; probes and metrics stay open.
 func buildHandler(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (http.Handler, error) {
 	m := metrics.New(version)
+	now, err := o.clock()
+	if err != nil {
+		return nil, err
+	}
+	if o.now != "" {
+		logger.Warn("the clock is fixed: every evaluation happens at --now", "now", o.now)
+	}
 	hooks, err := httpapi.New(httpapi.Config{
-		Now:          time.Now,
+		Now:          now,
 		Logger:       logger,
 		MaxBodyBytes: o.maxBody,
 		Ready:        func() bool { return !draining.Load() },

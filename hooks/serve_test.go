@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -185,4 +186,23 @@ func TestRunDispatchesCommands(t *testing.T) {
 	assert.Equal(t, "llmbudget dev\n", out.String())
 	assert.Equal(t, 1, run([]string{"frobnicate"}, nil, &out, &errb))
 	assert.Contains(t, errb.String(), `unknown command "frobnicate"`)
+}
+
+func TestAFixedClockServerAnswersAFixtureWithItsGolden(t *testing.T) {
+	addr := startServer(t, serveOptions{now: "2026-11-29T07:30:00Z"})
+	for _, name := range []string{"capture-over-budget-with-children", "capture-first-sync-under-budget"} {
+		body, err := os.ReadFile("../test/fixtures/budget/sync/" + name + ".request.json")
+		require.NoError(t, err)
+		resp, err := http.Post("http://"+addr+"/budget/sync", "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		var pretty bytes.Buffer
+		require.NoError(t, json.Indent(&pretty, bytes.TrimSpace(got), "", "  "))
+		pretty.WriteByte('\n')
+		want, err := os.ReadFile("../test/fixtures/budget/sync/" + name + ".response.json")
+		require.NoError(t, err)
+		assert.Equal(t, string(want), pretty.String(), name)
+	}
 }
