@@ -6,6 +6,9 @@ ADDR ?= :8080
 BIN := bin/llmbudget
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
+BENCH_ROUNDS ?= 3
+BENCHTIME ?= 500ms
+LOADFLAGS ?=
 
 .PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests clean
 
@@ -40,8 +43,15 @@ manifests: ## render the kustomize base, components and Metacontroller manifests
 	  kubectl kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 
-bench: ## benchmarks of the hook handlers against their JSON floor, then a load run
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: build ## benchmarks of the hook handlers against their JSON floor, then a load run
+	$(GO) test -c -o bin/bench.test ./test/bench
+	@# Each round runs every body's handler and floor benchmarks back to back,
+	@# so the ratio compares figures taken under the same machine load.
+	set -o pipefail; cd test/bench && for i in $$(seq $(BENCH_ROUNDS)); do \
+	  ../../bin/bench.test -test.run '^$$' -test.bench . -test.benchmem -test.benchtime $(BENCHTIME) || exit 1; \
+	done | tee ../../bin/bench.txt
+	$(GO) run ./test/bench/cmd/ratio bin/bench.txt
+	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
 
 fuzz: ## run every fuzz target for $(FUZZTIME)
 	@set -e; for pkg in $$($(GO) list ./...); do \
