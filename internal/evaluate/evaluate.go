@@ -73,6 +73,10 @@ const AnnounceFor = 55 * time.Minute
 // even when nothing it watches changes.
 const MaxResync = time.Hour
 
+// ForecastStep is how often the forecast is recomputed: at each whole hour
+// since the period start.
+const ForecastStep = time.Hour
+
 // QuotaName is the ResourceQuota name for a budget.
 func QuotaName(budget string) string { return "llmbudget-" + budget }
 

@@ -386,3 +386,30 @@ func TestRedefiningThePeriodStartsAfreshWithoutHistory(t *testing.T) {
 	assert.Equal(t, "2026-11-20T00:00:00Z", daily.Status.Period.Start)
 	assert.Nil(t, daily.Status.Thresholds[0].CrossedAt)
 }
+
+// Metacontroller syncs a parent again whenever its status changes: a sync of
+// an unchanged budget must return the very status it was given.
+func TestAnUnchangedBudgetGetsAnUnchangedStatus(t *testing.T) {
+	b := budget(func(b *api.LLMCostBudget) {
+		b.Spec.Thresholds = []api.Threshold{{Percent: 80}, {Percent: 100, Basis: api.Forecasted}}
+	})
+	at := time.Date(2026, 11, 20, 12, 5, 0, 0, time.UTC)
+	first := eval(b, total("410"), at)
+	b.Status = &first.Status
+	for _, later := range []time.Duration{time.Second, 10 * time.Minute, 54 * time.Minute} {
+		echo := eval(b, total("410"), at.Add(later))
+		assert.Equal(t, first.Status, echo.Status, "after %v", later)
+	}
+
+	nextHour := eval(b, total("410"), at.Add(time.Hour))
+	assert.NotEqual(t, first.Status.ForecastSpendUSD, nextHour.Status.ForecastSpendUSD, "the forecast moves hourly")
+	assert.Equal(t, at.Add(time.Hour), nextHour.Status.LastEvaluatedTime.Time)
+
+	moreSpend := eval(b, total("411"), at.Add(time.Minute))
+	assert.Equal(t, at.Add(time.Minute), moreSpend.Status.LastEvaluatedTime.Time, "a change stamps the evaluation")
+}
+
+func TestResyncFollowsTheHourlyForecast(t *testing.T) {
+	r := eval(budget(), total("10"), time.Date(2026, 11, 20, 12, 5, 0, 0, time.UTC))
+	assert.Equal(t, 55*time.Minute, r.ResyncAfter, "the forecast next changes at 13:00")
+}

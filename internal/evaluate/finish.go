@@ -1,8 +1,10 @@
 package evaluate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -274,8 +276,12 @@ func (e *evaluation) scheduleResync() {
 	e.sooner(MaxResync)
 	if e.st.Period != nil && e.reason != api.ReasonInvalidSpec {
 		e.sooner(e.window.End.Sub(e.now))
-		if fs := e.forecastStarts(); fs.After(e.now) && e.plan.limit != nil {
-			e.sooner(fs.Sub(e.now))
+		if e.plan.limit != nil {
+			if fs := e.forecastStarts(); fs.After(e.now) {
+				e.sooner(fs.Sub(e.now))
+			} else {
+				e.sooner(e.nextForecastStep().Sub(e.now))
+			}
 		}
 	}
 	for _, a := range e.anns {
@@ -293,5 +299,27 @@ func (e *evaluation) sooner(d time.Duration) {
 }
 
 func (e *evaluation) result() Result {
+	e.stampEvaluated()
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
+}
+
+// stampEvaluated sets lastEvaluatedTime only when the evaluation changed the
+// status. Metacontroller syncs a parent again whenever its status changes, so a
+// status that moved with every call (a timestamp, a forecast by the second)
+// would make every budget sync forever.
+func (e *evaluation) stampEvaluated() {
+	if e.prev.LastEvaluatedTime != nil && sameStatus(e.st, e.prev) {
+		e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
+		return
+	}
+	e.st.LastEvaluatedTime = metaTime(e.now)
+}
+
+// sameStatus compares two statuses as they are written, lastEvaluatedTime
+// aside.
+func sameStatus(a, b api.Status) bool {
+	a.LastEvaluatedTime, b.LastEvaluatedTime = nil, nil
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

@@ -45,7 +45,7 @@ func newEvaluation(in Input) *evaluation {
 	}
 	e.st = api.Status{
 		ObservedGeneration: in.Budget.Metadata.Generation,
-		LastEvaluatedTime:  metaTime(in.Now),
+		LastEvaluatedTime:  e.prev.LastEvaluatedTime, // stamped in result()
 		// Kept while the spec is unreadable; replaced below otherwise.
 		Period:     e.prev.Period,
 		Thresholds: e.prev.Thresholds,
@@ -206,19 +206,30 @@ func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
-// period has passed (earlier figures swing too wildly to act on).
+// period has passed (earlier figures swing too wildly to act on). It is
+// computed as of the last whole hour of the period, so that it changes hourly
+// rather than on every call: an unchanged budget must get an unchanged status.
 func (e *evaluation) forecast() (money.Amount, bool) {
-	elapsed := e.now.Sub(e.window.Start)
+	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
 	total := e.window.Duration()
 	if elapsed <= 0 || elapsed*10 < total {
 		return money.Amount{}, false
 	}
-	return e.usage.CostUSD.MulDiv(total.Milliseconds(), max(elapsed.Milliseconds(), 1)), true
+	return e.usage.CostUSD.MulDiv(total.Milliseconds(), elapsed.Milliseconds()), true
 }
 
-// forecastStarts is when the forecast first appears.
+// forecastStarts is when the forecast first appears: the first whole hour of
+// the period past its first tenth.
 func (e *evaluation) forecastStarts() time.Time {
-	return e.window.Start.Add(e.window.Duration() / 10)
+	tenth := e.window.Duration() / 10
+	steps := (tenth + ForecastStep - 1) / ForecastStep
+	return e.window.Start.Add(steps * ForecastStep)
+}
+
+// nextForecastStep is when the forecast next changes.
+func (e *evaluation) nextForecastStep() time.Time {
+	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
+	return e.window.Start.Add(elapsed + ForecastStep)
 }
 
 // rollover moves the previous period's figures into history when a new
