@@ -38,9 +38,14 @@ vet: ## go vet
 fixtures: ## rewrite golden hook responses (review the diff!)
 	$(GO) test ./test/golden/ -update
 
-manifests: ## render the kustomize base, components and Metacontroller manifests
-	@for d in deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/notifications metacontroller; do \
-	  kubectl kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
+# kubectl from PATH, else the one `make k8s-bins` builds.
+K8S_BIN ?= $(HOME)/.cache/llmbudget/k8s/v1.37.2
+KUBECTL ?= $(shell command -v kubectl 2>/dev/null || echo $(K8S_BIN)/kubectl)
+
+manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
+	@test -x "$(KUBECTL)" || { echo "kubectl not found: install it or run make k8s-bins"; exit 1; }
+	@for d in deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller; do \
+	  "$(KUBECTL)" kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 
 bench: build ## benchmarks of the hook handlers against their JSON floor, then a load run

@@ -1,0 +1,315 @@
+package deploytest_test
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmbudget/llmbudget/test/k8s/deploytest"
+)
+
+// helmStandardLabels are the labels the chart adds to every object's metadata.labels on
+// top of those deploy/ sets: Helm's standard labels. They are removed before comparing.
+// Selectors and Pod template labels are not touched: the chart must render them exactly.
+var helmStandardLabels = []string{
+	"helm.sh/chart",
+	"app.kubernetes.io/managed-by",
+	"app.kubernetes.io/instance",
+	"app.kubernetes.io/version",
+}
+
+// renderChart renders the chart with values over values.yaml (deploytest.RenderChart).
+func renderChart(t testing.TB, values map[string]any) []object {
+	t.Helper()
+	objs, err := deploytest.RenderChart(repoRoot(t), values)
+	require.NoError(t, err)
+	return objs
+}
+
+// withoutHelmLabels is o without Helm's standard labels in metadata.labels.
+func withoutHelmLabels(t testing.TB, o object) object {
+	t.Helper()
+	data, err := yaml.Marshal(o)
+	require.NoError(t, err)
+	var c object
+	require.NoError(t, yaml.Unmarshal(data, &c))
+	if labels, ok := dig(c, "metadata", "labels"); ok {
+		l := labels.(map[string]any)
+		for _, k := range helmStandardLabels {
+			delete(l, k)
+		}
+	}
+	return c
+}
+
+// compareRenders requires that every object both sides produce is identical after
+// stripping Helm's labels, and returns the keys only one side produces.
+func compareRenders(t *testing.T, kustomized, charted []object) (onlyKustomize, onlyHelm []string) {
+	t.Helper()
+	k, h := byKey(t, kustomized), byKey(t, charted)
+	for _, name := range sortedKeys(k) {
+		ho, ok := h[name]
+		if !ok {
+			onlyKustomize = append(onlyKustomize, name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			want, got := withoutHelmLabels(t, k[name]), withoutHelmLabels(t, ho)
+			if !reflect.DeepEqual(want, got) {
+				wy, _ := yaml.Marshal(want)
+				gy, _ := yaml.Marshal(got)
+				assert.Equal(t, string(wy), string(gy), "kustomize (expected) vs Helm (actual)")
+			}
+		})
+	}
+	for _, name := range sortedKeys(h) {
+		if _, ok := k[name]; !ok {
+			onlyHelm = append(onlyHelm, name)
+		}
+	}
+	return onlyKustomize, onlyHelm
+}
+
+func TestChartMetadata(t *testing.T) {
+	ch, err := loader.Load(repoPath(t, deploytest.ChartDir))
+	require.NoError(t, err)
+	assert.Equal(t, "v2", ch.Metadata.APIVersion)
+	assert.Equal(t, "llmbudget", ch.Metadata.Name)
+	assert.Equal(t, "0.1.0", ch.Metadata.Version)
+	assert.Equal(t, "0.1.0", ch.Metadata.AppVersion)
+}
+
+func TestChartDefaultsRenderWhatKustomizeRenders(t *testing.T) {
+	onlyKustomize, onlyHelm := compareRenders(t, kustomize(t, "deploy"), renderChart(t, nil))
+	// Helm installs into an existing namespace (helm install --create-namespace), so the
+	// chart does not manage it; everything else must be in both.
+	assert.Equal(t, []string{"Namespace llmbudget-system"}, onlyKustomize)
+	assert.Empty(t, onlyHelm)
+}
+
+// secureValues turn on what deploy/components/secure turns on.
+var secureValues = map[string]any{
+	"tls":   map[string]any{"enabled": true},
+	"token": map[string]any{"enabled": true},
+}
+
+func TestChartWithTLSAndTokenRendersWhatTheSecureOverlayRenders(t *testing.T) {
+	onlyKustomize, onlyHelm := compareRenders(t, kustomize(t, "deploy/overlays/secure"), renderChart(t, secureValues))
+	assert.Equal(t, []string{"Namespace llmbudget-system"}, onlyKustomize)
+	assert.Empty(t, onlyHelm)
+}
+
+// workloadRules are the (group, resource, verbs) triples of every rule that Metacontroller's
+// aggregated ClusterRole collects, for the resources that are decorated workloads.
+func workloadRules(t *testing.T, objs []object, decorated map[string]bool) []string {
+	t.Helper()
+	var out []string
+	for _, cr := range ofKind(objs, "ClusterRole") {
+		if l, _ := dig(cr, "metadata", "labels", "llmbudget.dev/aggregate-to-metacontroller"); l != "true" {
+			continue
+		}
+		rules, _ := cr["rules"].([]any)
+		for _, r := range rules {
+			groups, _ := dig(r, "apiGroups")
+			resources, _ := dig(r, "resources")
+			verbs, _ := dig(r, "verbs")
+			for _, g := range groups.([]any) {
+				for _, res := range resources.([]any) {
+					if decorated[fmt.Sprint(g)+"/"+fmt.Sprint(res)] {
+						out = append(out, fmt.Sprintf("%s/%s %v", g, res, verbs))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
+	all := kustomize(t, "deploy/overlays/all-kinds")
+	dc := ofKind(all, "DecoratorController")
+	require.Len(t, dc, 1)
+	resources, _ := dig(dc[0], "spec", "resources")
+	var values []any
+	decorated := map[string]bool{}
+	for _, r := range resources.([]any) {
+		apiVersion, _ := dig(r, "apiVersion")
+		resource, _ := dig(r, "resource")
+		values = append(values, map[string]any{"apiVersion": apiVersion, "resource": resource})
+		group, _, found := strings.Cut(apiVersion.(string), "/")
+		if !found {
+			group = ""
+		}
+		decorated[group+"/"+resource.(string)] = true
+	}
+	require.Len(t, values, 7, "the four default kinds and the three optional ones")
+
+	charted := renderChart(t, map[string]any{"decorator": map[string]any{"resources": values}})
+	hdc := ofKind(charted, "DecoratorController")
+	require.Len(t, hdc, 1)
+	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
+	assert.Equal(t, workloadRules(t, all, decorated), workloadRules(t, charted, decorated),
+		"Metacontroller may read and patch the same decorated kinds")
+}
+
+func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {
+	objs := byKey(t, renderChart(t, map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}))
+	var want object
+	readYAML(t, "deploy/monitoring/servicemonitor.yaml", &want)
+	got, ok := objs["ServiceMonitor llmbudget-system/llmbudget"]
+	require.True(t, ok)
+	assert.Equal(t, withoutHelmLabels(t, want), withoutHelmLabels(t, got))
+}
+
+func TestChartServiceMonitorScrapesHTTPSWithTheServingCA(t *testing.T) {
+	values := map[string]any{
+		"tls":        map[string]any{"enabled": true},
+		"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}}},
+	}
+	objs := byKey(t, renderChart(t, values))
+	raw, err := yaml.Marshal(objs["ServiceMonitor llmbudget-system/llmbudget"])
+	require.NoError(t, err)
+	var sm monitoringv1.ServiceMonitor
+	require.NoError(t, decodeStrict(raw, &sm))
+	assert.Equal(t, "kube-prometheus-stack", sm.Labels["release"])
+	require.Len(t, sm.Spec.Endpoints, 1)
+	ep := sm.Spec.Endpoints[0]
+	assert.Equal(t, "https", ep.Port)
+	require.NotNil(t, ep.Scheme)
+	assert.Equal(t, "https", strings.ToLower(string(*ep.Scheme)))
+	require.NotNil(t, ep.TLSConfig)
+	require.NotNil(t, ep.TLSConfig.CA.Secret)
+	assert.Equal(t, "llmbudget-tls", ep.TLSConfig.CA.Secret.Name)
+	assert.Equal(t, "ca.crt", ep.TLSConfig.CA.Secret.Key)
+
+	cert := objs["Certificate llmbudget-system/llmbudget-serving"]
+	require.NotNil(t, cert)
+	dnsNames, _ := dig(cert, "spec", "dnsNames")
+	require.NotNil(t, ep.TLSConfig.ServerName)
+	assert.Contains(t, dnsNames, *ep.TLSConfig.ServerName)
+	secretName, _ := dig(cert, "spec", "secretName")
+	assert.Equal(t, "llmbudget-tls", secretName)
+}
+
+// webhooks lists every hook webhook of the rendered controllers.
+func webhooks(t *testing.T, objs []object) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, kind := range []string{"CompositeController", "DecoratorController"} {
+		for _, c := range ofKind(objs, kind) {
+			for _, hook := range []string{"customize", "sync", "finalize"} {
+				wh, ok := dig(c, "spec", "hooks", hook, "webhook")
+				require.True(t, ok, "%s %s hook", kind, hook)
+				out[kind+" "+hook] = wh.(map[string]any)
+			}
+		}
+	}
+	require.Len(t, out, 6)
+	return out
+}
+
+func TestChartWebhooksFollowTheTLSAndTokenValues(t *testing.T) {
+	const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+	cases := map[string]struct {
+		values        map[string]any
+		scheme        string
+		caBundle      map[string]any
+		authorization bool
+		readsSecrets  bool
+	}{
+		"plain HTTP by default": {
+			values: nil, scheme: "http://llmbudget.llmbudget-system/",
+		},
+		"TLS alone trusts ca.crt of the serving Secret": {
+			values: map[string]any{"tls": map[string]any{"enabled": true}}, scheme: "https://llmbudget.llmbudget-system.svc/",
+			caBundle:     map[string]any{"secretRef": map[string]any{"name": "llmbudget-tls", "namespace": "llmbudget-system", "key": "ca.crt"}},
+			readsSecrets: true,
+		},
+		"an inline CA bundle needs no Secret read": {
+			values: map[string]any{"tls": map[string]any{"enabled": true, "caBundle": pem, "certManager": map[string]any{"create": false}}},
+			scheme: "https://llmbudget.llmbudget-system.svc/", caBundle: map[string]any{"inline": pem},
+		},
+		"a token alone keeps HTTP and sends the bearer token": {
+			values: map[string]any{"token": map[string]any{"enabled": true}}, scheme: "http://llmbudget.llmbudget-system/",
+			authorization: true, readsSecrets: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := renderChart(t, tc.values)
+			for hook, wh := range webhooks(t, objs) {
+				assert.True(t, strings.HasPrefix(wh["url"].(string), tc.scheme), "%s: %s", hook, wh["url"])
+				if tc.caBundle == nil {
+					assert.NotContains(t, wh, "caBundle", hook)
+				} else {
+					assert.Equal(t, tc.caBundle, wh["caBundle"], hook)
+				}
+				if tc.authorization {
+					assert.Equal(t, map[string]any{"type": "Bearer", "secretRef": map[string]any{
+						"name": "llmbudget-hook-token", "namespace": "llmbudget-system", "key": "token"}}, wh["authorization"], hook)
+				} else {
+					assert.NotContains(t, wh, "authorization", hook)
+				}
+			}
+			_, reads := byKey(t, objs)["ClusterRole llmbudget-metacontroller-secrets"]
+			assert.Equal(t, tc.readsSecrets, reads, "Metacontroller gets Secret access exactly when it reads a Secret")
+			_, certs := byKey(t, objs)["Certificate llmbudget-system/llmbudget-serving"]
+			assert.Equal(t, tc.caBundle != nil && tc.caBundle["inline"] == nil, certs, "cert-manager objects only when the chart creates the PKI")
+		})
+	}
+}
+
+func TestChartCRDIsTheCRDOfDeploy(t *testing.T) {
+	var charted, deployed object
+	readYAML(t, "deploy/helm/llmbudget/crds/llmcostbudgets.llmbudget.dev.yaml", &charted)
+	readYAML(t, "deploy/crd/llmcostbudgets.llmbudget.dev.yaml", &deployed)
+	if !reflect.DeepEqual(deployed, charted) {
+		want, _ := yaml.Marshal(deployed)
+		got, _ := yaml.Marshal(charted)
+		assert.Equal(t, string(want), string(got), "deploy/helm/llmbudget/crds/ is a copy of deploy/crd/: copy it again")
+	}
+}
+
+func TestChartPassesValuesThrough(t *testing.T) {
+	objs := byKey(t, renderChart(t, map[string]any{
+		"image":             map[string]any{"tag": "0.2.0"},
+		"replicas":          3,
+		"logLevel":          "debug",
+		"maxBodyBytes":      16777216,
+		"pprof":             true,
+		"priorityClassName": "llm-critical",
+		"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
+		"metacontroller":    map[string]any{"namespace": "platform", "serviceAccount": "mc"},
+		"monitoring":        map[string]any{"namespace": "observability"},
+	}))
+	dep := objs["Deployment llmbudget-system/llmbudget"]
+	require.NotNil(t, dep)
+	container, _ := dig(dep, "spec", "template", "spec", "containers", 0)
+	assert.Equal(t, "ghcr.io/llmbudget/llmbudget:0.2.0", container.(map[string]any)["image"])
+	assert.Equal(t, []any{"serve", "--addr=:8080", "--log-level=debug", "--max-body-bytes=16777216", "--pprof"}, container.(map[string]any)["args"])
+	replicas, _ := dig(dep, "spec", "replicas")
+	assert.EqualValues(t, 3, replicas)
+	priority, _ := dig(dep, "spec", "template", "spec", "priorityClassName")
+	assert.Equal(t, "llm-critical", priority)
+	nodeOS, _ := dig(dep, "spec", "template", "spec", "nodeSelector", "kubernetes.io/os")
+	assert.Equal(t, "linux", nodeOS)
+
+	subject, _ := dig(objs["ClusterRoleBinding llmbudget-metacontroller"], "roleRef", "name")
+	assert.Equal(t, "llmbudget-metacontroller", subject)
+	sa, _ := dig(objs["ClusterRoleBinding llmbudget-metacontroller"], "subjects", 0)
+	assert.Equal(t, map[string]any{"kind": "ServiceAccount", "name": "mc", "namespace": "platform"}, sa)
+	np := objs["NetworkPolicy llmbudget-system/llmbudget"]
+	mcNS, _ := dig(np, "spec", "ingress", 0, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+	assert.Equal(t, "platform", mcNS)
+	promNS, _ := dig(np, "spec", "ingress", 1, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+	assert.Equal(t, "observability", promNS)
+}

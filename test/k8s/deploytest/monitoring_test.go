@@ -1,0 +1,296 @@
+package deploytest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const runbookBase = "https://github.com/llmbudget/llmbudget/blob/main/docs/operations.md#"
+
+func loadPrometheusRule(t testing.TB) monitoringv1.PrometheusRule {
+	t.Helper()
+	var rule monitoringv1.PrometheusRule
+	readYAML(t, "deploy/monitoring/prometheusrule.yaml", &rule)
+	require.Equal(t, "monitoring.coreos.com/v1", rule.APIVersion)
+	require.Equal(t, "PrometheusRule", rule.Kind)
+	return rule
+}
+
+func TestPrometheusRuleHasTheAlertsWeDocument(t *testing.T) {
+	rule := loadPrometheusRule(t)
+	got := map[string]monitoringv1.Rule{}
+	for _, g := range rule.Spec.Groups {
+		for _, r := range g.Rules {
+			require.NotEmpty(t, r.Alert, "group %s has a recording rule; only alerts are expected", g.Name)
+			require.NotContains(t, got, r.Alert)
+			got[r.Alert] = r
+		}
+	}
+	assert.ElementsMatch(t, []string{
+		"LLMBudgetWarning", "LLMBudgetOverBudget", "LLMBudgetForecastOverBudget", "LLMBudgetUnknown",
+		"LLMBudgetHookErrors", "LLMBudgetHookLatencyHigh", "LLMBudgetServiceDown",
+	}, sortedKeys(got))
+
+	forOf := func(name string) string {
+		if r, ok := got[name]; ok && r.For != nil {
+			return string(*r.For)
+		}
+		return ""
+	}
+	assert.Equal(t, "30m", forOf("LLMBudgetUnknown"), "Unknown for 30 minutes")
+	assert.Equal(t, "10m", forOf("LLMBudgetHookLatencyHigh"), "p99 latency for 10 minutes")
+	assert.Contains(t, exprOf(got["LLMBudgetHookLatencyHigh"]), "histogram_quantile(0.99")
+	assert.Contains(t, exprOf(got["LLMBudgetHookLatencyHigh"]), "> 0.25")
+	assert.Contains(t, exprOf(got["LLMBudgetHookErrors"]), `code!="200"`)
+	assert.Contains(t, exprOf(got["LLMBudgetServiceDown"]), "absent(up{")
+}
+
+// exprOf is a rule's expression text.
+func exprOf(r monitoringv1.Rule) string { return r.Expr.String() }
+
+func TestPrometheusRuleExpressionsParseAndUseOnlyRealSeries(t *testing.T) {
+	rule := loadPrometheusRule(t)
+	known := knownSeries(t)
+	anchors := markdownAnchors(t, "docs/operations.md")
+	for _, g := range rule.Spec.Groups {
+		for _, r := range g.Rules {
+			t.Run(r.Alert, func(t *testing.T) {
+				info := requireKnownSeries(t, r.Alert, exprOf(r), known)
+				if r.For != nil {
+					_, err := model.ParseDuration(string(*r.For))
+					assert.NoError(t, err, "for: %s", *r.For)
+				}
+				assert.Contains(t, []string{"warning", "critical"}, r.Labels["severity"])
+
+				for _, a := range []string{"summary", "description", "runbook_url"} {
+					assert.NotEmpty(t, r.Annotations[a], "annotation %s", a)
+				}
+				url := r.Annotations["runbook_url"]
+				assert.Equal(t, runbookBase+strings.ToLower(r.Alert), url)
+				anchor := strings.TrimPrefix(url, runbookBase)
+				assert.True(t, anchors[anchor], "docs/operations.md has no heading for #%s", anchor)
+
+				for _, a := range []string{"summary", "description"} {
+					used, err := expandAlertTemplate(r.Annotations[a])
+					require.NoError(t, err, "annotation %s", a)
+					for _, l := range used {
+						assert.True(t, info.grouping[l], "annotation %s uses $labels.%s, which the expression does not keep (by: %v)",
+							a, l, sortedSet(info.grouping))
+					}
+				}
+			})
+		}
+	}
+}
+
+// expandAlertTemplate runs an alert annotation as Prometheus does (text/template with
+// $labels and $value defined, and Prometheus' template functions) and returns the labels it
+// reads.
+func expandAlertTemplate(text string) ([]string, error) {
+	var used []string
+	labels := map[string]string{}
+	for _, m := range regexp.MustCompile(`\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)`).FindAllStringSubmatch(text, -1) {
+		used = append(used, m[1])
+		labels[m[1]] = "example"
+	}
+	funcs := template.FuncMap{
+		"humanize":           func(v float64) string { return fmt.Sprintf("%.4g", v) },
+		"humanize1024":       func(v float64) string { return fmt.Sprintf("%.4g", v) },
+		"humanizeDuration":   func(v float64) string { return (time.Duration(v * float64(time.Second))).String() },
+		"humanizePercentage": func(v float64) string { return fmt.Sprintf("%.4g%%", v*100) },
+		"humanizeTimestamp":  func(v float64) string { return time.Unix(int64(v), 0).UTC().String() },
+		"toUpper":            strings.ToUpper,
+		"toLower":            strings.ToLower,
+		"title":              strings.ToTitle,
+	}
+	prefix := "{{$labels := .Labels}}{{$externalLabels := .ExternalLabels}}{{$value := .Value}}"
+	tmpl, err := template.New("annotation").Option("missingkey=zero").Funcs(funcs).Parse(prefix + text)
+	if err != nil {
+		return nil, err
+	}
+	var out strings.Builder
+	err = tmpl.Execute(&out, map[string]any{"Labels": labels, "ExternalLabels": map[string]string{}, "Value": 0.3})
+	if err == nil && strings.Contains(out.String(), "<no value>") {
+		err = fmt.Errorf("renders <no value>: %s", out.String())
+	}
+	return used, err
+}
+
+// markdownAnchors lists the GitHub anchors of a Markdown file's headings.
+func markdownAnchors(t testing.TB, rel string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(repoPath(t, rel))
+	require.NoError(t, err)
+	anchors := map[string]bool{}
+	inFence := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		heading := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		anchors[githubAnchor(heading)] = true
+	}
+	return anchors
+}
+
+// githubAnchor is GitHub's heading slug: lower case, punctuation dropped, spaces to hyphens.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// grafanaVariables replaces a dashboard's variables with values PromQL accepts.
+var grafanaVariables = strings.NewReplacer(
+	"$__rate_interval", "5m", "${__rate_interval}", "5m", "$__interval", "1m", "$__range", "1h",
+	"$namespace", ".*", "${namespace}", ".*", "$budget", ".*", "${budget}", ".*", "$job", ".*", "${job}", ".*",
+)
+
+type grafanaPanel struct {
+	ID         int            `json:"id"`
+	Type       string         `json:"type"`
+	Title      string         `json:"title"`
+	Datasource map[string]any `json:"datasource"`
+	Targets    []struct {
+		Expr       string         `json:"expr"`
+		RefID      string         `json:"refId"`
+		Datasource map[string]any `json:"datasource"`
+	} `json:"targets"`
+	Panels []grafanaPanel `json:"panels"`
+}
+
+type grafanaDashboard struct {
+	UID           string `json:"uid"`
+	Title         string `json:"title"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Templating    struct {
+		List []struct {
+			Name       string         `json:"name"`
+			Type       string         `json:"type"`
+			Query      any            `json:"query"`
+			Definition string         `json:"definition"`
+			Datasource map[string]any `json:"datasource"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []grafanaPanel `json:"panels"`
+}
+
+func loadDashboard(t testing.TB) (grafanaDashboard, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(repoPath(t, "deploy/monitoring/grafana-dashboard.json"))
+	require.NoError(t, err)
+	var d grafanaDashboard
+	require.NoError(t, json.Unmarshal(data, &d))
+	return d, data
+}
+
+func flattenPanels(ps []grafanaPanel) []grafanaPanel {
+	var out []grafanaPanel
+	for _, p := range ps {
+		out = append(out, p)
+		out = append(out, flattenPanels(p.Panels)...)
+	}
+	return out
+}
+
+func TestGrafanaDashboardIsTemplatedAndHasTheAgreedPanels(t *testing.T) {
+	d, _ := loadDashboard(t)
+	assert.GreaterOrEqual(t, d.SchemaVersion, 39)
+	assert.NotEmpty(t, d.UID)
+
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Type
+	}
+	assert.Equal(t, "datasource", vars["datasource"], "a templated data source")
+	assert.Equal(t, "query", vars["namespace"], "a namespace variable")
+
+	titles := map[string]bool{}
+	ids := map[int]bool{}
+	for _, p := range flattenPanels(d.Panels) {
+		assert.False(t, ids[p.ID], "panel id %d is used twice", p.ID)
+		ids[p.ID] = true
+		titles[p.Title] = true
+		if p.Type == "row" {
+			continue
+		}
+		assert.Equal(t, "${datasource}", p.Datasource["uid"], "panel %q uses the templated data source", p.Title)
+		for _, target := range p.Targets {
+			assert.Equal(t, "${datasource}", target.Datasource["uid"], "panel %q target %s", p.Title, target.RefID)
+		}
+	}
+	for _, want := range []string{
+		"Spend vs limit", "Percent of limit used", "Forecast vs limit", "Budget states", "Blocking budgets",
+		"Hook requests by code", "Hook latency p50 / p99", "Evaluations by state",
+	} {
+		assert.True(t, titles[want], "panel %q", want)
+	}
+}
+
+func TestGrafanaDashboardQueriesParseAndUseOnlyRealSeries(t *testing.T) {
+	d, raw := loadDashboard(t)
+	known := knownSeries(t)
+	labelValues := regexp.MustCompile(`^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$`)
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		m := labelValues.FindStringSubmatch(v.Definition)
+		require.NotNil(t, m, "variable %s: %q is not label_values(<series>, <label>)", v.Name, v.Definition)
+		requireKnownSeries(t, "variable "+v.Name, grafanaVariables.Replace(m[1]), known)
+	}
+	exprs := 0
+	for _, p := range flattenPanels(d.Panels) {
+		for _, target := range p.Targets {
+			exprs++
+			requireKnownSeries(t, fmt.Sprintf("panel %q target %s", p.Title, target.RefID), grafanaVariables.Replace(target.Expr), known)
+		}
+	}
+	assert.Positive(t, exprs)
+
+	objs := byKey(t, kustomize(t, "deploy/monitoring"))
+	cm, ok := objs["ConfigMap monitoring/llmbudget-dashboard"]
+	require.True(t, ok, "rendered: %v", sortedKeys(objs))
+	data, _ := dig(cm, "data", "llmbudget.json")
+	assert.Equal(t, string(raw), data)
+	label, _ := dig(cm, "metadata", "labels", "grafana_dashboard")
+	assert.Equal(t, "1", label)
+}
+
+func TestServiceMonitorScrapesTheServicePortByName(t *testing.T) {
+	var sm monitoringv1.ServiceMonitor
+	readYAML(t, "deploy/monitoring/servicemonitor.yaml", &sm)
+	svc := byKey(t, kustomize(t, "deploy"))["Service llmbudget-system/llmbudget"]
+	require.NotNil(t, svc)
+	port, _ := dig(svc, "spec", "ports", 0, "name")
+	require.Len(t, sm.Spec.Endpoints, 1)
+	assert.Equal(t, port, sm.Spec.Endpoints[0].Port)
+	assert.Equal(t, "/metrics", sm.Spec.Endpoints[0].Path)
+	selector, _ := dig(svc, "metadata", "labels")
+	for k, v := range sm.Spec.Selector.MatchLabels {
+		assert.Equal(t, v, selector.(map[string]any)[k], "the Service carries the selected label %s", k)
+	}
+	assert.Equal(t, []string{"llmbudget-system"}, sm.Spec.NamespaceSelector.MatchNames)
+}
