@@ -51,7 +51,10 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, fmt.Errorf("%w: request has no parent", ErrBadRequest)
 	}
-	if err := rawjson.Unmarshal(raw, &p); err != nil {
+	// raw is a RawMessage of a decoded request, so valid JSON: the members
+	// the parent does not use (managedFields, annotations) are skipped
+	// without validating them again.
+	if err := rawjson.UnmarshalValid(raw, &p); err != nil {
 		return p, fmt.Errorf("%w: parent: %v", ErrBadRequest, describeJSONError("parent", err))
 	}
 	if p.Metadata.Name == "" {

@@ -67,7 +67,10 @@ func decodeObject(raw json.RawMessage, field string) (object, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return o, fmt.Errorf("%w: request has no %s", ErrBadRequest, field)
 	}
-	if err := rawjson.Unmarshal(raw, &o); err != nil {
+	// raw is a RawMessage of a decoded request, so valid JSON: the members
+	// the object does not use (spec, status, managedFields) are skipped
+	// without validating them again.
+	if err := rawjson.UnmarshalValid(raw, &o); err != nil {
 		return o, fmt.Errorf("%w: %s: %v", ErrBadRequest, field, err)
 	}
 	if o.Metadata.Name == "" {
@@ -162,7 +165,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
 	var st api.Status
 	var bv budgetView
-	if found && rawjson.Unmarshal(raw, &bv) == nil && len(bv.Status) > 0 {
+	if found && rawjson.UnmarshalValid(raw, &bv) == nil && len(bv.Status) > 0 {
 		// A status this version does not recognise counts as not evaluated.
 		if json.Unmarshal(bv.Status, &st) != nil {
 			st = api.Status{}

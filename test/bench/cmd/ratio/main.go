@@ -1,14 +1,18 @@
 // Command ratio reads `go test -bench BenchmarkHook -benchmem` output and
 // prints, for each body, the handler's cost against its encoding/json floor:
 //
-//	go test -run '^$' -bench BenchmarkHook -benchmem -count 3 ./test/bench | tee bench.txt
+//	go test -c -o bin/bench.test ./test/bench
+//	(cd test/bench && for i in 1 2 3; do ../../bin/bench.test -test.run '^$' \
+//	    -test.bench . -test.benchmem; done) > bench.txt
 //	go run ./test/bench/cmd/ratio bench.txt
 //
-// With -count > 1 it takes the median of each figure, and for the ratio the
-// median of the per-run ratios: go test runs a body's handler and floor
-// benchmarks back to back, so a run's pair shares the machine's noise. Sync and finalize
-// bodies carry the target handler/floor <= 1.0; ratio exits 0 either way
-// (machines are noisy; the table is for reading, not asserting).
+// Over several rounds (`make bench` runs three) it takes the median of each
+// figure, and for the ratio the median of the rounds' ratios: within one
+// round a body's handler and floor run back to back, so each round's pair
+// shares the machine's load of the moment. (go test -count runs all of one
+// benchmark's repetitions before the next benchmark, so it pairs worse.)
+// Sync and finalize bodies carry the target handler/floor <= 1.0; ratio
+// exits 0 either way: machines are noisy, the table is for reading.
 package main
 
 import (
