@@ -236,8 +236,8 @@ func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]s
 
 // decodeConfigMap reads the data straight from the raw ConfigMap: a ledger
 // holds hundreds of values, and this is the hot path of every sync. raw is
-// valid JSON (a related object of a decoded request), so the ConfigMap is
-// walked without validating it again; the data is validated as it is read.
+// valid JSON (a related object of a decoded request), so the ConfigMap and
+// its data are walked without validating them again.
 // It reports false for anything encoding/json might read differently, which
 // then decides.
 func decodeConfigMap(raw []byte, cm *configMap) bool {
