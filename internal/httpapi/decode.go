@@ -19,30 +19,44 @@ import (
 // The request aliases the body, so it must not outlive the hook call; the
 // hooks decode what they keep into fresh values.
 
+// The members each request decodes, in the order its set function numbers them.
 var (
 	compositeFields = []string{"controller", "parent", "children", "related", "finalizing"}
 	decoratorFields = []string{"controller", "object", "attachments", "related", "finalizing"}
 	customizeFields = []string{"controller", "parent"}
 )
 
-func decodeComposite(body []byte, req *hookwire.CompositeRequest) error {
+// decodeFields walks the body's top-level object, handing each member named
+// in fields to set with its index in fields; it reports false when the fast
+// path gave up and encoding/json must decide.
+func decodeFields(body []byte, fields []string, set func(field uint, i int) int) bool {
 	var seen fieldSet
 	end := rawjson.Object(body, 0, func(key []byte, i int) int {
-		switch string(key) {
-		case "controller":
-			return seen.once(0, setRaw(&req.Controller, body, i))
-		case "parent":
-			return seen.once(1, setRaw(&req.Parent, body, i))
-		case "children":
-			return seen.once(2, setObjectMap(&req.Children, body, i))
-		case "related":
-			return seen.once(3, setObjectMap(&req.Related, body, i))
-		case "finalizing":
-			return seen.once(4, setBool(&req.Finalizing, body, i))
+		for n, name := range fields {
+			if string(key) == name {
+				return seen.once(uint(n), set(uint(n), i))
+			}
 		}
-		return skipIgnorable(body, key, i, compositeFields)
+		return skipIgnorable(body, key, i, fields)
 	})
-	if rawjson.End(body, end) {
+	return rawjson.End(body, end)
+}
+
+func decodeComposite(body []byte, req *hookwire.CompositeRequest) error {
+	ok := decodeFields(body, compositeFields, func(field uint, i int) int {
+		switch field {
+		case 0:
+			return setRaw(&req.Controller, body, i)
+		case 1:
+			return setRaw(&req.Parent, body, i)
+		case 2:
+			return setObjectMap(&req.Children, body, i)
+		case 3:
+			return setObjectMap(&req.Related, body, i)
+		}
+		return setBool(&req.Finalizing, body, i)
+	})
+	if ok {
 		return nil
 	}
 	*req = hookwire.CompositeRequest{}
@@ -50,23 +64,20 @@ func decodeComposite(body []byte, req *hookwire.CompositeRequest) error {
 }
 
 func decodeDecorator(body []byte, req *hookwire.DecoratorRequest) error {
-	var seen fieldSet
-	end := rawjson.Object(body, 0, func(key []byte, i int) int {
-		switch string(key) {
-		case "controller":
-			return seen.once(0, setRaw(&req.Controller, body, i))
-		case "object":
-			return seen.once(1, setRaw(&req.Object, body, i))
-		case "attachments":
-			return seen.once(2, setObjectMap(&req.Attachments, body, i))
-		case "related":
-			return seen.once(3, setObjectMap(&req.Related, body, i))
-		case "finalizing":
-			return seen.once(4, setBool(&req.Finalizing, body, i))
+	ok := decodeFields(body, decoratorFields, func(field uint, i int) int {
+		switch field {
+		case 0:
+			return setRaw(&req.Controller, body, i)
+		case 1:
+			return setRaw(&req.Object, body, i)
+		case 2:
+			return setObjectMap(&req.Attachments, body, i)
+		case 3:
+			return setObjectMap(&req.Related, body, i)
 		}
-		return skipIgnorable(body, key, i, decoratorFields)
+		return setBool(&req.Finalizing, body, i)
 	})
-	if rawjson.End(body, end) {
+	if ok {
 		return nil
 	}
 	*req = hookwire.DecoratorRequest{}
@@ -74,17 +85,13 @@ func decodeDecorator(body []byte, req *hookwire.DecoratorRequest) error {
 }
 
 func decodeCustomize(body []byte, req *hookwire.CustomizeRequest) error {
-	var seen fieldSet
-	end := rawjson.Object(body, 0, func(key []byte, i int) int {
-		switch string(key) {
-		case "controller":
-			return seen.once(0, setRaw(&req.Controller, body, i))
-		case "parent":
-			return seen.once(1, setRaw(&req.Parent, body, i))
+	ok := decodeFields(body, customizeFields, func(field uint, i int) int {
+		if field == 0 {
+			return setRaw(&req.Controller, body, i)
 		}
-		return skipIgnorable(body, key, i, customizeFields)
+		return setRaw(&req.Parent, body, i)
 	})
-	if rawjson.End(body, end) {
+	if ok {
 		return nil
 	}
 	*req = hookwire.CustomizeRequest{}
