@@ -228,6 +228,11 @@ func exceeded(budget string, st api.Status) (evaluate.Announcement, bool) {
 		}
 	}
 	if at == nil {
+		// No Actual threshold at or above 100% (custom thresholds, or a model over its own
+		// limit): the OverBudget condition's transition is the occurrence.
+		at = overSince(st)
+	}
+	if at == nil {
 		return evaluate.Announcement{}, false
 	}
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
@@ -238,4 +243,14 @@ func exceeded(budget string, st api.Status) (evaluate.Announcement, bool) {
 		msg += fmt.Sprintf("; ResourceQuota %s refuses new workloads in this namespace", st.Enforcement.QuotaName)
 	}
 	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at.Time}, true
+}
+
+func overSince(st api.Status) *metav1.Time {
+	for _, c := range st.Conditions {
+		if c.Type == api.ConditionOverBudget && c.Status == metav1.ConditionTrue {
+			t := c.LastTransitionTime
+			return &t
+		}
+	}
+	return nil
 }

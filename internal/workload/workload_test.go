@@ -100,3 +100,13 @@ func TestCustomizeRelatesTheLabelledBudgetOnly(t *testing.T) {
 	assert.Empty(t, resp.RelatedResources)
 	assert.NotNil(t, resp.RelatedResources, "an empty list, not null")
 }
+
+func TestAModelDrivenOverBudgetIsAnnouncedFromItsCondition(t *testing.T) {
+	over := `{"state":"OverBudget","thresholds":[{"percent":80,"basis":"Actual"}],"conditions":[{"type":"OverBudget","status":"True","reason":"OverBudget","message":"model gpt-4o spend reached its limit","lastTransitionTime":"2026-11-29T07:00:00Z"}]}`
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)}, time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Len(t, resp.Attachments, 1)
+	b, err := json.Marshal(resp.Attachments[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"name":"web.budgetexceeded.1795935600"`)
+}
