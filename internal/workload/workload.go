@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
@@ -26,13 +24,17 @@ import (
 
 // The label that links a workload to its budget, and what this package sets.
 const (
-	LabelBudget          = "llmbudget.dev/budget"
-	LabelState           = "llmbudget.dev/state"
-	AnnotationPercent    = "llmbudget.dev/percent-used"
-	AnnotationSpend      = "llmbudget.dev/spend-usd"
-	AnnotationLimit      = "llmbudget.dev/limit-usd"
-	AnnotationPeriodEnd  = "llmbudget.dev/period-end"
-	AnnotationReason     = "llmbudget.dev/reason"
+	LabelBudget         = "llmbudget.dev/budget"
+	LabelState          = "llmbudget.dev/state"
+	AnnotationPercent   = "llmbudget.dev/percent-used"
+	AnnotationSpend     = "llmbudget.dev/spend-usd"
+	AnnotationLimit     = "llmbudget.dev/limit-usd"
+	AnnotationPeriodEnd = "llmbudget.dev/period-end"
+	AnnotationReason    = "llmbudget.dev/reason"
+	// AnnotationExceededAt records when this workload was told its budget was
+	// exceeded this period, so the BudgetExceeded Event stays the same for its
+	// whole announcement window whatever the budget does meanwhile.
+	AnnotationExceededAt = "llmbudget.dev/exceeded-at"
 	ReasonBudgetNotFound = "BudgetNotFound"
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
 )
@@ -40,8 +42,14 @@ const (
 // Keys lists every label and annotation Apply may set; Cleanup removes them.
 var (
 	labelKeys      = []string{LabelState}
-	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason}
+	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason, AnnotationExceededAt}
 )
+
+// settleRetry is how soon to look again while the object does not yet carry
+// the decorations answered last time: Metacontroller drops an update that
+// conflicts with another writer and, as status changes are ignored, might not
+// call again until its resync period.
+const settleRetry = 10 * time.Second
 
 // ErrBadRequest marks a request that cannot be answered at all.
 var ErrBadRequest = errors.New("bad request")
@@ -87,12 +95,14 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		return hookwire.CustomizeResponse{}, err
 	}
 	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	if name := o.Metadata.Labels[LabelBudget]; name != "" {
+	if o.Metadata.Labels[LabelBudget] != "" {
+		// Every budget of the namespace, not just the labelled one: Metacontroller
+		// caches this answer per generation, and changing a label does not change
+		// the generation. Sync picks the budget the label names.
 		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
 			APIVersion: api.APIVersion,
 			Resource:   api.Resource,
 			Namespace:  o.Metadata.Namespace,
-			Names:      []string{name},
 		})
 	}
 	return resp, nil
@@ -194,15 +204,36 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 		setLabel(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
 	}
 	requeue := finalizer.AwaitChange()
-	if a, ok := exceeded(name, st); ok {
+	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
+		setLabel(resp.Annotations, AnnotationExceededAt, formatTime(a.At))
 		owner := children.Owner{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name}
 		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
 			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
 			requeue = finalizer.RequeueAfter(evaluate.AnnounceFor - age)
 		}
 	}
+	if !settled(o, resp) {
+		requeue = finalizer.RequeueAfter(settleRetry)
+	}
 	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
 }
+
+// settled reports whether the object already carries what resp asks for.
+func settled(o object, resp hookwire.DecoratorResponse) bool {
+	return carries(o.Metadata.Labels, resp.Labels) && carries(o.Metadata.Annotations, resp.Annotations)
+}
+
+func carries(have map[string]string, want map[string]*string) bool {
+	for k, v := range want {
+		got, ok := have[k]
+		if (v == nil && ok) || (v != nil && (!ok || got != *v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // setLabel sets key to v, leaving it null (removed) when v is empty.
 func setLabel(m map[string]*string, key, v string) {
@@ -212,45 +243,34 @@ func setLabel(m map[string]*string, key, v string) {
 	m[key] = &v
 }
 
-// exceeded is the BudgetExceeded announcement for the current period: it
-// occurs when the budget first reached 100% of its limit in the period, which
-// the budget records once per period, so each workload is told once.
-func exceeded(budget string, st api.Status) (evaluate.Announcement, bool) {
-	if st.State != api.OverBudget {
-		return evaluate.Announcement{}, false
+// exceeded is the BudgetExceeded announcement of the current period. It
+// occurs when this workload is first seen drawing on an exceeded budget in
+// the period, recorded in the exceeded-at annotation (marked, the value the
+// object carries), so that each workload is told once per period, even one
+// labelled long after the budget ran out, and the Event stays unchanged while
+// it is announced whatever the budget does meanwhile.
+func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
+	at, err := time.Parse(time.RFC3339, marked)
+	if err != nil || (st.Period != nil && at.Before(periodStart(st))) {
+		at = time.Time{} // none yet, or one of an earlier period
 	}
-	var at *metav1.Time
-	for _, t := range st.Thresholds {
-		if t.Basis == api.Actual && t.Percent >= api.OverBudgetThreshold && t.CrossedAt != nil {
-			if at == nil || t.CrossedAt.Before(at) {
-				at = t.CrossedAt
-			}
+	if at.IsZero() {
+		if st.State != api.OverBudget {
+			return evaluate.Announcement{}, false
 		}
-	}
-	if at == nil {
-		// No Actual threshold at or above 100% (custom thresholds, or a model over its own
-		// limit): the OverBudget condition's transition is the occurrence.
-		at = overSince(st)
-	}
-	if at == nil {
-		return evaluate.Announcement{}, false
+		at = now.UTC().Truncate(time.Second)
 	}
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	if st.Period != nil {
 		msg += fmt.Sprintf(" for the period %s to %s", st.Period.Start, st.Period.End)
 	}
-	if st.Enforcement != nil && st.Enforcement.Blocking {
-		msg += fmt.Sprintf("; ResourceQuota %s refuses new workloads in this namespace", st.Enforcement.QuotaName)
-	}
-	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at.Time}, true
+	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at}, true
 }
 
-func overSince(st api.Status) *metav1.Time {
-	for _, c := range st.Conditions {
-		if c.Type == api.ConditionOverBudget && c.Status == metav1.ConditionTrue {
-			t := c.LastTransitionTime
-			return &t
-		}
+func periodStart(st api.Status) time.Time {
+	t, err := time.Parse(time.RFC3339, st.Period.Start)
+	if err != nil {
+		return time.Time{}
 	}
-	return nil
+	return t
 }

@@ -52,21 +52,44 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 			assert.Len(t, resp.Attachments, tc.attachments)
 			assert.Nil(t, resp.Status, "never the workload's status")
 			assert.Len(t, resp.Labels, 1, "only llmbudget.dev/state")
-			assert.Len(t, resp.Annotations, 5)
+			assert.Len(t, resp.Annotations, 6)
 		})
 	}
 }
 
-func TestTheExceededEventIsDroppedAfterItsWindow(t *testing.T) {
-	over := `{"state":"OverBudget","thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-29T07:00:00Z"}]}`
-	req := hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)}
-	soon, _, err := workload.Sync(req, time.Date(2026, 11, 29, 7, 54, 0, 0, time.UTC))
+// withAnnotations is the test Deployment carrying annotations.
+func withAnnotations(ann string) json.RawMessage {
+	return json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"},"annotations":` + ann + `}}`)
+}
+
+func TestTheExceededEventIsToldOncePerPeriodWhateverTheBudgetDoes(t *testing.T) {
+	period := `"period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"}`
+	over := related(`{"state":"OverBudget",` + period + `}`)
+	under := related(`{"state":"UnderBudget",` + period + `}`)
+	t0 := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
+
+	first, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: over}, t0)
 	require.NoError(t, err)
-	assert.Len(t, soon.Attachments, 1)
-	assert.Equal(t, 60.0, soon.ResyncAfterSeconds, "look again when it must go")
-	late, _, err := workload.Sync(req, time.Date(2026, 11, 29, 7, 55, 0, 0, time.UTC))
+	require.Len(t, first.Attachments, 1)
+	assert.Equal(t, "2026-11-29T07:00:00Z", str(first.Annotations[workload.AnnotationExceededAt]))
+	assert.Equal(t, 10.0, first.ResyncAfterSeconds, "look again until the object carries the decorations")
+
+	marked := withAnnotations(`{"llmbudget.dev/exceeded-at":"2026-11-29T07:00:00Z"}`)
+	later, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: under}, t0.Add(30*time.Minute))
 	require.NoError(t, err)
-	assert.Empty(t, late.Attachments)
+	require.Len(t, later.Attachments, 1, "the budget recovered, the Event stays for its window")
+	assert.Equal(t, first.Attachments[0], later.Attachments[0])
+
+	gone, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: over}, t0.Add(55*time.Minute))
+	require.NoError(t, err)
+	assert.Empty(t, gone.Attachments, "told once: not again this period")
+	assert.Equal(t, "2026-11-29T07:00:00Z", str(gone.Annotations[workload.AnnotationExceededAt]))
+
+	december := related(`{"state":"UnderBudget","period":{"start":"2026-12-01T00:00:00Z","end":"2027-01-01T00:00:00Z"}}`)
+	next, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: december}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.Empty(t, next.Attachments)
+	assert.Nil(t, next.Annotations[workload.AnnotationExceededAt], "last period's mark goes")
 }
 
 func TestCleanupRemovesEveryKeyAndFinishesOnceTheyAreGone(t *testing.T) {
@@ -88,12 +111,13 @@ func TestCleanupRemovesEveryKeyAndFinishesOnceTheyAreGone(t *testing.T) {
 	assert.NotContains(t, resp.Annotations, "other", "keys of others are never touched")
 }
 
-func TestCustomizeRelatesTheLabelledBudgetOnly(t *testing.T) {
+func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T) {
 	resp, err := workload.Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(deployment)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 1)
-	assert.Equal(t, []string{"b"}, resp.RelatedResources[0].Names)
+	assert.Empty(t, resp.RelatedResources[0].Names, "every budget of the namespace: the answer is cached per generation, a label change is not")
 	assert.Equal(t, "ns", resp.RelatedResources[0].Namespace)
+	assert.Equal(t, "llmcostbudgets", resp.RelatedResources[0].Resource)
 
 	resp, err = workload.Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"web","namespace":"ns"}}`)})
 	require.NoError(t, err)
@@ -101,12 +125,20 @@ func TestCustomizeRelatesTheLabelledBudgetOnly(t *testing.T) {
 	assert.NotNil(t, resp.RelatedResources, "an empty list, not null")
 }
 
-func TestAModelDrivenOverBudgetIsAnnouncedFromItsCondition(t *testing.T) {
-	over := `{"state":"OverBudget","thresholds":[{"percent":80,"basis":"Actual"}],"conditions":[{"type":"OverBudget","status":"True","reason":"OverBudget","message":"model gpt-4o spend reached its limit","lastTransitionTime":"2026-11-29T07:00:00Z"}]}`
+func TestAWorkloadLabelledAfterTheCrossingIsStillTold(t *testing.T) {
+	over := `{"state":"OverBudget","thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-28T07:00:00Z"}]}`
 	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)}, time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
 	require.NoError(t, err)
 	require.Len(t, resp.Attachments, 1)
 	b, err := json.Marshal(resp.Attachments[0])
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"name":"web.budgetexceeded.1795935600"`)
+	assert.Contains(t, string(b), `"name":"web.budgetexceeded.1795936200"`)
+}
+
+func TestAnObjectThatCarriesItsDecorationsNeedsNoRetry(t *testing.T) {
+	st := `{"state":"UnderBudget","limitUSD":"500.00","observedSpendUSD":"1.00","percentUsed":0}`
+	obj := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/budget":"b","llmbudget.dev/state":"UnderBudget"},"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00","llmbudget.dev/percent-used":"0"}}}`)
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: obj, Related: related(st)}, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, 0.0, resp.ResyncAfterSeconds)
 }
