@@ -413,3 +413,37 @@ func TestResyncFollowsTheHourlyForecast(t *testing.T) {
 	r := eval(budget(), total("10"), time.Date(2026, 11, 20, 12, 5, 0, 0, time.UTC))
 	assert.Equal(t, 55*time.Minute, r.ResyncAfter, "the forecast next changes at 13:00")
 }
+
+// Metacontroller deletes a child that is no longer desired; an Event dropped
+// early would come back later as a second announcement.
+func TestAnAnnouncedEventStaysForItsWindowWhateverTheBudgetDoes(t *testing.T) {
+	b := budget()
+	gone := eval(b, nil, now)
+	require.Len(t, gone.Announcements, 1)
+	assert.Equal(t, api.ReasonCostSourceMissing, gone.Announcements[0].Reason)
+
+	b.Status = &gone.Status
+	back := eval(b, total("10"), now.Add(10*time.Second))
+	assert.Equal(t, api.UnderBudget, back.Status.State)
+	require.Len(t, back.Announcements, 1, "the ConfigMap is back, the Event stays")
+	assert.Equal(t, gone.Announcements[0], back.Announcements[0])
+
+	b.Status = &back.Status
+	b.Spec.Suspend = true
+	suspended := eval(b, total("450"), now.Add(20*time.Second))
+	assert.Equal(t, gone.Announcements, suspended.Announcements, "suspending announces nothing new and drops nothing")
+
+	b.Status = &suspended.Status
+	b.Spec.Suspend = false
+	resumed := eval(b, total("450"), now.Add(30*time.Second))
+	var reasons []string
+	for _, a := range resumed.Announcements {
+		reasons = append(reasons, a.Reason)
+	}
+	assert.Equal(t, []string{api.ReasonCostSourceMissing, "BudgetWarning"}, reasons)
+
+	b.Status = &resumed.Status
+	expired := eval(b, total("450"), now.Add(55*time.Minute+10*time.Second))
+	require.Len(t, expired.Announcements, 1, "the first one's window is over")
+	assert.Equal(t, "BudgetWarning", expired.Announcements[0].Reason)
+}

@@ -30,9 +30,7 @@ const (
 func (e *evaluation) finish() {
 	e.enforce()
 	e.conditions()
-	if !e.spec.Suspend {
-		e.announce()
-	}
+	e.announce()
 	e.scheduleResync()
 }
 
@@ -144,8 +142,32 @@ func (e *evaluation) usageMessage() string {
 	return msg
 }
 
-// announce lists the occurrences still inside their announcement window.
+// announce lists the Events to keep: every occurrence that earlier syncs
+// recorded and that is still inside its window, plus this sync's new ones
+// (none while suspended). Keeping the record in the status means an Event is
+// never dropped before its window ends, whatever the budget does meanwhile,
+// and so is never created a second time.
 func (e *evaluation) announce() {
+	for _, r := range e.prev.Announcements {
+		e.add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
+	}
+	if !e.spec.Suspend {
+		e.occurrences()
+	}
+	sort.Slice(e.anns, func(i, j int) bool {
+		if e.anns[i].Slug != e.anns[j].Slug {
+			return e.anns[i].Slug < e.anns[j].Slug
+		}
+		return e.anns[i].At.Before(e.anns[j].At)
+	})
+	e.st.Announcements = nil
+	for _, a := range e.anns {
+		e.st.Announcements = append(e.st.Announcements, api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message, At: *metaTime(a.At)})
+	}
+}
+
+// occurrences adds what the current state has to announce.
+func (e *evaluation) occurrences() {
 	for _, t := range e.st.Thresholds {
 		if t.CrossedAt != nil && e.reason != api.ReasonInvalidSpec {
 			e.add(e.thresholdAnnouncement(t))
@@ -173,7 +195,6 @@ func (e *evaluation) announce() {
 		}
 	}
 	e.periodReset()
-	sort.Slice(e.anns, func(i, j int) bool { return e.anns[i].Slug < e.anns[j].Slug })
 }
 
 func (e *evaluation) thresholdAnnouncement(t api.ThresholdStatus) Announcement {
@@ -261,11 +282,18 @@ func orDash(s string) string {
 	return s
 }
 
-// add keeps a if it is still inside its announcement window.
+// add keeps a if it is still inside its announcement window and not kept
+// already; the first record of an occurrence wins, so its content never
+// changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	if age < 0 || age >= AnnounceFor {
 		return
+	}
+	for _, b := range e.anns {
+		if b.Slug == a.Slug && b.At.Unix() == a.At.Unix() {
+			return
+		}
 	}
 	e.anns = append(e.anns, a)
 }

@@ -155,21 +155,22 @@ const (
 
 // Status is written by the sync hook.
 type Status struct {
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
-	State              State              `json:"state,omitempty"`
-	LimitUSD           string             `json:"limitUSD,omitempty"`
-	ObservedSpendUSD   string             `json:"observedSpendUSD,omitempty"`
-	RemainingUSD       string             `json:"remainingUSD,omitempty"`
-	PercentUsed        *int64             `json:"percentUsed,omitempty"`
-	ForecastSpendUSD   string             `json:"forecastSpendUSD,omitempty"`
-	Tokens             *TokenUsage        `json:"tokens,omitempty"`
-	Period             *PeriodStatus      `json:"period,omitempty"`
-	Thresholds         []ThresholdStatus  `json:"thresholds,omitempty"`
-	Models             []ModelStatus      `json:"models,omitempty"`
-	Enforcement        *EnforcementStatus `json:"enforcement,omitempty"`
-	History            []HistoryEntry     `json:"history,omitempty"`
-	LastEvaluatedTime  *metav1.Time       `json:"lastEvaluatedTime,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64                `json:"observedGeneration,omitempty"`
+	State              State                `json:"state,omitempty"`
+	LimitUSD           string               `json:"limitUSD,omitempty"`
+	ObservedSpendUSD   string               `json:"observedSpendUSD,omitempty"`
+	RemainingUSD       string               `json:"remainingUSD,omitempty"`
+	PercentUsed        *int64               `json:"percentUsed,omitempty"`
+	ForecastSpendUSD   string               `json:"forecastSpendUSD,omitempty"`
+	Tokens             *TokenUsage          `json:"tokens,omitempty"`
+	Period             *PeriodStatus        `json:"period,omitempty"`
+	Thresholds         []ThresholdStatus    `json:"thresholds,omitempty"`
+	Models             []ModelStatus        `json:"models,omitempty"`
+	Enforcement        *EnforcementStatus   `json:"enforcement,omitempty"`
+	History            []HistoryEntry       `json:"history,omitempty"`
+	Announcements      []AnnouncementStatus `json:"announcements,omitempty"`
+	LastEvaluatedTime  *metav1.Time         `json:"lastEvaluatedTime,omitempty"`
+	Conditions         []metav1.Condition   `json:"conditions,omitempty"`
 }
 
 // ModelStatus is where one limited model stands in the current period.
@@ -208,6 +209,17 @@ type EnforcementStatus struct {
 	Blocking  bool   `json:"blocking"`
 	QuotaName string `json:"quotaName,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+}
+
+// AnnouncementStatus is an Event llmbudget keeps while it is announced (55
+// minutes from its occurrence). It is recorded so that the Event stays
+// exactly as first created until then, whatever the budget does meanwhile.
+type AnnouncementStatus struct {
+	Slug    string      `json:"slug"`
+	Type    string      `json:"type"`
+	Reason  string      `json:"reason"`
+	Message string      `json:"message"`
+	At      metav1.Time `json:"at"`
 }
 
 // HistoryEntry holds a finished period's final figures.
