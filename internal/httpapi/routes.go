@@ -85,11 +85,19 @@ func workloadSync(body []byte, now time.Time) (any, logFields, error) {
 	}
 	resp, sum, err := workload.Sync(req, now)
 	f := logFields{
-		budget: sum.Namespace + "/" + sum.Budget,
+		budget: qualified(sum.Namespace, sum.Budget),
 		state:  sum.State,
 		extra:  []slog.Attr{slog.String("workload", sum.Kind+" "+sum.Namespace+"/"+sum.Name)},
 	}
 	return resp, f, hookErr(err)
+}
+
+// qualified is namespace/name, or nothing for an object without a budget.
+func qualified(namespace, name string) string {
+	if name == "" {
+		return ""
+	}
+	return namespace + "/" + name
 }
 
 // hookErr turns a hook's refusal into 400 with its one-line reason.
