@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
@@ -165,7 +167,9 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 		r = evaluate.Evaluate(in)
 	}
 	sum.State = r.Status.State
-	sum.Reason = conditionReason(r.Status)
+	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
+		sum.Reason = c.Reason
+	}
 	owner := children.BudgetOwner(p.Metadata)
 	kids := make([]any, 0, len(r.Announcements)+1)
 	for _, e := range children.Events(owner, r.Announcements) {
@@ -178,15 +182,6 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
 		Requeue:  finalizer.RequeueAfter(r.ResyncAfter),
 	}
-}
-
-func conditionReason(st api.Status) string {
-	for _, c := range st.Conditions {
-		if c.Type == api.ConditionBudgetEvaluated {
-			return c.Reason
-		}
-	}
-	return ""
 }
 
 // cleanup desires no children, so Metacontroller deletes the quota (and our

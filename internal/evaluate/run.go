@@ -27,6 +27,8 @@ type evaluation struct {
 	usage   spend.Usage
 	percent int64  // the largest percent of any budget-wide limit (USD or tokens)
 	driver  string // what drives the state, for messages
+	// forecastPercent is the forecast's percent of the limit, when a forecast is shown.
+	forecastPercent int64
 	// samePeriod is true when the previous status is of the current period.
 	samePeriod bool
 	reason     string // BudgetEvaluated reason
@@ -137,6 +139,7 @@ func (e *evaluation) measure() {
 		e.st.RemainingUSD = remaining.String()
 		if f, ok := e.forecast(); ok {
 			e.st.ForecastSpendUSD = f.String()
+			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
 	e.st.State = e.stateFor(g.percent)
@@ -305,11 +308,7 @@ func (e *evaluation) crossed(t api.Threshold) bool {
 		return false
 	}
 	if t.Basis == api.Forecasted {
-		if e.plan.limit == nil || e.st.ForecastSpendUSD == "" {
-			return false
-		}
-		f, _ := e.forecast()
-		return f.PercentOf(*e.plan.limit) >= int64(t.Percent)
+		return e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
 	}
 	return e.percent >= int64(t.Percent)
 }
