@@ -183,29 +183,29 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	}
 	switch {
 	case !found || name == "":
-		setLabel(resp.Labels, LabelState, string(api.Unknown))
-		setLabel(resp.Annotations, AnnotationReason, ReasonBudgetNotFound)
+		setValue(resp.Labels, LabelState, string(api.Unknown))
+		setValue(resp.Annotations, AnnotationReason, ReasonBudgetNotFound)
 		sum.State = ReasonBudgetNotFound
 		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
 	case st.State == "":
-		setLabel(resp.Labels, LabelState, string(api.Unknown))
-		setLabel(resp.Annotations, AnnotationReason, ReasonNotEvaluated)
+		setValue(resp.Labels, LabelState, string(api.Unknown))
+		setValue(resp.Annotations, AnnotationReason, ReasonNotEvaluated)
 		sum.State = ReasonNotEvaluated
 		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
 	}
 	sum.State = string(st.State)
-	setLabel(resp.Labels, LabelState, string(st.State))
+	setValue(resp.Labels, LabelState, string(st.State))
 	if st.PercentUsed != nil {
-		setLabel(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
+		setValue(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
 	}
-	setLabel(resp.Annotations, AnnotationSpend, st.ObservedSpendUSD)
-	setLabel(resp.Annotations, AnnotationLimit, st.LimitUSD)
+	setValue(resp.Annotations, AnnotationSpend, st.ObservedSpendUSD)
+	setValue(resp.Annotations, AnnotationLimit, st.LimitUSD)
 	if st.Period != nil {
-		setLabel(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
+		setValue(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
 	}
 	requeue := finalizer.AwaitChange()
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
-		setLabel(resp.Annotations, AnnotationExceededAt, formatTime(a.At))
+		setValue(resp.Annotations, AnnotationExceededAt, formatTime(a.At))
 		owner := children.Owner{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name}
 		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
 			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
@@ -235,8 +235,8 @@ func carries(have map[string]string, want map[string]*string) bool {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// setLabel sets key to v, leaving it null (removed) when v is empty.
-func setLabel(m map[string]*string, key, v string) {
+// setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
+func setValue(m map[string]*string, key, v string) {
 	if v == "" {
 		return
 	}
