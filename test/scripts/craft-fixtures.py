@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Craft hook request fixtures from the real Metacontroller captures.
 
-Each crafted request starts from a capture in ../shared/metacontroller/wire/
+Each crafted request starts from a capture in test/metacontroller/wire/
 and changes only what its case is about, so every fixture keeps the exact
 shape Metacontroller sends. Run from the repository root; it rewrites
 test/fixtures/{budget,workload}/*/*.request.json (the captures are copied
@@ -14,7 +14,7 @@ import shutil
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WIRE = os.path.join(ROOT, "..", "shared", "metacontroller", "wire")
+WIRE = os.path.join(ROOT, "test", "metacontroller", "wire")
 OUT = os.path.join(ROOT, "test", "fixtures")
 
 

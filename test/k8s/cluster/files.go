@@ -30,21 +30,14 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// SharedDir is the project's shared reference folder: LLMBUDGET_SHARED if set, else
-// shared/ beside the repository root.
-func SharedDir() (string, error) {
-	if dir := os.Getenv("LLMBUDGET_SHARED"); dir != "" {
-		return dir, nil
-	}
+// MetacontrollerCRDs is the path of Metacontroller's own CRDs, copied into the repository
+// under test/metacontroller (see its README for the version and source).
+func MetacontrollerCRDs() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(root), "shared")
-	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("find shared folder beside the repository (set LLMBUDGET_SHARED to override): %w", err)
-	}
-	return dir, nil
+	return filepath.Join(root, "test", "metacontroller", "crds", "metacontroller-crds-v1.yaml"), nil
 }
 
 // Document is one YAML document of a manifest file.

@@ -16,12 +16,12 @@ import (
 )
 
 // metacontrollerSchemas are the openAPIV3Schemas of Metacontroller's CRDs by kind, from the
-// project's shared copy of Metacontroller v4.17.2's manifests.
+// copy of Metacontroller v4.17.2's CRDs in test/metacontroller.
 func metacontrollerSchemas(t testing.TB) map[string]map[string]any {
 	t.Helper()
-	shared, err := cluster.SharedDir()
+	crds, err := cluster.MetacontrollerCRDs()
 	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join(shared, "metacontroller", "crds", "metacontroller-crds-v1.yaml"))
+	data, err := os.ReadFile(crds)
 	require.NoError(t, err)
 	out := map[string]map[string]any{}
 	for _, crd := range decodeObjects(t, string(data)) {

@@ -29,9 +29,9 @@ var unservedGroups = []string{"cert-manager.io/", "monitoring.coreos.com/"}
 // here as on a real cluster. Namespace llmbudget-system is created for real from deploy/, with
 // its Pod Security labels, so a Deployment that would violate `restricted` shows a warning.
 func TestDeployVariantsAreAcceptedByTheAPIServer(t *testing.T) {
-	shared, err := cluster.SharedDir()
+	crds, err := cluster.MetacontrollerCRDs()
 	require.NoError(t, err)
-	kube.InstallCRDs(t, filepath.Join(shared, "metacontroller", "crds", "metacontroller-crds-v1.yaml"))
+	kube.InstallCRDs(t, crds)
 	installBudgetCRD(t)
 
 	base, err := deploytest.Kustomize(repoRoot, "deploy")

@@ -43,9 +43,9 @@ func TestEveryExampleBudgetIsAccepted(t *testing.T) {
 }
 
 func TestEveryMetacontrollerManifestIsAccepted(t *testing.T) {
-	shared, err := cluster.SharedDir()
+	crds, err := cluster.MetacontrollerCRDs()
 	require.NoError(t, err)
-	kube.InstallCRDs(t, filepath.Join(shared, "metacontroller", "crds", "metacontroller-crds-v1.yaml"))
+	kube.InstallCRDs(t, crds)
 	installBudgetCRD(t)
 
 	dir := filepath.Join(repoRoot, "metacontroller")
