@@ -192,5 +192,5 @@ func buildHandler(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (h
 	if err != nil {
 		return nil, fmt.Errorf("--token-file: %w", err)
 	}
-	return auth.Require(mux, tok, "/healthz", "/readyz", "/metrics"), nil
+	return auth.Require(mux, tok, logger, "/healthz", "/readyz", "/metrics"), nil
 }
