@@ -121,7 +121,9 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 		attrs := []slog.Attr{
 			slog.String("hook", name),
 			slog.Int("status", status),
-			slog.Duration("duration", elapsed),
+			// Milliseconds as a number, to microsecond precision: what log
+			// tools plot and filter on (slog's Duration is integer nanoseconds).
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
 		}
 		if fields.budget != "" {
 			attrs = append(attrs, slog.String("budget", fields.budget))
