@@ -348,7 +348,10 @@ func TestSuspendedBudgetAnnouncesNothing(t *testing.T) {
 	assert.Empty(t, r.Announcements)
 }
 
-func TestUnblockingIsAnnouncedOnce(t *testing.T) {
+// liftedBlock is a budget that blocked at now and, its limit raised, lifted
+// the block at liftAt: the budget as last synced, and the lifting result.
+func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Result) {
+	t.Helper()
 	b := budget(func(b *api.LLMCostBudget) {
 		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
 	})
@@ -356,8 +359,13 @@ func TestUnblockingIsAnnouncedOnce(t *testing.T) {
 	require.NotNil(t, over.Quota)
 	b.Status = &over.Status
 	b.Spec.LimitUSD = ptr("1000")
-	lifted := eval(b, total("600"), now.Add(2*time.Hour))
-	assert.Nil(t, lifted.Quota)
+	lifted := eval(b, total("600"), liftAt)
+	require.Nil(t, lifted.Quota)
+	return b, lifted
+}
+
+func TestUnblockingIsAnnouncedOnce(t *testing.T) {
+	b, lifted := liftedBlock(t, now.Add(2*time.Hour))
 	var reasons []string
 	for _, a := range lifted.Announcements {
 		reasons = append(reasons, a.Reason)
@@ -372,15 +380,7 @@ func TestUnblockingIsAnnouncedOnce(t *testing.T) {
 // The Unblocked Event tells the moment a gate was lifted; the condition's
 // reason tells why nothing is blocked now.
 func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
-	b := budget(func(b *api.LLMCostBudget) {
-		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
-	})
-	over := eval(b, total("600"), now)
-	require.NotNil(t, over.Quota)
-	b.Status = &over.Status
-	b.Spec.LimitUSD = ptr("1000")
-	lifted := eval(b, total("600"), now.Add(time.Hour))
-	require.Nil(t, lifted.Quota)
+	b, lifted := liftedBlock(t, now.Add(time.Hour))
 	c := condition(t, lifted.Status, api.ConditionBlocking)
 	assert.Equal(t, evaluate.ReasonNotBlocking, c.Reason, "the lifting sync")
 	assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time)

@@ -15,31 +15,45 @@ import (
 	"github.com/llmbudget/llmbudget/internal/httpapi"
 )
 
-func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
-	var calls []httpapi.HookCall
+// tightHandler admits one call at a time, of at most MinCallWeight bytes.
+func tightHandler(t *testing.T, observe func(httpapi.HookCall)) http.Handler {
+	t.Helper()
 	h, err := httpapi.New(httpapi.Config{
 		Now:              func() time.Time { return fixed },
 		Logger:           slog.New(slog.DiscardHandler),
 		MaxBodyBytes:     httpapi.MinCallWeight,
 		MaxInFlightBytes: httpapi.MinCallWeight,
-		Observe:          func(c httpapi.HookCall) { calls = append(calls, c) },
+		Observe:          observe,
 	})
 	require.NoError(t, err)
+	return h
+}
 
-	// A chunked body declares no length, so it holds the whole bound while
-	// the handler reads it; the write returns once the handler is reading.
+// holdTheBound starts a call whose chunked body declares no length, so it
+// holds the whole bound while its body is read; it returns once the handler
+// reads the first bytes, with the writer of the rest and the call's answer.
+func holdTheBound(t *testing.T, h http.Handler) (*io.PipeWriter, <-chan *httptest.ResponseRecorder) {
+	t.Helper()
 	body, send := io.Pipe()
 	held := httptest.NewRequest(http.MethodPost, "/budget/sync", body)
 	held.ContentLength = -1
 	held.Header.Set("Content-Type", "application/json")
-	heldDone := make(chan *httptest.ResponseRecorder)
+	done := make(chan *httptest.ResponseRecorder, 1)
 	go func() {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, held)
-		heldDone <- w
+		done <- w
 	}()
-	_, err = io.WriteString(send, minimalSync[:10])
+	_, err := io.WriteString(send, minimalSync[:10])
 	require.NoError(t, err)
+	t.Cleanup(func() { send.Close() })
+	return send, done
+}
+
+func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
+	var calls []httpapi.HookCall
+	h := tightHandler(t, func(c httpapi.HookCall) { calls = append(calls, c) })
+	send, heldDone := holdTheBound(t, h)
 
 	busy := do(h, http.MethodPost, "/budget/sync", "application/json", minimalSync)
 	assert.Equal(t, http.StatusTooManyRequests, busy.Code)
@@ -47,7 +61,7 @@ func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
 	assert.Equal(t, "busy: more than 65536 request bytes in flight; retry after 1 s\n", busy.Body.String())
 	assert.Equal(t, http.StatusOK, do(h, http.MethodGet, "/healthz", "", "").Code, "probes are never refused")
 
-	_, err = io.WriteString(send, minimalSync[10:])
+	_, err := io.WriteString(send, minimalSync[10:])
 	require.NoError(t, err)
 	require.NoError(t, send.Close())
 	assert.Equal(t, http.StatusOK, (<-heldDone).Code)
@@ -67,19 +81,8 @@ func TestTheInFlightBoundMustAdmitTheLargestBody(t *testing.T) {
 }
 
 func TestARefusedCallsBodyIsReadSoTheCallerSeesThe429(t *testing.T) {
-	h, err := httpapi.New(httpapi.Config{
-		Now: func() time.Time { return fixed }, Logger: slog.New(slog.DiscardHandler),
-		MaxBodyBytes: httpapi.MinCallWeight, MaxInFlightBytes: httpapi.MinCallWeight,
-	})
-	require.NoError(t, err)
-	body, send := io.Pipe()
-	held := httptest.NewRequest(http.MethodPost, "/budget/sync", body)
-	held.ContentLength = -1
-	held.Header.Set("Content-Type", "application/json")
-	go h.ServeHTTP(httptest.NewRecorder(), held)
-	_, err = io.WriteString(send, "{")
-	require.NoError(t, err)
-	defer send.Close()
+	h := tightHandler(t, nil)
+	holdTheBound(t, h)
 
 	refused := strings.NewReader(minimalSync)
 	r := httptest.NewRequest(http.MethodPost, "/budget/sync", refused)
