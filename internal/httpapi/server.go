@@ -5,7 +5,10 @@
 // It guarantees that every hook answer is either 200 with a response
 // Metacontroller decodes strictly, or a 4xx with a one-line reason (which
 // Metacontroller shows to users in a SyncError Event), and that a panic in
-// a hook becomes a 500 rather than a crashed process.
+// a hook becomes a 500 rather than a crashed process. The request bytes
+// worked on at once are bounded (Config.MaxInFlightBytes): a call past the
+// bound is answered 429 with Retry-After, so memory stays bounded however
+// many callers there are.
 package httpapi
 
 import (
