@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,12 +35,14 @@ const (
 // serveOptions are the serve command's flags.
 type serveOptions struct {
 	addr, level       string
+	metricsAddr       string // empty: /metrics on addr, beside the hooks
 	maxBody           int64
+	maxInFlight       int64
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
-	now               string         // a fixed clock, for demos and fixture replay
-	onListen          func(net.Addr) // tests learn the port here
+	now               string                        // a fixed clock, for demos and fixture replay
+	onListen          func(hooks, metrics net.Addr) // tests learn the ports here; metrics is nil without --metrics-addr
 	stop              <-chan struct{}
 }
 
@@ -49,7 +52,10 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090", "serve /metrics on this address, apart from the hooks; empty serves it on --addr")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted")
+	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", httpapi.DefaultMaxInFlightBytes,
+		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); calls past it are answered 429 with Retry-After", httpapi.MinCallWeight))
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "", "require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
@@ -84,33 +90,42 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	var draining atomic.Bool
-	h, err := buildHandler(o, logger, &draining)
+	hooks, metricsHandler, err := buildHandlers(o, logger, &draining)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	tlsCfg, err := serverTLS(o, logger)
+	if err != nil {
+		return err
 	}
-	ln, err := listen(o, srv, logger)
+	servers := []*http.Server{newServer(hooks, logger)}
+	addrs := []string{o.addr}
+	if metricsHandler != nil {
+		servers = append(servers, newServer(metricsHandler, logger))
+		addrs = append(addrs, o.metricsAddr)
+	}
+	lns, err := listenAll(addrs, tlsCfg)
 	if err != nil {
 		return err
 	}
 	if o.onListen != nil {
-		o.onListen(ln.Addr())
+		var m net.Addr
+		if len(lns) > 1 {
+			m = lns[1].Addr()
+		}
+		o.onListen(lns[0].Addr(), m)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("serving hooks", "addr", ln.Addr().String(), "version", version, "tls", o.certFile != "", "auth", o.tokenFile != "")
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- fmt.Errorf("serve on %s: %w", lns[i].Addr(), srv.Serve(lns[i])) }()
+	}
+	logger.Info("serving hooks", "addr", lns[0].Addr().String(), "metrics", metricsListening(lns), "version", version,
+		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
 	select {
 	case err := <-errc:
-		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+		return err
 	case <-ctx.Done():
 	case <-o.stop:
 	}
@@ -118,28 +133,63 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	logger.Info("shutting down", "timeout", shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	logger.Info("stopped")
 	return nil
 }
 
-func listen(o serveOptions, srv *http.Server, logger *slog.Logger) (net.Listener, error) {
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", o.addr, err)
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+}
+
+func metricsListening(lns []net.Listener) string {
+	if len(lns) < 2 {
+		return "beside the hooks"
+	}
+	return lns[1].Addr().String()
+}
+
+// serverTLS is the TLS configuration every listener shares, or nil without
+// --tls-cert-file.
+func serverTLS(o serveOptions, logger *slog.Logger) (*tls.Config, error) {
 	if o.certFile == "" {
-		return ln, nil
+		return nil, nil
 	}
 	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
-	srv.TLSConfig = rl.Config()
-	return tlsListener(ln, srv), nil
+	return rl.Config(), nil
+}
+
+// listenAll listens on every address, with TLS when tlsCfg is set.
+func listenAll(addrs []string, tlsCfg *tls.Config) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		if tlsCfg != nil {
+			ln = tlsListener(ln, tlsCfg)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }
 
 // clock is time.Now, or the fixed instant of --now.
@@ -154,43 +204,54 @@ func (o serveOptions) clock() (func() time.Time, error) {
 	return func() time.Time { return t }, nil
 }
 
-// buildHandler puts the hooks, /metrics and optional pprof behind the
-// optional bearer token; probes and metrics stay open.
-func buildHandler(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (http.Handler, error) {
+// buildHandlers returns the hooks, behind the optional bearer token with the
+// probes open, and /metrics: on a handler of its own when --metrics-addr is
+// set (so that a NetworkPolicy can admit scrapers to that port alone), else
+// beside the hooks and open too.
+func buildHandlers(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (hooks, metricsHandler http.Handler, err error) {
 	m := metrics.New(version)
 	now, err := o.clock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.now != "" {
 		logger.Warn("the clock is fixed: every evaluation happens at --now", "now", o.now)
 	}
-	hooks, err := httpapi.New(httpapi.Config{
-		Now:          now,
-		Logger:       logger,
-		MaxBodyBytes: o.maxBody,
-		Ready:        func() bool { return !draining.Load() },
+	api, err := httpapi.New(httpapi.Config{
+		Now:              now,
+		Logger:           logger,
+		MaxBodyBytes:     o.maxBody,
+		MaxInFlightBytes: o.maxInFlight,
+		Ready:            func() bool { return !draining.Load() },
 		Observe: func(c httpapi.HookCall) {
 			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", hooks)
-	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("/", api)
+	open := []string{"/healthz", "/readyz"}
+	if o.metricsAddr == "" {
+		mux.Handle("GET /metrics", m.Handler())
+		open = append(open, "/metrics")
+	} else {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", m.Handler())
+		metricsHandler = mm
+	}
 	if o.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	if o.tokenFile == "" {
-		return mux, nil
+		return mux, metricsHandler, nil
 	}
 	tok, err := auth.NewFileToken(o.tokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, nil, fmt.Errorf("--token-file: %w", err)
 	}
-	return auth.Require(mux, tok, "/healthz", "/readyz", "/metrics"), nil
+	return auth.Require(mux, tok, logger, open...), metricsHandler, nil
 }

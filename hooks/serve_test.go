@@ -58,14 +58,37 @@ func testPKI(t *testing.T, dir string) (caPool *x509.CertPool, certFile, keyFile
 	return caPool, certFile, keyFile
 }
 
-// startServer runs the serve command's server until the test ends.
-func startServer(t *testing.T, o serveOptions) string {
+// listening is where a test server listens: metrics is empty when /metrics
+// is served beside the hooks.
+type listening struct{ hooks, metrics string }
+
+// startServer runs the serve command's server until the test ends, with
+// /metrics on a port of its own unless o.metricsAddr is "-".
+func startServer(t *testing.T, o serveOptions) listening {
 	t.Helper()
-	addrc := make(chan net.Addr, 1)
+	addrc := make(chan listening, 1)
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	o.addr, o.level, o.maxBody = "127.0.0.1:0", "error", 1<<20
-	o.onListen = func(a net.Addr) { addrc <- a }
+	o.addr, o.level = "127.0.0.1:0", "error"
+	if o.maxBody == 0 {
+		o.maxBody = 1 << 20
+	}
+	if o.maxInFlight == 0 {
+		o.maxInFlight = 16 << 20
+	}
+	switch o.metricsAddr {
+	case "-":
+		o.metricsAddr = ""
+	case "":
+		o.metricsAddr = "127.0.0.1:0"
+	}
+	o.onListen = func(h, m net.Addr) {
+		l := listening{hooks: h.String()}
+		if m != nil {
+			l.metrics = m.String()
+		}
+		addrc <- l
+	}
 	o.stop = stop
 	go func() { done <- runServer(o, io.Discard) }()
 	t.Cleanup(func() {
@@ -73,14 +96,14 @@ func startServer(t *testing.T, o serveOptions) string {
 		require.NoError(t, <-done)
 	})
 	select {
-	case a := <-addrc:
-		return a.String()
+	case l := <-addrc:
+		return l
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("server did not start")
 	}
-	return ""
+	return listening{}
 }
 
 const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2"}}}}}`
@@ -105,9 +128,9 @@ func TestServeRequiresTheBearerTokenOverTLS(t *testing.T) {
 	pool, cert, key := testPKI(t, dir)
 	tokenFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600))
-	addr := startServer(t, serveOptions{certFile: cert, keyFile: key, tokenFile: tokenFile})
+	addrs := startServer(t, serveOptions{certFile: cert, keyFile: key, tokenFile: tokenFile})
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	base := "https://" + addr
+	base := "https://" + addrs.hooks
 
 	cases := map[string]struct {
 		token  string
@@ -137,11 +160,11 @@ func TestServeRequiresTheBearerTokenOverTLS(t *testing.T) {
 	})
 
 	t.Run("probes and metrics need no token", func(t *testing.T) {
-		for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-			resp, err := c.Get(base + p)
+		for _, u := range []string{base + "/healthz", base + "/readyz", "https://" + addrs.metrics + "/metrics"} {
+			resp, err := c.Get(u)
 			require.NoError(t, err)
 			resp.Body.Close()
-			assert.Equal(t, 200, resp.StatusCode, p)
+			assert.Equal(t, 200, resp.StatusCode, u)
 		}
 	})
 
@@ -153,8 +176,8 @@ func TestServeRequiresTheBearerTokenOverTLS(t *testing.T) {
 }
 
 func TestMetricsCountHookCalls(t *testing.T) {
-	addr := startServer(t, serveOptions{})
-	base := "http://" + addr
+	addrs := startServer(t, serveOptions{})
+	base := "http://" + addrs.hooks
 	for i := 0; i < 3; i++ {
 		status, _ := call(t, http.DefaultClient, base+"/budget/sync", "")
 		require.Equal(t, 200, status)
@@ -163,16 +186,39 @@ func TestMetricsCountHookCalls(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 
-	resp, err = http.Get(base + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	text := string(b)
+	text := scrapeMetrics(t, "http://"+addrs.metrics)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="200",hook="budget/sync"} 3`)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="415",hook="budget/sync"} 1`)
 	assert.Contains(t, text, `llmbudget_hook_duration_seconds_count{hook="budget/sync"} 4`)
 	assert.Contains(t, text, `llmbudget_evaluations_total{reason="Evaluated",state="UnderBudget"} 3`)
 	assert.Contains(t, text, `llmbudget_build_info{goversion=`)
+}
+
+func scrapeMetrics(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// A NetworkPolicy admits ports, not paths: with --metrics-addr the hook port
+// serves no /metrics and the metrics port no hooks.
+func TestMetricsAndHooksListenApart(t *testing.T) {
+	addrs := startServer(t, serveOptions{})
+	resp, err := http.Get("http://" + addrs.hooks + "/metrics")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	status, _ := call(t, http.DefaultClient, "http://"+addrs.metrics+"/budget/sync", "")
+	assert.Equal(t, http.StatusNotFound, status)
+
+	beside := startServer(t, serveOptions{metricsAddr: "-"})
+	assert.Empty(t, beside.metrics)
+	assert.Contains(t, scrapeMetrics(t, "http://"+beside.hooks), "llmbudget_build_info")
 }
 
 func TestServeRefusesHalfATLSConfiguration(t *testing.T) {
@@ -189,7 +235,7 @@ func TestRunDispatchesCommands(t *testing.T) {
 }
 
 func TestAFixedClockServerAnswersAFixtureWithItsGolden(t *testing.T) {
-	addr := startServer(t, serveOptions{now: "2026-11-29T07:30:00Z"})
+	addr := startServer(t, serveOptions{now: "2026-11-29T07:30:00Z"}).hooks
 	for _, name := range []string{"capture-over-budget-with-children", "capture-first-sync-under-budget"} {
 		body, err := os.ReadFile("../test/fixtures/budget/sync/" + name + ".request.json")
 		require.NoError(t, err)

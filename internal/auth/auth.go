@@ -4,30 +4,35 @@
 //
 // It guarantees constant-time comparison, a 401 with a one-line reason for a
 // missing or wrong token, and that a rotated Secret is picked up without a
-// restart: the token file is re-read when its modification time changes.
+// restart: the token file is read on every check and a new token takes
+// effect as soon as the file's content changes, whatever its size and
+// modification time (a same-length token written within one clock tick, or
+// copied with its mtime preserved, is still picked up). A token file that
+// cannot be read is logged with its path; the caller only sees
+// "unauthorized", so the 401 body never describes the server's files.
 package auth
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
-	"time"
 )
 
 // FileToken is a bearer token kept in a file, such as a mounted Secret key.
 type FileToken struct {
 	path string
 
-	mu      sync.Mutex
-	token   []byte
-	modTime time.Time
-	size    int64
+	mu    sync.Mutex
+	token []byte
+	sum   [sha256.Size]byte // of the file's bytes that token came from
 }
 
 // NewFileToken reads the token in path; surrounding white space is ignored
@@ -40,26 +45,25 @@ func NewFileToken(path string) (*FileToken, error) {
 	return t, nil
 }
 
-// Token returns the current token, re-reading the file if it changed.
+// Token returns the current token, re-reading the file and taking its
+// content as the token whenever the bytes differ from the last read. A
+// mounted Secret is a few bytes on tmpfs, so reading it per call is cheap.
 func (t *FileToken) Token() ([]byte, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	fi, err := os.Stat(t.path)
-	if err != nil {
-		return nil, fmt.Errorf("read token file: %w", err)
-	}
-	if t.token != nil && fi.ModTime().Equal(t.modTime) && fi.Size() == t.size {
-		return t.token, nil
-	}
 	b, err := os.ReadFile(t.path)
 	if err != nil {
 		return nil, fmt.Errorf("read token file: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.token != nil && sum == t.sum {
+		return t.token, nil
 	}
 	tok := bytes.TrimSpace(b)
 	if len(tok) == 0 {
 		return nil, fmt.Errorf("token file %s is empty", t.path)
 	}
-	t.token, t.modTime, t.size = tok, fi.ModTime(), fi.Size()
+	t.token, t.sum = tok, sum
 	return t.token, nil
 }
 
@@ -69,8 +73,8 @@ type TokenSource interface {
 }
 
 // Require wraps next so that every path except those in open needs the
-// bearer token.
-func Require(next http.Handler, src TokenSource, open ...string) http.Handler {
+// bearer token. Failures to read the expected token go to logger.
+func Require(next http.Handler, src TokenSource, logger *slog.Logger, open ...string) http.Handler {
 	exempt := make(map[string]bool, len(open))
 	for _, p := range open {
 		exempt[p] = true
@@ -81,6 +85,11 @@ func Require(next http.Handler, src TokenSource, open ...string) http.Handler {
 			return
 		}
 		if err := check(r.Header.Get("Authorization"), src); err != nil {
+			var unreadable *unreadableError
+			if errors.As(err, &unreadable) {
+				logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
+					slog.String("error", unreadable.err.Error()))
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="llmbudget"`)
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -96,6 +105,12 @@ var (
 	errWrong   = errors.New("unauthorized: wrong bearer token")
 )
 
+// unreadableError is a token source's failure; callers see only
+// "unauthorized", the log gets err (which names the file).
+type unreadableError struct{ err error }
+
+func (e *unreadableError) Error() string { return "unauthorized" }
+
 func check(header string, src TokenSource) error {
 	scheme, got, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || got == "" {
@@ -104,7 +119,7 @@ func check(header string, src TokenSource) error {
 	want, err := src.Token()
 	if err != nil {
 		// Fail closed: without a readable token nobody is let in.
-		return fmt.Errorf("unauthorized: %v", err)
+		return &unreadableError{err: err}
 	}
 	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 		return errWrong

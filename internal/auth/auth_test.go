@@ -1,6 +1,8 @@
 package auth_test
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +27,7 @@ func TestRequireChecksTheBearerToken(t *testing.T) {
 	tok, err := auth.NewFileToken(tokenFile(t, "s3cret\n"))
 	require.NoError(t, err)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := auth.Require(ok, tok, "/healthz")
+	h := auth.Require(ok, tok, slog.New(slog.DiscardHandler), "/healthz")
 	cases := map[string]struct {
 		path, header string
 		status       int
@@ -72,20 +74,50 @@ func TestFileTokenFollowsRotation(t *testing.T) {
 	assert.Equal(t, "two", string(got))
 }
 
+func TestFileTokenFollowsARotationThatKeepsSizeAndModTime(t *testing.T) {
+	p := tokenFile(t, "one")
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	tok, err := auth.NewFileToken(p)
+	require.NoError(t, err)
+
+	// Same length, and the modification time put back: only the content differs.
+	require.NoError(t, os.WriteFile(p, []byte("two"), 0o600))
+	require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
+	got, err := tok.Token()
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(got))
+}
+
 func TestAnUnreadableTokenFailsClosed(t *testing.T) {
 	_, err := auth.NewFileToken(filepath.Join(t.TempDir(), "absent"))
 	assert.ErrorContains(t, err, "read token file")
 	_, err = auth.NewFileToken(tokenFile(t, " \n"))
 	assert.ErrorContains(t, err, "is empty")
+}
 
-	p := tokenFile(t, "x")
-	tok, err := auth.NewFileToken(p)
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(p))
-	h := auth.Require(http.NotFoundHandler(), tok)
-	r := httptest.NewRequest(http.MethodPost, "/budget/sync", nil)
-	r.Header.Set("Authorization", "Bearer x")
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	assert.Equal(t, 401, w.Code)
+func TestAnUnreadableTokenIsLoggedWithItsPathAndAnsweredBarely(t *testing.T) {
+	cases := map[string]func(t *testing.T, path string){
+		"a removed file": func(t *testing.T, path string) { require.NoError(t, os.Remove(path)) },
+		"an emptied file": func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte("\n"), 0o600))
+		},
+	}
+	for name, breakIt := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := tokenFile(t, "x")
+			tok, err := auth.NewFileToken(p)
+			require.NoError(t, err)
+			breakIt(t, p)
+			var logs bytes.Buffer
+			h := auth.Require(http.NotFoundHandler(), tok, slog.New(slog.NewTextHandler(&logs, nil)))
+			r := httptest.NewRequest(http.MethodPost, "/budget/sync", nil)
+			r.Header.Set("Authorization", "Bearer x")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			assert.Equal(t, 401, w.Code)
+			assert.Equal(t, "unauthorized\n", w.Body.String())
+			assert.Contains(t, logs.String(), p)
+		})
+	}
 }

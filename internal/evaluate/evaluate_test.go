@@ -2,6 +2,7 @@ package evaluate_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -347,7 +348,10 @@ func TestSuspendedBudgetAnnouncesNothing(t *testing.T) {
 	assert.Empty(t, r.Announcements)
 }
 
-func TestUnblockingIsAnnouncedOnce(t *testing.T) {
+// liftedBlock is a budget that blocked at now and, its limit raised, lifted
+// the block at liftAt: the budget as last synced, and the lifting result.
+func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Result) {
+	t.Helper()
 	b := budget(func(b *api.LLMCostBudget) {
 		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
 	})
@@ -355,8 +359,13 @@ func TestUnblockingIsAnnouncedOnce(t *testing.T) {
 	require.NotNil(t, over.Quota)
 	b.Status = &over.Status
 	b.Spec.LimitUSD = ptr("1000")
-	lifted := eval(b, total("600"), now.Add(2*time.Hour))
-	assert.Nil(t, lifted.Quota)
+	lifted := eval(b, total("600"), liftAt)
+	require.Nil(t, lifted.Quota)
+	return b, lifted
+}
+
+func TestUnblockingIsAnnouncedOnce(t *testing.T) {
+	b, lifted := liftedBlock(t, now.Add(2*time.Hour))
 	var reasons []string
 	for _, a := range lifted.Announcements {
 		reasons = append(reasons, a.Reason)
@@ -365,7 +374,38 @@ func TestUnblockingIsAnnouncedOnce(t *testing.T) {
 	b.Status = &lifted.Status
 	quiet := eval(b, total("600"), now.Add(4*time.Hour))
 	assert.Empty(t, quiet.Announcements)
-	assert.Equal(t, evaluate.ReasonUnblocked, condition(t, quiet.Status, api.ConditionBlocking).Reason)
+	assert.Equal(t, evaluate.ReasonNotBlocking, condition(t, quiet.Status, api.ConditionBlocking).Reason)
+}
+
+// The Unblocked Event tells the moment a gate was lifted; the condition's
+// reason tells why nothing is blocked now.
+func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
+	b, lifted := liftedBlock(t, now.Add(time.Hour))
+	c := condition(t, lifted.Status, api.ConditionBlocking)
+	assert.Equal(t, evaluate.ReasonNotBlocking, c.Reason, "the lifting sync")
+	assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time)
+
+	cases := map[string]struct {
+		change func(*api.LLMCostBudget)
+		reason string
+	}{
+		"nothing changes":     {func(*api.LLMCostBudget) {}, evaluate.ReasonNotBlocking},
+		"suspend: true":       {func(b *api.LLMCostBudget) { b.Spec.Suspend = true }, evaluate.ReasonSuspended},
+		"enforcement is None": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.ActionNone }, evaluate.ReasonEnforcementDisabled},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			later := b
+			later.Spec.Enforcement.Resources = slices.Clone(b.Spec.Enforcement.Resources)
+			later.Status = &lifted.Status
+			tc.change(&later)
+			r := eval(later, total("600"), now.Add(2*time.Hour))
+			c := condition(t, r.Status, api.ConditionBlocking)
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, tc.reason, c.Reason)
+			assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time, "still False since the lift")
+		})
+	}
 }
 
 func TestForeignStatusIsTolerated(t *testing.T) {

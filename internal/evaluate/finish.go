@@ -16,7 +16,8 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// Blocking condition reasons.
+// Blocking condition reasons, and the reason of the Event announcing a lift
+// (ReasonUnblocked, never a condition reason).
 const (
 	ReasonBlocking            = "BlockingNewWorkloads"
 	ReasonUnblocked           = "Unblocked"
@@ -105,8 +106,9 @@ func (e *evaluation) conditions() {
 	e.st.Conditions = conds
 }
 
-// blockingCondition keeps the reason Unblocked sticky after a block ends, so
-// that the Unblocked Event can be derived from the condition alone.
+// blockingCondition says why the namespace is or is not closed now. Lifting
+// a block has no reason of its own: the Unblocked Event announces that moment
+// and the condition's lastTransitionTime records it.
 func (e *evaluation) blockingCondition(set func(string, metav1.ConditionStatus, string, string)) {
 	if e.blocked {
 		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, e.st.Enforcement.Reason)
@@ -119,12 +121,13 @@ func (e *evaluation) blockingCondition(set func(string, metav1.ConditionStatus, 
 	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
 		reason = ReasonEnforcementDisabled
 	}
-	if old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking); old != nil {
-		if old.Status == metav1.ConditionTrue || old.Reason == ReasonUnblocked {
-			reason = ReasonUnblocked
-		}
-	}
 	set(api.ConditionBlocking, metav1.ConditionFalse, reason, e.st.Enforcement.Reason)
+}
+
+// lifted reports whether this sync ends a block the previous status held.
+func (e *evaluation) lifted() bool {
+	old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking)
+	return old != nil && old.Status == metav1.ConditionTrue && !e.blocked
 }
 
 func (e *evaluation) usageMessage() string {
@@ -189,7 +192,7 @@ func (e *evaluation) occurrences() {
 		switch {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
-		case c.Reason == ReasonUnblocked:
+		case e.lifted():
 			msg := fmt.Sprintf("ResourceQuota %s was lifted: new workloads are admitted again in namespace %s", QuotaName(e.in.Budget.Metadata.Name), e.in.Budget.Metadata.Namespace)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}

@@ -5,7 +5,10 @@
 // It guarantees that every hook answer is either 200 with a response
 // Metacontroller decodes strictly, or a 4xx with a one-line reason (which
 // Metacontroller shows to users in a SyncError Event), and that a panic in
-// a hook becomes a 500 rather than a crashed process.
+// a hook becomes a 500 rather than a crashed process. The request bytes
+// worked on at once are bounded (Config.MaxInFlightBytes): a call past the
+// bound is answered 429 with Retry-After, so memory stays bounded however
+// many callers there are.
 package httpapi
 
 import (
@@ -24,10 +27,22 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// DefaultMaxBodyBytes bounds a hook request. A request carries the parent,
-// its children and the related spend ConfigMap (itself at most 1 MiB), so
-// 8 MiB leaves room while refusing anything pathological before decoding.
-const DefaultMaxBodyBytes = 8 << 20
+// Defaults for the bounds on memory; docs/operations.md ("Sizing the
+// service") derives them from the Deployment's 128Mi memory limit.
+const (
+	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries
+	// a spend ConfigMap (at most 1 MiB of data, up to twice that once
+	// JSON-escaped) or a workload (at most 1.5 MiB, etcd's object limit) next
+	// to a budget of tens of KiB.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxInFlightBytes bounds the request bytes worked on at once: four
+	// maximum-size requests, or 256 ordinary ones (see MinCallWeight).
+	DefaultMaxInFlightBytes = 16 << 20
+)
+
+// retryAfterSeconds is what a refused caller is told to wait; Metacontroller
+// honours Retry-After on 429 and requeues the sync.
+const retryAfterSeconds = "1"
 
 // Config configures the handler.
 type Config struct {
@@ -37,6 +52,11 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
+	// MaxInFlightBytes bounds the request bytes being worked on at once (each
+	// call counts its body, at least MinCallWeight); calls past it are
+	// answered 429 with Retry-After. DefaultMaxInFlightBytes when 0; never
+	// less than MaxBodyBytes, so that any acceptable call can be served.
+	MaxInFlightBytes int64
 	// Ready reports readiness for /readyz; always ready when nil.
 	Ready func() bool
 	// Observe, when set, is told about every hook call (for metrics).
@@ -65,6 +85,12 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.MaxInFlightBytes == 0 {
+		c.MaxInFlightBytes = max(DefaultMaxInFlightBytes, c.MaxBodyBytes)
+	}
+	if c.MaxInFlightBytes < c.MaxBodyBytes {
+		return fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", c.MaxInFlightBytes, c.MaxBodyBytes)
+	}
 	if c.Ready == nil {
 		c.Ready = func() bool { return true }
 	}
@@ -76,12 +102,13 @@ func New(cfg Config) (http.Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg}
+	s := &server{cfg: cfg, inFlight: &inFlight{limit: cfg.MaxInFlightBytes}}
 	return s.routes(), nil
 }
 
 type server struct {
-	cfg Config
+	cfg      Config
+	inFlight *inFlight
 }
 
 // hookError is a refusal with its HTTP status and one-line reason.
@@ -113,7 +140,7 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
-		status, fields := s.serveHook(w, r, fn)
+		status, fields := s.serveWithin(w, r, fn)
 		elapsed := time.Since(start)
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: fields.state, Reason: fields.reason})
@@ -121,7 +148,9 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 		attrs := []slog.Attr{
 			slog.String("hook", name),
 			slog.Int("status", status),
-			slog.Duration("duration", elapsed),
+			// Milliseconds as a number, to microsecond precision: what log
+			// tools plot and filter on (slog's Duration is integer nanoseconds).
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
 		}
 		if fields.budget != "" {
 			attrs = append(attrs, slog.String("budget", fields.budget))
@@ -139,6 +168,29 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 		}
 		s.cfg.Logger.LogAttrs(r.Context(), level, "hook call", attrs...)
 	}
+}
+
+// serveWithin serves the call if its weight fits in what is in flight, and
+// refuses it with 429 otherwise.
+func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc) (int, logFields) {
+	n := weight(r, s.cfg.MaxBodyBytes)
+	if !s.inFlight.tryAcquire(n) {
+		return s.refuseBusy(w, r)
+	}
+	defer s.inFlight.release(n)
+	return s.serveHook(w, r, fn)
+}
+
+// refuseBusy answers 429 with Retry-After. It reads the body first, through
+// a small buffer and bounded by the body limit, because a server that
+// answers and closes while the caller still sends makes the caller see a
+// reset connection instead of the 429.
+func (s *server) refuseBusy(w http.ResponseWriter, r *http.Request) (int, logFields) {
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
+	w.Header().Set("Retry-After", retryAfterSeconds)
+	writeError(w, http.StatusTooManyRequests, reason)
+	return http.StatusTooManyRequests, logFields{reason: reason}
 }
 
 func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, fields logFields) {
@@ -190,6 +242,11 @@ func checkContentType(ct string) error {
 func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
 		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)}
+	}
+	if r.ContentLength > 0 {
+		// Room for the declared body and ReadFrom's final probe for EOF, so
+		// the buffer is allocated once instead of doubling past the body.
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError

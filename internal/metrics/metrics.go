@@ -1,6 +1,7 @@
 // Package metrics exposes the service's Prometheus metrics: hook requests by
-// hook and status code, their durations, evaluation outcomes by state and
-// reason, and build information.
+// hook and status code, their durations, the calls refused because too much
+// was in flight, evaluation outcomes by state and reason, and build
+// information.
 //
 // Budget gauges (spend, limit, percent per budget) are deliberately not here:
 // this service is stateless and sees a budget only while answering for it;
@@ -26,6 +27,7 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	rejected *prometheus.CounterVec
 	outcomes *prometheus.CounterVec
 }
 
@@ -42,6 +44,10 @@ func New(version string) *Metrics {
 			Help:    "Time to answer a hook request, by hook.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}, []string{"hook"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "hook_rejected_total",
+			Help: "Hook requests refused with 429 because the request bytes in flight were at their bound (--max-in-flight-bytes), by hook.",
+		}, []string{"hook"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "evaluations_total",
 			Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
@@ -52,7 +58,7 @@ func New(version string) *Metrics {
 		Help: "Build information; the value is always 1.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
-	m.reg.MustRegister(m.requests, m.duration, m.outcomes, build,
+	m.reg.MustRegister(m.requests, m.duration, m.rejected, m.outcomes, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -61,6 +67,12 @@ func New(version string) *Metrics {
 // that evaluate nothing.
 func (m *Metrics) ObserveHook(hook string, code int, d time.Duration, state, reason string) {
 	m.requests.WithLabelValues(hook, strconv.Itoa(code)).Inc()
+	if code == http.StatusTooManyRequests {
+		// A refusal is not an answer: its time (reading the body it
+		// refuses) stays out of the latency the alerts watch.
+		m.rejected.WithLabelValues(hook).Inc()
+		return
+	}
 	m.duration.WithLabelValues(hook).Observe(d.Seconds())
 	if state != "" && hook == "budget/sync" {
 		m.outcomes.WithLabelValues(state, reason).Inc()

@@ -40,3 +40,14 @@ func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 	assert.Contains(t, text, `version="v1.2.3"} 1`)
 	assert.Contains(t, text, "go_goroutines")
 }
+
+func TestCallsRefusedForLoadAreCountedApartFromLatency(t *testing.T) {
+	m := metrics.New("v1.2.3")
+	m.ObserveHook("budget/sync", 429, time.Second, "", "busy")
+	m.ObserveHook("budget/sync", 429, time.Second, "", "busy")
+	m.ObserveHook("budget/sync", 200, time.Millisecond, "UnderBudget", "Evaluated")
+	text := scrape(t, m)
+	assert.Contains(t, text, `llmbudget_hook_rejected_total{hook="budget/sync"} 2`)
+	assert.Contains(t, text, `llmbudget_hook_requests_total{code="429",hook="budget/sync"} 2`)
+	assert.Contains(t, text, `llmbudget_hook_duration_seconds_count{hook="budget/sync"} 1`)
+}

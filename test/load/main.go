@@ -146,7 +146,8 @@ func run(o options, out io.Writer) (failed bool, err error) {
 	var srv *server
 	addr := o.addr
 	if addr == "" {
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--log-level", o.logLevel}
+		// /metrics beside the hooks, where hookHistogram reads it.
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr=", "--log-level", o.logLevel}
 		if o.cpuProfile != "" {
 			args = append(args, "--pprof")
 		}

@@ -183,7 +183,7 @@ func TestChartServiceMonitorScrapesHTTPSWithTheServingCA(t *testing.T) {
 	assert.Equal(t, "kube-prometheus-stack", sm.Labels["release"])
 	require.Len(t, sm.Spec.Endpoints, 1)
 	ep := sm.Spec.Endpoints[0]
-	assert.Equal(t, "https", ep.Port)
+	assert.Equal(t, "metrics", ep.Port)
 	require.NotNil(t, ep.Scheme)
 	assert.Equal(t, "https", strings.ToLower(string(*ep.Scheme)))
 	require.NotNil(t, ep.TLSConfig)
@@ -285,6 +285,7 @@ func TestChartPassesValuesThrough(t *testing.T) {
 		"replicas":          3,
 		"logLevel":          "debug",
 		"maxBodyBytes":      16777216,
+		"maxInFlightBytes":  33554432,
 		"pprof":             true,
 		"priorityClassName": "llm-critical",
 		"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
@@ -295,7 +296,7 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	require.NotNil(t, dep)
 	container, _ := dig(dep, "spec", "template", "spec", "containers", 0)
 	assert.Equal(t, "ghcr.io/llmbudget/llmbudget:0.2.0", container.(map[string]any)["image"])
-	assert.Equal(t, []any{"serve", "--addr=:8080", "--log-level=debug", "--max-body-bytes=16777216", "--pprof"}, container.(map[string]any)["args"])
+	assert.Equal(t, []any{"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug", "--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--pprof"}, container.(map[string]any)["args"])
 	replicas, _ := dig(dep, "spec", "replicas")
 	assert.EqualValues(t, 3, replicas)
 	priority, _ := dig(dep, "spec", "template", "spec", "priorityClassName")

@@ -284,8 +284,9 @@ func TestServiceMonitorScrapesTheServicePortByName(t *testing.T) {
 	readYAML(t, "deploy/monitoring/servicemonitor.yaml", &sm)
 	svc := byKey(t, kustomize(t, "deploy"))["Service llmbudget-system/llmbudget"]
 	require.NotNil(t, svc)
-	port, _ := dig(svc, "spec", "ports", 0, "name")
+	port, _ := dig(svc, "spec", "ports", 1, "name")
 	require.Len(t, sm.Spec.Endpoints, 1)
+	assert.Equal(t, "metrics", port, "the Service's second port serves /metrics alone")
 	assert.Equal(t, port, sm.Spec.Endpoints[0].Port)
 	assert.Equal(t, "/metrics", sm.Spec.Endpoints[0].Path)
 	selector, _ := dig(svc, "metadata", "labels")
@@ -293,4 +294,45 @@ func TestServiceMonitorScrapesTheServicePortByName(t *testing.T) {
 		assert.Equal(t, v, selector.(map[string]any)[k], "the Service carries the selected label %s", k)
 	}
 	assert.Equal(t, []string{"llmbudget-system"}, sm.Spec.NamespaceSelector.MatchNames)
+}
+
+// A NetworkPolicy admits ports, not paths: the monitoring namespace may reach the port that
+// serves /metrics alone (serve --metrics-addr), never the hooks, in every variant.
+func TestTheMonitoringNamespaceReachesOnlyTheMetricsPort(t *testing.T) {
+	variants := map[string][]object{
+		"kustomize":        kustomize(t, "deploy"),
+		"kustomize secure": kustomize(t, "deploy/overlays/secure"),
+		"helm":             renderChart(t, nil),
+		"helm secure":      renderChart(t, secureValues),
+	}
+	for name, objs := range variants {
+		t.Run(name, func(t *testing.T) {
+			byK := byKey(t, objs)
+			dep := byK["Deployment llmbudget-system/llmbudget"]
+			require.NotNil(t, dep)
+			container, _ := dig(dep, "spec", "template", "spec", "containers", 0)
+			args := container.(map[string]any)["args"]
+			assert.Contains(t, args, "--metrics-addr=:9090")
+			ports := map[string]float64{}
+			raw, _ := dig(container, "ports")
+			for _, p := range raw.([]any) {
+				ports[p.(map[string]any)["name"].(string)] = p.(map[string]any)["containerPort"].(float64)
+			}
+			require.Equal(t, float64(9090), ports["metrics"])
+
+			np := byK["NetworkPolicy llmbudget-system/llmbudget"]
+			require.NotNil(t, np)
+			rules, _ := dig(np, "spec", "ingress")
+			var monitoring []any
+			for _, r := range rules.([]any) {
+				ns, _ := dig(r, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+				if ns == "monitoring" {
+					monitoring = append(monitoring, r)
+				}
+			}
+			require.Len(t, monitoring, 1)
+			allowed, _ := dig(monitoring[0], "ports")
+			assert.Equal(t, []any{map[string]any{"protocol": "TCP", "port": float64(9090)}}, allowed)
+		})
+	}
 }

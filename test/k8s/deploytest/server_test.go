@@ -53,7 +53,7 @@ func scrapeServer(root string) (map[string]bool, error) {
 		return nil, fmt.Errorf("build the llmbudget server: %w\n%s", err, out)
 	}
 
-	serve := exec.CommandContext(ctx, bin, "serve", "--addr=127.0.0.1:0", "--log-level=info")
+	serve := exec.CommandContext(ctx, bin, "serve", "--addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--log-level=info")
 	stderr, err := serve.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func scrapeServer(root string) (map[string]bool, error) {
 		_ = serve.Process.Kill()
 		_ = serve.Wait()
 	}()
-	addr, err := listenAddr(stderr)
+	addr, metricsAddr, err := listenAddrs(stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -82,22 +82,24 @@ func scrapeServer(root string) (map[string]bool, error) {
 			return nil, err
 		}
 	}
-	return scrape(ctx, base+"/metrics")
+	return scrape(ctx, "http://"+metricsAddr+"/metrics")
 }
 
-// listenAddr reads the server's JSON log until the "serving hooks" line names its address.
-func listenAddr(r io.Reader) (string, error) {
+// listenAddrs reads the server's JSON log until the "serving hooks" line names the
+// addresses of the hooks and of /metrics.
+func listenAddrs(r io.Reader) (hooks, metrics string, err error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var line struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
+			Msg     string `json:"msg"`
+			Addr    string `json:"addr"`
+			Metrics string `json:"metrics"`
 		}
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving hooks" && line.Addr != "" {
-			return line.Addr, nil
+			return line.Addr, line.Metrics, nil
 		}
 	}
-	return "", fmt.Errorf("llmbudget serve exited before logging its address: %v", sc.Err())
+	return "", "", fmt.Errorf("llmbudget serve exited before logging its addresses: %v", sc.Err())
 }
 
 // replay posts the first request fixture of dir and requires a 200.
