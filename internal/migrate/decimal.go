@@ -49,6 +49,26 @@ func quantity(s string) (string, money.Amount, error) {
 	return d, a, err
 }
 
+// kelosLimit reads Kelos's maxCostUSD as a limit; a zero, which blocks
+// everything in Kelos, has no llmbudget equivalent.
+func kelosLimit(text string) (string, error) {
+	limit, a, err := quantity(text)
+	switch {
+	case err != nil:
+		return "", err
+	case a.Sign() == 0:
+		return "", fmt.Errorf("%q blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: "+
+			"set a positive maxCostUSD, or remove it and keep a token limit", text)
+	}
+	if err := exactLimit(limit); err != nil {
+		if limit != text {
+			err = fmt.Errorf("%q reads as %s: %w", text, limit, err)
+		}
+		return "", err
+	}
+	return limit, nil
+}
+
 // operatorLimit reads the operator's monthlyLimitUSD, a plain decimal, and
 // keeps its literal digits ("1500.00") unless it has more decimals than a
 // limit holds; zeros beyond those say nothing and are dropped.

@@ -55,9 +55,9 @@ type taskBudget struct {
 		MaxOutputTokens *int64 `json:"maxOutputTokens"`
 	} `json:"spec"`
 	Status struct {
-		ObservedGeneration int64        `json:"observedGeneration"`
-		CurrentPeriodStart *metav1.Time `json:"currentPeriodStart"`
-		CurrentPeriodEnd   *metav1.Time `json:"currentPeriodEnd"`
+		ObservedGeneration int64  `json:"observedGeneration"`
+		CurrentPeriodStart string `json:"currentPeriodStart"` // RFC 3339, parsed here to name the field if it is not
+		CurrentPeriodEnd   string `json:"currentPeriodEnd"`
 		Used               *struct {
 			CostUSD      any   `json:"costUSD"`
 			InputTokens  int64 `json:"inputTokens"`
@@ -72,10 +72,7 @@ type taskBudget struct {
 // rest: label the Tasks, and feed the spend ConfigMap.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
-	if err := in.decode(&b); err != nil {
-		return nil, nil, err
-	}
-	notes, err := checkMeta(in, &b.ObjectMeta)
+	notes, err := in.decodeObject(&b, &b.ObjectMeta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,24 +157,6 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
 }
 
-// kelosLimit reads maxCostUSD as llmbudget's limitUSD.
-func kelosLimit(text string) (string, error) {
-	limit, a, err := quantity(text)
-	switch {
-	case err != nil:
-		return "", err
-	case a.Sign() == 0:
-		return "", fmt.Errorf("%q blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: "+
-			"set a positive maxCostUSD, or remove it and keep a token limit", text)
-	}
-	if err := exactLimit(limit); err != nil && limit != text {
-		return "", fmt.Errorf("%q reads as %s: %w", text, limit, err)
-	} else if err != nil {
-		return "", err
-	}
-	return limit, nil
-}
-
 type zone struct{ name, origin string }
 
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
@@ -214,8 +193,12 @@ func kelosUsed(in *input, b *taskBudget) (*usage, error) {
 		cost:  "0",
 		input: strconv.FormatInt(st.Used.InputTokens, 10), output: strconv.FormatInt(st.Used.OutputTokens, 10),
 	}
-	if st.CurrentPeriodStart != nil {
-		u.start = st.CurrentPeriodStart.UTC().Format(time.RFC3339)
+	if st.CurrentPeriodStart != "" {
+		t, err := time.Parse(time.RFC3339, st.CurrentPeriodStart)
+		if err != nil {
+			return nil, in.errAt("status.currentPeriodStart", "%q is not an RFC 3339 time", st.CurrentPeriodStart)
+		}
+		u.start = t.UTC().Format(time.RFC3339)
 	}
 	text, ok, err := in.literal("status.used.costUSD", st.Used.CostUSD)
 	if err != nil || !ok {

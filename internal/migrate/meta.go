@@ -14,6 +14,15 @@ import (
 // would make the next kubectl apply of the new one compute a wrong diff.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
+// decodeObject decodes a source object strictly and checks its metadata,
+// which is md inside v.
+func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
+	if err := in.decode(v); err != nil {
+		return nil, err
+	}
+	return checkMeta(in, md)
+}
+
 // checkMeta holds the metadata to what a budget needs: a fixed, valid name.
 // The fields the API server owns (uid, resourceVersion, managedFields, ...)
 // are dropped silently; the ones that tie the object to its old controller

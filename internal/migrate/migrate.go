@@ -180,6 +180,9 @@ func (res *Result) list(in *input, source string, doc int, opts Options) error {
 		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
 	}
 	_, items := find(in.node, "items")
+	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
+		return &Error{Source: source, Doc: doc, Object: "List", Err: in.errAt("items", "must be written in place, not through a YAML merge key")}
+	}
 	for i := range list.Items {
 		if err := res.object(items.Content[i], source, doc, i+1, opts); err != nil {
 			return err

@@ -450,6 +450,10 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 			"apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(strings.Replace(valid, "key:", "kee:", 1), "\n"), "\n", "\n  ") + "\n",
 			`stdin: document 1 item 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.kee" (line 13)`,
 		},
+		"a List whose items come through a YAML merge key": {
+			"apiVersion: v1\nkind: List\n<<: {items: [{kind: x}]}\n",
+			`stdin: document 1 (List): items: must be written in place, not through a YAML merge key (line 1)`,
+		},
 		"a List inside a List": {
 			"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n",
 			`stdin: document 1 item 1 (List): not a kind migrate converts: v1 List`,
@@ -551,6 +555,14 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		"an In expression without values": {
 			"  taskSelector:\n    matchExpressions:\n    - {key: team, operator: In}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
 			`spec.taskSelector: values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty (line 7)`,
+		},
+		"a selector value of the wrong type": {
+			"  taskSelector:\n    matchExpressions:\n    - {key: tier, operator: In, values: [1]}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
+			`spec.taskSelector.matchExpressions.values: must be a string, got a number (quote it) (line 8)`,
+		},
+		"a status timestamp that is not one": {
+			kelosSelector + "  maxCostUSD: 5\nstatus:\n  currentPeriodStart: yesterday\n  used: {costUSD: \"1\"}\n",
+			`status.currentPeriodStart: "yesterday" is not an RFC 3339 time (line 15)`,
 		},
 		"a label key Kubernetes refuses": {
 			"  taskSelector:\n    matchLabels:\n      \"bad key\": x\n  period: {type: Daily}\n  maxCostUSD: 5\n",

@@ -53,10 +53,7 @@ type operatorBudget struct {
 // monthlyLimitUSD as limitUSD with its literal digits.
 func convertOperator(in *input) (*goyaml.Node, []string, error) {
 	var b operatorBudget
-	if err := in.decode(&b); err != nil {
-		return nil, nil, err
-	}
-	notes, err := checkMeta(in, &b.ObjectMeta)
+	notes, err := in.decodeObject(&b, &b.ObjectMeta)
 	if err != nil {
 		return nil, nil, err
 	}
