@@ -364,15 +364,15 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a limit with seven significant decimals": {
 			strings.Replace(valid, `"500"`, `"12.3456789"`, 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "12.3456789" has more than 6 decimals, and llmbudget limits are exact to micro-dollars: round it yourself (line 7)`,
+			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "12.3456789"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself (line 7)`,
 		},
 		"a limit in exponent form": {
 			strings.Replace(valid, `"500"`, `5e2`, 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "5e2": exponents are not allowed (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
+			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "5e2"… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
 		},
 		"a negative limit": {
 			strings.Replace(valid, `"500"`, `-5`, 1),
-			`spec.monthlyLimitUSD: "-5" is negative (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
+			`spec.monthlyLimitUSD: "-5"…negative… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
 		},
 		"a zero limit": {
 			strings.Replace(valid, `"500"`, `"0.00"`, 1),
@@ -463,7 +463,9 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			res, err := migrate.Migrate("stdin", []byte(tc.in), migrate.Options{})
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			for _, part := range strings.Split(tc.want, "…") { // parts the money package words are left out
+				assert.Contains(t, err.Error(), part)
+			}
 			assert.Empty(t, res.Documents, "a refused input yields no documents")
 			var merr *migrate.Error
 			assert.True(t, errors.As(err, &merr), "the error is a *migrate.Error")
@@ -478,7 +480,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 	}{
 		"a cost with more than six decimals": {
 			kelosSelector + "  maxCostUSD: 100n\n",
-			`spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001" has more than 6 decimals, and llmbudget limits are exact to micro-dollars: round it yourself (line 13)`,
+			`spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself (line 13)`,
 		},
 		"a negative cost": {
 			kelosSelector + "  maxCostUSD: \"-5\"\n",
@@ -534,7 +536,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a cost below a nano-dollar, which Kubernetes rounds up to one": {
 			kelosSelector + "  maxCostUSD: \"0." + strings.Repeat("0", 60) + "1\"\n",
-			`spec.maxCostUSD: "0.` + strings.Repeat("0", 60) + `1" reads as 0.000000001: "0.000000001" has more than 6 decimals`,
+			`spec.maxCostUSD: "0.` + strings.Repeat("0", 60) + `1" reads as 0.000000001: "0.000000001"…6 decimals`,
 		},
 		"a cost with an exponent far beyond range, which is never computed": {
 			kelosSelector + "  maxCostUSD: 1e999999\n",
@@ -593,7 +595,9 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 			}
 			_, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			for _, part := range strings.Split(tc.want, "…") { // parts the money package words are left out
+				assert.Contains(t, err.Error(), part)
+			}
 			assert.True(t, strings.HasPrefix(err.Error(), "stdin: document 1 (TaskBudget team-ml/"), err.Error())
 		})
 	}
