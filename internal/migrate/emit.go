@@ -2,11 +2,12 @@ package migrate
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
@@ -23,8 +24,8 @@ func str(v string) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v}
 }
 
-// money is an exact decimal as a double-quoted string, as the API wants it.
-func money(v string) *goyaml.Node {
+// usd is an exact decimal as a double-quoted string, as the API wants it.
+func usd(v string) *goyaml.Node {
 	n := str(v)
 	n.Style = goyaml.DoubleQuotedStyle
 	return n
@@ -114,19 +115,17 @@ func validateOutput(out []byte) error {
 		return fmt.Errorf("read back the converted budget: %w", err)
 	}
 	var obj struct {
-		Spec json.RawMessage `json:"spec"`
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Metadata   any      `json:"metadata"`
+		Spec       api.Spec `json:"spec"`
 	}
-	if err := json.Unmarshal(js, &obj); err != nil {
-		return fmt.Errorf("read back the converted budget: %w", err)
+	strict, err := kjson.UnmarshalStrict(js, &obj)
+	if err = errors.Join(append(strict, err)...); err != nil {
+		return fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(obj.Spec))
-	dec.DisallowUnknownFields()
-	var spec api.Spec
-	if err := dec.Decode(&spec); err != nil {
-		return fmt.Errorf("the converted spec does not decode as %s: %w", api.APIVersion, err)
-	}
-	spec.Default()
-	if err := spec.Validate(); err != nil {
+	obj.Spec.Default()
+	if err := obj.Spec.Validate(); err != nil {
 		return fmt.Errorf("the converted budget is not valid: %w", err)
 	}
 	return nil

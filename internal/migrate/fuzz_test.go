@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/migrate"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // FuzzMigrate checks that any input either converts into budgets the API
@@ -60,6 +63,40 @@ func FuzzMigrate(f *testing.F) {
 		again, err := migrate.Migrate("fuzz", data, opts)
 		require.NoError(t, err)
 		assert.Equal(t, res, again, "the same input converted differently")
+	})
+}
+
+// FuzzKelosCost checks that any spec.maxCostUSD either becomes a limit that
+// is exactly the quantity Kubernetes reads and fits spec.limitUSD, or is
+// refused with a message naming the field; and that no exponent or length
+// makes the conversion slow (see the committed corpus).
+func FuzzKelosCost(f *testing.F) {
+	for _, seed := range []string{"12500m", "50", "12.50", "1.5e2", "25E-2", "1Ki", "100n", "1u", "0", "-5", "+7", ".5", "5.", "1E", "5 USD"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, cost string) {
+		js, err := json.Marshal(cost)
+		require.NoError(t, err)
+		if strings.ContainsFunc(cost, func(r rune) bool { return !unicode.IsPrint(r) }) || !bytes.Equal(js[1:len(js)-1], []byte(cost)) {
+			t.Skip("YAML cannot hold the string as written")
+		}
+		res, err := migrate.Migrate("fuzz", []byte(kelosBudget(kelosSelector+"  maxCostUSD: "+string(js)+"\n")), migrate.Options{})
+		if err != nil {
+			assert.Contains(t, err.Error(), "spec.maxCostUSD: ")
+			assert.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.Len(t, res.Documents, 1)
+		var out struct {
+			Spec struct {
+				LimitUSD string `json:"limitUSD"`
+			} `json:"spec"`
+		}
+		require.NoError(t, yaml.Unmarshal(res.Documents[0], &out))
+		_, err = money.ParseMaxDecimals(out.Spec.LimitUSD, api.LimitDecimals)
+		require.NoError(t, err)
+		want, got := resource.MustParse(cost), resource.MustParse(out.Spec.LimitUSD)
+		assert.Zero(t, want.Cmp(got), "%q became %s", cost, out.Spec.LimitUSD)
 	})
 }
 

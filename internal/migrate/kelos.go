@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -40,82 +39,104 @@ const (
 	budgetLabel     = "llmbudget.dev/budget"
 )
 
+// taskBudget is the source object; status.used seeds the first ledger key,
+// the rest of the status is dropped.
+type taskBudget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		TaskSelector *metav1.LabelSelector `json:"taskSelector"`
+		Period       *struct {
+			Type     string `json:"type"`
+			Timezone string `json:"timezone"`
+		} `json:"period"`
+		MaxCostUSD      any    `json:"maxCostUSD"` // its literal text is read from the YAML
+		MaxInputTokens  *int64 `json:"maxInputTokens"`
+		MaxOutputTokens *int64 `json:"maxOutputTokens"`
+	} `json:"spec"`
+	Status struct {
+		ObservedGeneration int64  `json:"observedGeneration"`
+		CurrentPeriodStart string `json:"currentPeriodStart"` // RFC 3339, parsed here to name the field if it is not
+		CurrentPeriodEnd   string `json:"currentPeriodEnd"`
+		Used               *struct {
+			CostUSD      any   `json:"costUSD"`
+			InputTokens  int64 `json:"inputTokens"`
+			OutputTokens int64 `json:"outputTokens"`
+		} `json:"used"`
+		Conditions []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
+
 // convertKelos turns a Kelos TaskBudget into an llmbudget budget as far as
 // it maps; the comments in the output say what the user must do for the
 // rest: label the Tasks, and feed the spend ConfigMap.
-func convertKelos(root *mapping, m meta) (*goyaml.Node, []string, error) {
-	spec, err := asMapping(root.value["spec"], "spec")
+func convertKelos(in *input) (*goyaml.Node, []string, error) {
+	var b taskBudget
+	notes, err := in.decodeObject(&b, &b.ObjectMeta)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := spec.allow("taskSelector", "period", "maxCostUSD", "maxInputTokens", "maxOutputTokens"); err != nil {
-		return nil, nil, err
+	if b.Spec.TaskSelector == nil {
+		return nil, nil, in.errAt("spec.taskSelector", "is required (use {} for every Task in the namespace)")
 	}
-	selector, err := readSelector(spec)
+	selector, err := metav1.LabelSelectorAsSelector(b.Spec.TaskSelector)
+	if err != nil {
+		return nil, nil, in.errAt("spec.taskSelector", "%v", err)
+	}
+	tz, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
 	}
-	tz, err := readKelosPeriod(spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	used, err := readKelosStatus(root)
+	used, err := kelosUsed(in, &b)
 	if err != nil {
 		return nil, nil, err
 	}
 
 	out := newObject()
-	costText, costNode, err := spec.optNumberText("maxCostUSD")
+	costText, hasCost, err := in.literal("spec.maxCostUSD", b.Spec.MaxCostUSD)
 	if err != nil {
 		return nil, nil, err
 	}
-	if costNode != nil {
-		limit, err := quantityToDecimal(costText, limitDecimals)
-		switch {
-		case errors.Is(err, errNegative):
-			return nil, nil, errAt(costNode, "spec.maxCostUSD", "%q is negative", costText)
-		case err != nil:
-			return nil, nil, errAt(costNode, "spec.maxCostUSD", "%v", err)
-		case limit == "0":
-			return nil, nil, errAt(costNode, "spec.maxCostUSD", "%q blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: "+
-				"set a positive maxCostUSD, or remove it and keep a token limit", costText)
+	if hasCost {
+		limit, err := kelosLimit(costText)
+		if err != nil {
+			return nil, nil, in.errAt("spec.maxCostUSD", "%v", err)
 		}
 		was := "was spec.maxCostUSD"
 		if limit != costText {
 			was += " (" + costText + ")"
 		}
-		out.set("limitUSD", note(money(limit), was))
+		out.set("limitUSD", note(usd(limit), was))
 	}
 	out.set("period", newObject().
 		set("type", note(str(string(api.Daily)), "Kelos budgets are always daily")).
 		set("timeZone", note(str(tz.name), tz.origin)).node)
 
 	tokens := newObject()
-	for _, f := range []struct{ from, to string }{{"maxInputTokens", "input"}, {"maxOutputTokens", "output"}} {
-		v, ok, err := spec.optInt(f.from)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
+	for _, f := range []struct {
+		from, to string
+		v        *int64
+	}{{"maxInputTokens", "input", b.Spec.MaxInputTokens}, {"maxOutputTokens", "output", b.Spec.MaxOutputTokens}} {
+		switch {
+		case f.v == nil:
 			continue
+		case *f.v < 0:
+			return nil, nil, in.errAt("spec."+f.from, "%d is negative", *f.v)
 		}
-		if v < 0 {
-			return nil, nil, errAt(spec.get(f.from), spec.child(f.from), "%d is negative", v)
-		}
-		tokens.set(f.to, note(integer(v), "was spec."+f.from))
+		tokens.set(f.to, note(integer(*f.v), "was spec."+f.from))
 	}
 	if len(tokens.node.Content) > 0 {
 		out.set("tokenLimits", tokens.node)
-	} else if costNode == nil {
-		return nil, nil, errAt(spec.key["maxCostUSD"], "spec", "sets no limit: Kelos requires one of maxCostUSD, maxInputTokens or maxOutputTokens")
+	} else if !hasCost {
+		return nil, nil, in.errAt("spec", "sets no limit: Kelos requires one of maxCostUSD, maxInputTokens or maxOutputTokens")
 	}
 
-	spendCM := m.name + "-spend"
+	spendCM := b.Name + "-spend"
 	out.set("costSource", newObject().
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(m, selector, tz.name, used)...)
+		costSourceComment(&b.ObjectMeta, selector.String(), tz.name, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", list(kelosTasks)).
@@ -127,163 +148,79 @@ func convertKelos(root *mapping, m meta) (*goyaml.Node, []string, error) {
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
 	head := []string{
-		"Converted by llmbudget migrate from " + kelosAPIVersion + " " + kelosKind + " " + m.ref() + ".",
+		"Converted by llmbudget migrate from " + kelosAPIVersion + " " + kelosKind + " " + ref(&b.ObjectMeta) + ".",
 		"Two things need you before this budget means what the TaskBudget meant:",
 	}
-	head = append(head, selectorComment(m, selector)...)
+	head = append(head, selectorComment(&b.ObjectMeta, selector.String())...)
 	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
-	notes := []string{fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, m.name, spendCM)}
-	return budgetDocument(head, m.output(), out), notes, nil
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
+	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
 }
 
-// readSelector reads spec.taskSelector and returns it in kubectl's -l
-// syntax, validated the way Kelos and the API server validate it.
-func readSelector(spec *mapping) (string, error) {
-	if spec.get("taskSelector") == nil {
-		return "", errAt(spec.key["taskSelector"], "spec.taskSelector", "is required (use {} for every Task in the namespace)")
-	}
-	sel, err := asMapping(spec.value["taskSelector"], "spec.taskSelector")
-	if err != nil {
-		return "", err
-	}
-	if err := sel.allow("matchLabels", "matchExpressions"); err != nil {
-		return "", err
-	}
-	var ls metav1.LabelSelector
-	labels, err := sel.stringMap("matchLabels")
-	if err != nil {
-		return "", err
-	}
-	for _, k := range labels.keys {
-		if ls.MatchLabels == nil {
-			ls.MatchLabels = map[string]string{}
-		}
-		ls.MatchLabels[k] = deref(labels.value[k]).Value
-	}
-	exprs, err := sel.eachMapping("matchExpressions", "key", "operator", "values")
-	if err != nil {
-		return "", err
-	}
-	for _, e := range exprs {
-		var r metav1.LabelSelectorRequirement
-		if r.Key, err = e.reqString("key"); err != nil {
-			return "", err
-		}
-		op, err := e.reqString("operator")
-		if err != nil {
-			return "", err
-		}
-		r.Operator = metav1.LabelSelectorOperator(op)
-		if r.Values, err = e.stringList("values"); err != nil {
-			return "", err
-		}
-		ls.MatchExpressions = append(ls.MatchExpressions, r)
-	}
-	s, err := metav1.LabelSelectorAsSelector(&ls)
-	if err != nil {
-		return "", errAt(spec.get("taskSelector"), "spec.taskSelector", "%v", err)
-	}
-	return s.String(), nil
-}
-
-type kelosZone struct{ name, origin string }
+type zone struct{ name, origin string }
 
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
 var kelosZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+-]{1,64}$`)
 
-func readKelosPeriod(spec *mapping) (kelosZone, error) {
-	if spec.get("period") == nil {
-		return kelosZone{}, errAt(spec.key["period"], "spec.period", "is required")
+func kelosZone(in *input, b *taskBudget) (zone, error) {
+	p := b.Spec.Period
+	switch {
+	case p == nil:
+		return zone{}, in.errAt("spec.period", "is required")
+	case p.Type != "Daily":
+		return zone{}, in.errAt("spec.period.type", "%q is not a Kelos period type (only Daily)", p.Type)
+	case p.Timezone == "":
+		return zone{name: api.DefaultTimeZone, origin: "Kelos's default time zone"}, nil
+	case !kelosZonePattern.MatchString(p.Timezone):
+		return zone{}, in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
 	}
-	p, err := asMapping(spec.value["period"], "spec.period")
-	if err != nil {
-		return kelosZone{}, err
-	}
-	if err := p.allow("type", "timezone"); err != nil {
-		return kelosZone{}, err
-	}
-	typ, err := p.reqString("type")
-	if err != nil {
-		return kelosZone{}, err
-	}
-	if typ != "Daily" {
-		return kelosZone{}, errAt(p.get("type"), "spec.period.type", "%q is not a Kelos period type (only Daily)", typ)
-	}
-	tz, ok, err := p.optString("timezone")
-	if err != nil {
-		return kelosZone{}, err
-	}
-	if !ok || tz == "" {
-		return kelosZone{name: api.DefaultTimeZone, origin: "Kelos's default time zone"}, nil
-	}
-	if !kelosZonePattern.MatchString(tz) {
-		return kelosZone{}, errAt(p.get("timezone"), "spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", tz)
-	}
-	return kelosZone{name: tz, origin: "was spec.period.timezone"}, nil
+	return zone{name: p.Timezone, origin: "was spec.period.timezone"}, nil
 }
 
-// kelosUsage is what Kelos had counted for its current period when the
-// object was exported; it helps seed the first ledger key.
-type kelosUsage struct {
+// usage is what Kelos had counted for its current period when the object
+// was exported; it helps seed the first ledger key.
+type usage struct {
 	start               string
 	cost, input, output string
 }
 
-// readKelosStatus refuses unknown status fields and keeps status.used.
-func readKelosStatus(root *mapping) (*kelosUsage, error) {
-	st, err := asMapping(root.value["status"], "status")
-	if err != nil {
-		return nil, err
-	}
-	if err := st.allow("observedGeneration", "currentPeriodStart", "currentPeriodEnd", "used", "conditions"); err != nil {
-		return nil, err
-	}
-	if _, err := st.eachMapping("conditions", conditionFields...); err != nil {
-		return nil, err
-	}
-	used, err := asMapping(st.value["used"], "status.used")
-	if err != nil {
-		return nil, err
-	}
-	if err := used.allow("costUSD", "inputTokens", "outputTokens"); err != nil {
-		return nil, err
-	}
-	if st.get("used") == nil {
+func kelosUsed(in *input, b *taskBudget) (*usage, error) {
+	st := b.Status
+	if st.Used == nil {
 		return nil, nil
 	}
-	u := &kelosUsage{cost: "0", input: "0", output: "0"}
-	if start := st.get("currentPeriodStart"); start != nil && start.Kind == goyaml.ScalarNode {
-		if t, err := time.Parse(time.RFC3339, start.Value); err == nil {
-			u.start = t.UTC().Format(time.RFC3339)
-		}
+	u := &usage{
+		cost:  "0",
+		input: strconv.FormatInt(st.Used.InputTokens, 10), output: strconv.FormatInt(st.Used.OutputTokens, 10),
 	}
-	if text, n, err := used.optNumberText("costUSD"); err == nil && n != nil {
-		if d, err := quantityToDecimal(text, 9); err == nil {
-			u.cost = d
-		} else {
-			u.cost = strconv.Quote(text)
+	if st.CurrentPeriodStart != "" {
+		t, err := time.Parse(time.RFC3339, st.CurrentPeriodStart)
+		if err != nil {
+			return nil, in.errAt("status.currentPeriodStart", "%q is not an RFC 3339 time", st.CurrentPeriodStart)
 		}
+		u.start = t.UTC().Format(time.RFC3339)
 	}
-	for _, f := range []struct {
-		name string
-		to   *string
-	}{{"inputTokens", &u.input}, {"outputTokens", &u.output}} {
-		if v, ok, err := used.optInt(f.name); err == nil && ok {
-			*f.to = strconv.FormatInt(v, 10)
-		}
+	text, ok, err := in.literal("status.used.costUSD", st.Used.CostUSD)
+	if err != nil || !ok {
+		return u, err
+	}
+	if d, _, err := quantity(text); err == nil {
+		u.cost = d
+	} else {
+		u.cost = strconv.Quote(text)
 	}
 	return u, nil
 }
 
 // selectorComment tells the user which workloads to label, with a command.
-func selectorComment(m meta, selector string) []string {
+func selectorComment(m *metav1.ObjectMeta, selector string) []string {
 	ns := ""
 	where := "the budget's namespace"
-	if m.namespace != "" {
-		ns = " -n " + m.namespace
-		where = "namespace " + m.namespace
+	if m.Namespace != "" {
+		ns = " -n " + m.Namespace
+		where = "namespace " + m.Namespace
 	}
-	label := budgetLabel + "=" + m.name
+	label := budgetLabel + "=" + m.Name
 	lines := []string{"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget"}
 	if selector == "" {
 		lines = append(lines,
@@ -300,14 +237,14 @@ func selectorComment(m meta, selector string) []string {
 }
 
 // costSourceComment says where the spend data must come from.
-func costSourceComment(m meta, selector, tz string, used *kelosUsage) []string {
+func costSourceComment(m *metav1.ObjectMeta, selector, tz string, used *usage) []string {
 	sel := ""
 	if selector != "" {
 		sel = " -l '" + selector + "'"
 	}
 	ns := ""
-	if m.namespace != "" {
-		ns = " -n " + m.namespace
+	if m.Namespace != "" {
+		ns = " -n " + m.Namespace
 	}
 	lines := []string{
 		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",

@@ -1,8 +1,11 @@
 package migrate
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 )
@@ -11,95 +14,76 @@ import (
 // would make the next kubectl apply of the new one compute a wrong diff.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-// objectMetaFields are the fields of metav1.ObjectMeta. The API server sets
-// most of them; an object exported with kubectl get -o yaml carries them all.
-var objectMetaFields = []string{
-	"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
-	"annotations", "ownerReferences", "finalizers", "managedFields",
+// decodeObject decodes a source object strictly and checks its metadata,
+// which is md inside v.
+func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
+	if err := in.decode(v); err != nil {
+		return nil, err
+	}
+	return checkMeta(in, md)
 }
 
-// meta is what a converted object keeps of its source's metadata.
-type meta struct {
-	name, namespace string
-	labels          *mapping
-	annotations     *mapping
-}
-
-// readMeta reads metadata strictly. The fields the API server owns (uid,
-// resourceVersion, managedFields, ...) are dropped silently; the ones that
-// tie the object to its old controller are dropped with a note.
-func readMeta(root *mapping) (meta, []string, error) {
-	md, err := asMapping(root.value["metadata"], "metadata")
-	if err != nil {
-		return meta{}, nil, err
+// checkMeta holds the metadata to what a budget needs: a fixed, valid name.
+// The fields the API server owns (uid, resourceVersion, managedFields, ...)
+// are dropped silently; the ones that tie the object to its old controller
+// are dropped with a note.
+func checkMeta(in *input, md *metav1.ObjectMeta) ([]string, error) {
+	switch {
+	case md.Name == "" && md.GenerateName != "":
+		return nil, in.errAt("metadata.name", "is required: a budget needs a fixed name (generateName is not enough)")
+	case md.Name == "":
+		return nil, in.errAt("metadata.name", "is required")
 	}
-	if err := md.allow(objectMetaFields...); err != nil {
-		return meta{}, nil, err
+	if msgs := validation.IsDNS1123Subdomain(md.Name); len(msgs) > 0 {
+		return nil, in.errAt("metadata.name", "%q is not a valid object name: %s", md.Name, strings.Join(msgs, "; "))
 	}
-	var m meta
-	if m.name, err = md.reqString("name"); err != nil {
-		if _, ok, _ := md.optString("generateName"); ok {
-			return meta{}, nil, errAt(md.key["name"], "metadata.name", "is required: a budget needs a fixed name (generateName is not enough)")
-		}
-		return meta{}, nil, err
-	}
-	if msgs := validation.IsDNS1123Subdomain(m.name); len(msgs) > 0 {
-		return meta{}, nil, errAt(md.get("name"), "metadata.name", "%q is not a valid object name: %s", m.name, strings.Join(msgs, "; "))
-	}
-	if m.namespace, _, err = md.optString("namespace"); err != nil {
-		return meta{}, nil, err
-	}
-	if msgs := validation.IsDNS1123Label(m.namespace); m.namespace != "" && len(msgs) > 0 {
-		return meta{}, nil, errAt(md.get("namespace"), "metadata.namespace", "%q is not a valid namespace: %s", m.namespace, strings.Join(msgs, "; "))
-	}
-	if m.labels, err = md.stringMap("labels"); err != nil {
-		return meta{}, nil, err
-	}
-	if m.annotations, err = md.stringMap("annotations"); err != nil {
-		return meta{}, nil, err
+	if msgs := validation.IsDNS1123Label(md.Namespace); md.Namespace != "" && len(msgs) > 0 {
+		return nil, in.errAt("metadata.namespace", "%q is not a valid namespace: %s", md.Namespace, strings.Join(msgs, "; "))
 	}
 	var notes []string
-	for _, f := range []string{"ownerReferences", "finalizers", "deletionTimestamp"} {
-		if md.get(f) != nil {
-			notes = append(notes, "dropped metadata."+f+": it belongs to the source object and its controller")
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"ownerReferences", len(md.OwnerReferences) > 0}, {"finalizers", len(md.Finalizers) > 0}, {"deletionTimestamp", md.DeletionTimestamp != nil}} {
+		if f.set {
+			notes = append(notes, "dropped metadata."+f.name+": it belongs to the source object and its controller")
 		}
 	}
-	return m, notes, nil
+	return notes, nil
 }
 
-// output renders the kept metadata: name, namespace, labels and
-// annotations, in their source order, without kubectl's last-applied copy.
-func (m meta) output() *object {
+// metaOutput renders the kept metadata: name, namespace, labels and
+// annotations, without kubectl's last-applied copy.
+func metaOutput(md *metav1.ObjectMeta) *object {
 	o := newObject()
-	o.set("name", str(m.name))
-	if m.namespace != "" {
-		o.set("namespace", str(m.namespace))
+	o.set("name", str(md.Name))
+	if md.Namespace != "" {
+		o.set("namespace", str(md.Namespace))
 	}
-	if kv := pairs(m.labels, ""); len(kv.Content) > 0 {
-		o.set("labels", kv)
+	annotations := maps.Clone(md.Annotations)
+	delete(annotations, lastApplied)
+	if len(md.Labels) > 0 {
+		o.set("labels", pairs(md.Labels))
 	}
-	if kv := pairs(m.annotations, lastApplied); len(kv.Content) > 0 {
-		o.set("annotations", kv)
+	if len(annotations) > 0 {
+		o.set("annotations", pairs(annotations))
 	}
 	return o
 }
 
-func pairs(m *mapping, drop string) *goyaml.Node {
+// pairs renders a string map in key order, so that output is deterministic.
+func pairs(m map[string]string) *goyaml.Node {
 	n := &goyaml.Node{Kind: goyaml.MappingNode}
-	for _, k := range m.keys {
-		if k == drop {
-			continue
-		}
-		n.Content = append(n.Content, str(k), str(deref(m.value[k]).Value))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, str(k), str(m[k]))
 	}
 	return n
 }
 
 // ref names an object for messages and comments: "team-ml/chatbot".
-func (m meta) ref() string {
-	if m.namespace == "" {
-		return m.name
+func ref(md *metav1.ObjectMeta) string {
+	if md.Namespace == "" {
+		return md.Name
 	}
-	return m.namespace + "/" + m.name
+	return md.Namespace + "/" + md.Name
 }

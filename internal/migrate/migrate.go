@@ -6,8 +6,10 @@
 // # Expected flow
 //
 //  1. Split the input into YAML documents; a kubectl List is read item by item.
-//  2. Decode each object strictly against the source API: an unknown or
-//     repeated field is refused with its path, so a typo never vanishes.
+//  2. Decode each object strictly against the source API, as the API server
+//     does with strict field validation (sigs.k8s.io/json): field names match
+//     case-sensitively, and an unknown or repeated field or a value of the
+//     wrong type is refused with its path and line, so a typo never vanishes.
 //  3. Map what maps; write a YAML comment next to what does not, saying
 //     what the user must do instead.
 //  4. Read the printed document back and hold it to the llmbudget API's own
@@ -17,8 +19,8 @@
 //
 //   - Money never passes through float64: a limit keeps its literal digits
 //     ("1500.00" stays "1500.00"), a Kubernetes quantity ("12500m") becomes
-//     the exact plain decimal ("12.5"), and a value that needs more than 6
-//     decimals is refused rather than rounded.
+//     the exact plain decimal Kubernetes reads it as ("12.5"), and a value
+//     that needs more than 6 decimals is refused rather than rounded.
 //   - Every document printed passes spec.Default and spec.Validate.
 //   - Name, namespace, labels and annotations are kept (without kubectl's
 //     last-applied-configuration); status and server-set metadata are dropped.
@@ -40,6 +42,8 @@ import (
 	"io"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
@@ -109,7 +113,7 @@ func Migrate(source string, data []byte, opts Options) (Result, error) {
 		if err != nil {
 			return Result{}, &Error{Source: source, Doc: doc, Err: fmt.Errorf("not valid YAML: %w", err)}
 		}
-		if len(n.Content) == 0 || isNull(n.Content[0]) {
+		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue // an empty document, like the one after a trailing ---
 		}
 		if err := res.object(n.Content[0], source, doc, 0, opts); err != nil {
@@ -120,70 +124,75 @@ func Migrate(source string, data []byte, opts Options) (Result, error) {
 
 // object converts one object, or each item of a List.
 func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Options) error {
-	root, err := asMapping(n, "")
+	in, err := readInput(n)
 	if err != nil {
-		return &Error{Source: source, Doc: doc, Item: item, Err: fmt.Errorf("not a Kubernetes object: %w", err)}
+		return &Error{Source: source, Doc: doc, Item: item, Err: err}
 	}
-	apiVersion, kind := scalarText(root.get("apiVersion")), scalarText(root.get("kind"))
-	object := identify(root, kind)
+	var head struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	// Best effort, to name the object in messages: the strict decoding of
+	// its kind says what is wrong with it.
+	_ = kjson.UnmarshalCaseSensitivePreserveInts(in.json, &head)
+	apiVersion, kind := head.APIVersion, head.Kind
+	object := identify(kind, head.Metadata.Namespace, head.Metadata.Name)
 	fail := func(err error) error {
 		return &Error{Source: source, Doc: doc, Item: item, Object: object, Err: err}
 	}
+	var convert func(*input) (*goyaml.Node, []string, error)
 	switch {
-	case apiVersion == operatorAPIVersion && kind == operatorKind,
-		apiVersion == kelosAPIVersion && kind == kelosKind:
-		out, notes, err := convert(root, apiVersion)
-		if err != nil {
+	case apiVersion == operatorAPIVersion && kind == operatorKind:
+		convert = convertOperator
+	case apiVersion == kelosAPIVersion && kind == kelosKind:
+		convert = convertKelos
+	case apiVersion == "v1" && kind == "List" && item == 0:
+		return res.list(in, source, doc, opts)
+	default:
+		err = unknownKind(apiVersion, kind)
+		if !opts.SkipUnknownKinds {
 			return fail(err)
 		}
-		res.Documents = append(res.Documents, out)
-		for _, msg := range notes {
-			res.Notes = append(res.Notes, where(source, doc, item, object)+": "+msg)
-		}
+		res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
 		return nil
-	case apiVersion == "v1" && kind == "List" && item == 0:
-		return res.list(root, source, doc, opts)
 	}
-	err = unknownKind(apiVersion, kind)
-	if !opts.SkipUnknownKinds {
+	out, notes, err := render(convert(in))
+	if err != nil {
 		return fail(err)
 	}
-	res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
+	res.Documents = append(res.Documents, out)
+	for _, msg := range notes {
+		res.Notes = append(res.Notes, where(source, doc, item, object)+": "+msg)
+	}
 	return nil
 }
 
-func (res *Result) list(root *mapping, source string, doc int, opts Options) error {
-	if err := root.allow("apiVersion", "kind", "metadata", "items"); err != nil {
+func (res *Result) list(in *input, source string, doc int, opts Options) error {
+	var list struct {
+		metav1.TypeMeta `json:",inline"`
+		Metadata        metav1.ListMeta `json:"metadata"`
+		Items           []any           `json:"items"`
+	}
+	if err := in.decode(&list); err != nil {
 		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
 	}
-	items, err := root.list("items")
-	if err != nil {
-		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
+	_, items := find(in.node, "items")
+	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
+		return &Error{Source: source, Doc: doc, Object: "List", Err: in.errAt("items", "must be written in place, not through a YAML merge key")}
 	}
-	for i, it := range items {
-		if err := res.object(deref(it), source, doc, i+1, opts); err != nil {
+	for i := range list.Items {
+		if err := res.object(items.Content[i], source, doc, i+1, opts); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// convert decodes one source budget strictly and renders its conversion.
-func convert(root *mapping, apiVersion string) ([]byte, []string, error) {
-	if err := root.allow("apiVersion", "kind", "metadata", "spec", "status"); err != nil {
-		return nil, nil, err
-	}
-	m, notes, err := readMeta(root)
-	if err != nil {
-		return nil, nil, err
-	}
-	var doc *goyaml.Node
-	var more []string
-	if apiVersion == operatorAPIVersion {
-		doc, err = convertOperator(root, m)
-	} else {
-		doc, more, err = convertKelos(root, m)
-	}
+// render prints a converted budget and holds it to the llmbudget API.
+func render(doc *goyaml.Node, notes []string, err error) ([]byte, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,7 +203,7 @@ func convert(root *mapping, apiVersion string) ([]byte, []string, error) {
 	if err := validateOutput(out); err != nil {
 		return nil, nil, err
 	}
-	return out, append(notes, more...), nil
+	return out, notes, nil
 }
 
 func unknownKind(apiVersion, kind string) error {
@@ -211,23 +220,11 @@ func unknownKind(apiVersion, kind string) error {
 }
 
 // identify names an object for messages from whatever it says about itself.
-func identify(root *mapping, kind string) string {
-	md, err := asMapping(root.value["metadata"], "metadata")
-	if err != nil {
-		return printable(kind)
-	}
-	name, ns := scalarText(md.get("name")), scalarText(md.get("namespace"))
-	if ns != "" && name != "" {
-		name = ns + "/" + name
+func identify(kind, namespace, name string) string {
+	if namespace != "" && name != "" {
+		name = namespace + "/" + name
 	}
 	return strings.TrimSpace(printable(kind) + " " + printable(name))
-}
-
-func scalarText(n *goyaml.Node) string {
-	if n == nil || n.Kind != goyaml.ScalarNode {
-		return ""
-	}
-	return n.Value
 }
 
 // printable keeps a message on one line however odd the input is.

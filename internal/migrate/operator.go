@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -25,96 +26,75 @@ const (
 	operatorKind       = "LLMCostBudget"
 )
 
-// conditionFields are the fields of metav1.Condition.
-var conditionFields = []string{"type", "status", "reason", "message", "lastTransitionTime", "observedGeneration"}
+// operatorBudget is the source object. Its status is dropped, since
+// llmbudget computes its own; the status fields are named only so that a
+// misspelt one is refused.
+type operatorBudget struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		MonthlyLimitUSD      any    `json:"monthlyLimitUSD"` // its literal digits are read from the YAML
+		WarnThresholdPercent *int64 `json:"warnThresholdPercent"`
+		CostSource           *struct {
+			ConfigMapName string `json:"configMapName"`
+			Key           string `json:"key"`
+		} `json:"costSource"`
+	} `json:"spec"`
+	Status struct {
+		ObservedSpendUSD any                `json:"observedSpendUSD"`
+		PercentUsed      any                `json:"percentUsed"`
+		State            any                `json:"state"`
+		Conditions       []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
 
 // convertOperator turns an operator LLMCostBudget into an llmbudget one: the
 // same ConfigMap key read as this period's total, a Monthly period, and
 // monthlyLimitUSD as limitUSD with its literal digits.
-func convertOperator(root *mapping, m meta) (*goyaml.Node, error) {
-	spec, err := asMapping(root.value["spec"], "spec")
+func convertOperator(in *input) (*goyaml.Node, []string, error) {
+	var b operatorBudget
+	notes, err := in.decodeObject(&b, &b.ObjectMeta)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := spec.allow("monthlyLimitUSD", "warnThresholdPercent", "costSource"); err != nil {
-		return nil, err
+	text, ok, err := in.literal("spec.monthlyLimitUSD", b.Spec.MonthlyLimitUSD)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !ok:
+		return nil, nil, in.errAt("spec.monthlyLimitUSD", "is required")
 	}
-	if err := checkOperatorStatus(root); err != nil {
-		return nil, err
-	}
-
-	limitText, limitNode, err := spec.optNumberText("monthlyLimitUSD")
+	limit, err := operatorLimit(text)
 	if err != nil {
-		return nil, err
+		return nil, nil, in.errAt("spec.monthlyLimitUSD", "%v", err)
 	}
-	if limitNode == nil {
-		return nil, errAt(spec.key["monthlyLimitUSD"], "spec.monthlyLimitUSD", "is required")
-	}
-	if !isPlainDecimal(limitText) {
-		return nil, errAt(limitNode, "spec.monthlyLimitUSD", "%q is not a plain decimal like 1500.00 (the operator's pattern ^[0-9]+(\\.[0-9]+)?$)", limitText)
-	}
-	limit, err := fitDecimals(limitText, limitDecimals)
-	if err != nil {
-		return nil, errAt(limitNode, "spec.monthlyLimitUSD", "%v", err)
-	}
-	if isZeroDecimal(limit) {
-		return nil, errAt(limitNode, "spec.monthlyLimitUSD", "%q must be greater than 0 (the operator cannot evaluate a zero limit either)", limitText)
-	}
-	warn, hasWarn, err := spec.optInt("warnThresholdPercent")
-	if err != nil {
-		return nil, err
-	}
-
-	cs, err := asMapping(spec.value["costSource"], "spec.costSource")
-	if err != nil {
-		return nil, err
-	}
-	if err := cs.allow("configMapName", "key"); err != nil {
-		return nil, err
-	}
-	if spec.get("costSource") == nil {
-		return nil, errAt(spec.key["costSource"], "spec.costSource", "is required")
-	}
-	cmName, err := cs.reqString("configMapName")
-	if err != nil {
-		return nil, err
-	}
-	key, err := cs.reqString("key")
-	if err != nil {
-		return nil, err
+	cs := b.Spec.CostSource
+	switch {
+	case cs == nil:
+		return nil, nil, in.errAt("spec.costSource", "is required")
+	case cs.ConfigMapName == "":
+		return nil, nil, in.errAt("spec.costSource.configMapName", "is required")
+	case cs.Key == "":
+		return nil, nil, in.errAt("spec.costSource.key", "is required")
 	}
 
 	out := newObject()
-	out.set("limitUSD", note(money(limit), "was spec.monthlyLimitUSD"))
+	out.set("limitUSD", note(usd(limit), "was spec.monthlyLimitUSD"))
 	out.set("period", newObject().
 		set("type", str(string(api.Monthly))).
 		set("timeZone", str(api.DefaultTimeZone)).node,
 		"The operator has no period of its own: its cost pipeline resets the total each month.",
 		"llmbudget counts calendar months in timeZone; set the zone your pipeline resets in.")
-	if hasWarn {
-		out.set("warnThresholdPercent", integer(warn))
+	if w := b.Spec.WarnThresholdPercent; w != nil {
+		out.set("warnThresholdPercent", integer(*w))
 	}
 	out.set("costSource", newObject().
-		set("configMapName", str(cmName)).
+		set("configMapName", str(cs.ConfigMapName)).
 		set("format", str(string(api.Total))).
-		set("key", str(key)).node,
+		set("key", str(cs.Key)).node,
 		"The same ConfigMap and key: with format Total the value is this period's spend and",
 		"the writer resets it, as the operator expects.")
 
-	head := []string{"Converted by llmbudget migrate from " + operatorAPIVersion + " " + operatorKind + " " + m.ref() + "."}
-	return budgetDocument(head, m.output(), out), nil
-}
-
-// checkOperatorStatus refuses unknown status fields; the status itself is
-// dropped, since llmbudget computes its own.
-func checkOperatorStatus(root *mapping) error {
-	st, err := asMapping(root.value["status"], "status")
-	if err != nil {
-		return err
-	}
-	if err := st.allow("observedSpendUSD", "percentUsed", "state", "conditions"); err != nil {
-		return err
-	}
-	_, err = st.eachMapping("conditions", conditionFields...)
-	return err
+	head := []string{"Converted by llmbudget migrate from " + operatorAPIVersion + " " + operatorKind + " " + ref(&b.ObjectMeta) + "."}
+	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
 }
