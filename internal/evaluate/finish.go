@@ -76,15 +76,11 @@ func (e *evaluation) enforce() {
 	}
 	what := joinResources(enf.Resources)
 	if enf.Scope == api.ScopeLabelled {
-		what += " labelled " + labelBudget + "=" + b.Name
+		what += " labelled " + api.LabelBudget + "=" + b.Name
 	}
 	st.Reason = fmt.Sprintf("%s: new %s are refused in namespace %s by %s", why, what, b.Namespace, strings.Join(by, " and "))
 	e.st.Enforcement = st
 }
-
-// labelBudget ties a workload to a budget (the workload package owns it; the
-// evaluation only names it in messages).
-const labelBudget = "llmbudget.dev/budget"
 
 // PolicyName names the ValidatingAdmissionPolicy (and its binding) that
 // deploy/ installs as the Policy gate.

@@ -147,6 +147,9 @@ const (
 	ScopeLabelled  Scope = "Labelled"
 )
 
+// LabelBudget is the label that ties a workload to a budget of its namespace.
+const LabelBudget = Group + "/budget"
+
 // Action is None or BlockNewWorkloads.
 type Action string
 
