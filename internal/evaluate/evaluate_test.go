@@ -393,7 +393,7 @@ func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
 		},
 		"unknown spend, failing closed": {
 			budget(block(api.GatePolicy, "", api.FailClosed)), nil,
-			"LLMCostBudget team-ml/chatbot is Unknown (CostSourceMissing and failurePolicy Closed this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget team-ml/chatbot is Unknown (CostSourceMissing, failurePolicy Closed; this Monthly period, ends 2026-12-01T00:00:00+01:00)",
 			"LLMCostBudget chatbot cannot read its spend (CostSourceMissing) and its failurePolicy is Closed: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 	}

@@ -107,7 +107,7 @@ func (e *evaluation) policyMessage() string {
 	var detail string
 	switch {
 	case e.st.State == api.Unknown:
-		detail = fmt.Sprintf("%s and failurePolicy Closed", e.reason)
+		detail = e.reason + ", failurePolicy Closed;"
 	case e.driver == "spend":
 		detail = fmt.Sprintf("%s of %s USD", e.st.ObservedSpendUSD, e.st.LimitUSD)
 	default:
