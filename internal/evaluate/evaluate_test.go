@@ -182,6 +182,10 @@ func TestInvalidSpecIsUnknownNamingTheField(t *testing.T) {
 		"a malformed resource": {func(b *api.LLMCostBudget) {
 			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"Jobs/batch"}}
 		}, `spec.enforcement.resources[0]: "Jobs/batch" must be <plural> or <plural>.<group>`},
+		"the labelled scope through a quota": {func(b *api.LLMCostBudget) {
+			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth, Scope: api.ScopeLabelled}
+		}, "spec.enforcement.scope: Labelled needs gate Policy (a ResourceQuota cannot select by label), got gate Both"},
+		"an unknown gate":        {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Gate = "Webhook" }, `spec.enforcement.gate: "Webhook" is not one of Policy, Quota, Both`},
 		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD: is required unless a tokenLimits field is set"},
 		"a negative token limit": {func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} }, "spec.tokenLimits.total: must be at least 0"},
 	}
@@ -322,21 +326,87 @@ func TestEnforcement(t *testing.T) {
 		"action None never blocks":               {budget(), total("900"), false},
 	}
 	for name, tc := range cases {
+		for _, gate := range []api.Gate{api.GatePolicy, api.GateQuota, api.GateBoth} {
+			t.Run(name+" with gate "+string(gate), func(t *testing.T) {
+				tc.b.Spec.Enforcement.Gate = gate
+				r := eval(tc.b, tc.data, now)
+				require.NotNil(t, r.Status.Enforcement)
+				assert.Equal(t, tc.block, r.Status.Enforcement.Blocking)
+				c := condition(t, r.Status, api.ConditionBlocking)
+				if !tc.block {
+					assert.Nil(t, r.Quota)
+					assert.Empty(t, r.Status.Enforcement.Gates, "no gate is in force")
+					assert.Equal(t, metav1.ConditionFalse, c.Status)
+					return
+				}
+				assert.Equal(t, metav1.ConditionTrue, c.Status)
+				assert.Equal(t, gate.Gates(), r.Status.Enforcement.Gates)
+				assert.Equal(t, []string{"jobs.batch", "deployments.apps"}, r.Status.Enforcement.Resources)
+				assert.Equal(t, api.ScopeNamespace, r.Status.Enforcement.Scope)
+				if gate == api.GatePolicy {
+					assert.Nil(t, r.Quota, "the policy gate needs no ResourceQuota")
+					assert.Empty(t, r.Status.Enforcement.QuotaName)
+					return
+				}
+				require.NotNil(t, r.Quota)
+				assert.Equal(t, "llmbudget-chatbot", r.Quota.Name)
+				assert.Equal(t, []string{"jobs.batch", "deployments.apps"}, r.Quota.Resources)
+				assert.Equal(t, "llmbudget-chatbot", r.Status.Enforcement.QuotaName)
+			})
+		}
+	}
+}
+
+func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
+	block := func(gate api.Gate, scope api.Scope, policy api.FailurePolicy) func(*api.LLMCostBudget) {
+		return func(b *api.LLMCostBudget) {
+			b.Spec.Period.TimeZone = "Europe/Berlin"
+			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: gate, Scope: scope, FailurePolicy: policy}
+		}
+	}
+	tokens := func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr(int64(1000))} }
+	cases := map[string]struct {
+		b       api.LLMCostBudget
+		data    map[string]string
+		message string
+		reason  string
+	}{
+		"spend over the limit": {
+			budget(block(api.GatePolicy, "", "")), total("512.4"),
+			"LLMCostBudget team-ml/chatbot is OverBudget (512.40 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+		},
+		"labelled scope": {
+			budget(block(api.GatePolicy, api.ScopeLabelled, "")), total("600"),
+			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+		},
+		"both gates": {
+			budget(block(api.GateBoth, "", "")), total("600"),
+			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets and ResourceQuota llmbudget-chatbot",
+		},
+		"tokens over their limit": {
+			budget(block(api.GateQuota, "", ""), tokens, func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }),
+			total(`{"costUSD": "1", "inputTokens": 700, "outputTokens": 500}`),
+			"LLMCostBudget team-ml/chatbot is OverBudget (total tokens reached its limit this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (total tokens reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ResourceQuota llmbudget-chatbot",
+		},
+		"unknown spend, failing closed": {
+			budget(block(api.GatePolicy, "", api.FailClosed)), nil,
+			"LLMCostBudget team-ml/chatbot is Unknown (CostSourceMissing, failurePolicy Closed; this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot cannot read its spend (CostSourceMissing) and its failurePolicy is Closed: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+		},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := eval(tc.b, tc.data, now)
-			require.NotNil(t, r.Status.Enforcement)
-			assert.Equal(t, tc.block, r.Status.Enforcement.Blocking)
-			c := condition(t, r.Status, api.ConditionBlocking)
-			if !tc.block {
-				assert.Nil(t, r.Quota)
-				assert.Equal(t, metav1.ConditionFalse, c.Status)
-				return
-			}
-			require.NotNil(t, r.Quota)
-			assert.Equal(t, "llmbudget-chatbot", r.Quota.Name)
-			assert.Equal(t, []string{"jobs.batch", "deployments.apps"}, r.Quota.Resources)
-			assert.Equal(t, metav1.ConditionTrue, c.Status)
-			assert.Equal(t, "llmbudget-chatbot", r.Status.Enforcement.QuotaName)
+			enf := r.Status.Enforcement
+			require.NotNil(t, enf)
+			require.True(t, enf.Blocking)
+			assert.Equal(t, tc.message, enf.Message)
+			assert.Equal(t, tc.reason, enf.Reason)
+			assert.Equal(t, tc.reason, condition(t, r.Status, api.ConditionBlocking).Message, "the BlockingNewWorkloads Event names the gate")
 		})
 	}
 }
@@ -353,7 +423,7 @@ func TestSuspendedBudgetAnnouncesNothing(t *testing.T) {
 func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Result) {
 	t.Helper()
 	b := budget(func(b *api.LLMCostBudget) {
-		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateQuota}
 	})
 	over := eval(b, total("600"), now)
 	require.NotNil(t, over.Quota)
@@ -404,6 +474,31 @@ func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
 			assert.Equal(t, metav1.ConditionFalse, c.Status)
 			assert.Equal(t, tc.reason, c.Reason)
 			assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time, "still False since the lift")
+		})
+	}
+}
+
+func TestTheUnblockedEventNamesTheGatesThatOpened(t *testing.T) {
+	cases := map[api.Gate]string{
+		api.GatePolicy: "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot: new workloads are admitted again in namespace team-ml",
+		api.GateQuota:  "ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
+		api.GateBoth:   "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot and ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
+	}
+	for gate, want := range cases {
+		t.Run(string(gate), func(t *testing.T) {
+			b := budget(func(b *api.LLMCostBudget) {
+				b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: gate}
+			})
+			over := eval(b, total("600"), now)
+			b.Status = &over.Status
+			lifted := eval(b, total("100"), now.Add(time.Minute))
+			var got []string
+			for _, a := range lifted.Announcements {
+				if a.Reason == evaluate.ReasonUnblocked {
+					got = append(got, a.Message)
+				}
+			}
+			assert.Equal(t, []string{want}, got)
 		})
 	}
 }

@@ -61,17 +61,63 @@ func (e *evaluation) enforce() {
 		e.st.Enforcement = &api.EnforcementStatus{Reason: fmt.Sprintf("the budget is %s: new workloads are admitted", e.st.State)}
 		return
 	}
-	name := QuotaName(e.in.Budget.Metadata.Name)
-	why := fmt.Sprintf("LLMCostBudget %s is OverBudget (%s reached its limit) for the period %s to %s", e.in.Budget.Metadata.Name, e.driver, e.st.Period.Start, e.st.Period.End)
+	b := e.in.Budget.Metadata
+	why := fmt.Sprintf("LLMCostBudget %s is OverBudget (%s reached its limit) for the period %s to %s", b.Name, e.driver, e.st.Period.Start, e.st.Period.End)
 	if e.st.State == api.Unknown {
-		why = fmt.Sprintf("LLMCostBudget %s cannot read its spend (%s) and its failurePolicy is Closed", e.in.Budget.Metadata.Name, e.reason)
+		why = fmt.Sprintf("LLMCostBudget %s cannot read its spend (%s) and its failurePolicy is Closed", b.Name, e.reason)
 	}
-	e.quota = &Quota{Name: name, Resources: append([]string(nil), enf.Resources...), Why: why}
-	e.st.Enforcement = &api.EnforcementStatus{
-		Blocking:  true,
-		QuotaName: name,
-		Reason:    fmt.Sprintf("%s: new %s are refused in namespace %s", why, joinResources(enf.Resources), e.in.Budget.Metadata.Namespace),
+	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: append([]string(nil), enf.Resources...), Message: e.policyMessage()}
+	var by []string
+	for _, g := range st.Gates {
+		if g == api.GateQuota {
+			st.QuotaName = QuotaName(b.Name)
+			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
+		}
+		by = append(by, gateName(g, b.Name))
 	}
+	what := joinResources(enf.Resources)
+	if enf.Scope == api.ScopeLabelled {
+		what += " labelled " + api.LabelBudget + "=" + b.Name
+	}
+	st.Reason = fmt.Sprintf("%s: new %s are refused in namespace %s by %s", why, what, b.Namespace, strings.Join(by, " and "))
+	e.st.Enforcement = st
+}
+
+// PolicyName names the ValidatingAdmissionPolicy (and its binding) that
+// deploy/ installs as the Policy gate.
+const PolicyName = "llmbudget-budgets"
+
+func gateName(g api.Gate, budget string) string {
+	if g == api.GateQuota {
+		return "ResourceQuota " + QuotaName(budget)
+	}
+	return "ValidatingAdmissionPolicy " + PolicyName
+}
+
+func liftedGate(g api.Gate, budget string) string {
+	if g == api.GateQuota {
+		return "ResourceQuota " + QuotaName(budget) + " was lifted"
+	}
+	return "ValidatingAdmissionPolicy " + PolicyName + " no longer refuses for LLMCostBudget " + budget
+}
+
+// policyMessage is the sentence the admission policy's message starts with;
+// the policy appends which resource is refused where.
+func (e *evaluation) policyMessage() string {
+	b := e.in.Budget.Metadata
+	var detail string
+	switch {
+	case e.st.State == api.Unknown:
+		detail = e.reason + ", failurePolicy Closed;"
+	case e.driver == "spend":
+		detail = fmt.Sprintf("%s of %s USD", e.st.ObservedSpendUSD, e.st.LimitUSD)
+	default:
+		detail = e.driver + " reached its limit"
+	}
+	if p := e.st.Period; p != nil {
+		detail += fmt.Sprintf(" this %s period, ends %s", e.spec.Period.Type, p.End)
+	}
+	return fmt.Sprintf("LLMCostBudget %s/%s is %s (%s)", b.Namespace, b.Name, e.st.State, detail)
 }
 
 func (e *evaluation) conditions() {
@@ -193,7 +239,11 @@ func (e *evaluation) occurrences() {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
 		case e.lifted():
-			msg := fmt.Sprintf("ResourceQuota %s was lifted: new workloads are admitted again in namespace %s", QuotaName(e.in.Budget.Metadata.Name), e.in.Budget.Metadata.Namespace)
+			var lifted []string
+			for _, g := range e.spec.Enforcement.Gate.Gates() {
+				lifted = append(lifted, liftedGate(g, e.in.Budget.Metadata.Name))
+			}
+			msg := fmt.Sprintf("%s: new workloads are admitted again in namespace %s", strings.Join(lifted, " and "), e.in.Budget.Metadata.Namespace)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}
 	}

@@ -68,7 +68,7 @@ func TestPerModelLimits(t *testing.T) {
 				assert.Contains(t, a.Message, "model "+tc.limits[0].Model)
 			}
 			assert.Equal(t, tc.announced, reasons)
-			assert.Equal(t, tc.state == api.OverBudget, r.Quota != nil, "enforcement follows the model")
+			assert.Equal(t, tc.state == api.OverBudget, r.Status.Enforcement.Blocking, "enforcement follows the model")
 		})
 	}
 }

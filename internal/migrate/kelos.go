@@ -140,10 +140,13 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", list(kelosTasks)).
-		set("failurePolicy", str(string(api.FailOpen))).node,
+		set("failurePolicy", str(string(api.FailOpen))).
+		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
-		"gate is a ResourceQuota that refuses new Tasks in the whole namespace, not only the ones",
-		"the selector matched, while the budget is OverBudget; running Tasks are left alone.",
+		"gate is the admission policy with scope Labelled: while the budget is OverBudget it",
+		"refuses new Tasks labelled "+budgetLabel+"="+b.Name+" (install",
+		"deploy/components/kelos-task so that the policy sees Tasks); other Tasks and running",
+		"ones are left alone.",
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 

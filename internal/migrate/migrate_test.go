@@ -182,7 +182,7 @@ func TestKelosTaskBudgetsBecomeDailyLedgerBudgets(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "Daily", "timeZone": "America/New_York"}, field(t, c.Spec, "period"))
 	assert.Equal(t, map[string]any{"input": float64(3000000), "output": float64(0)}, field(t, c.Spec, "tokenLimits"))
 	assert.Equal(t, map[string]any{"configMapName": "agents-spend", "format": "DailyLedger", "keyPrefix": "spend-"}, field(t, c.Spec, "costSource"))
-	assert.Equal(t, map[string]any{"action": "BlockNewWorkloads", "resources": []any{"tasks.kelos.dev"}, "failurePolicy": "Open"}, field(t, c.Spec, "enforcement"))
+	assert.Equal(t, map[string]any{"action": "BlockNewWorkloads", "resources": []any{"tasks.kelos.dev"}, "failurePolicy": "Open", "scope": "Labelled"}, field(t, c.Spec, "enforcement"))
 	assert.Contains(t, text, `limitUSD: "12.5" # was spec.maxCostUSD (12500m)`)
 	assert.Contains(t, text, "#      kubectl label tasks.kelos.dev -n team-ml -l 'team=platform' llmbudget.dev/budget=agents\n")
 	assert.Contains(t, text, "from kubectl get taskrecords.kelos.dev -n team-ml -l 'team=platform' -o yaml.")

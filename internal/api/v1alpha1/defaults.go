@@ -11,6 +11,8 @@ const (
 	DefaultSourceFormat        = Total
 	DefaultAction              = ActionNone
 	DefaultFailurePolicy       = FailOpen
+	DefaultGate                = GatePolicy
+	DefaultScope               = ScopeNamespace
 )
 
 // Default fills every unset field with its documented default.
@@ -43,6 +45,12 @@ func (s *Spec) Default() {
 	if s.Enforcement.FailurePolicy == "" {
 		s.Enforcement.FailurePolicy = DefaultFailurePolicy
 	}
+	if s.Enforcement.Gate == "" {
+		s.Enforcement.Gate = DefaultGate
+	}
+	if s.Enforcement.Scope == "" {
+		s.Enforcement.Scope = DefaultScope
+	}
 }
 
 // EffectiveThresholds is spec.thresholds, or when none are listed the warning
@@ -64,4 +72,12 @@ func (s *Spec) EffectiveThresholds() []Threshold {
 // HasTokenLimit reports whether any token limit is set.
 func (t *TokenLimits) HasTokenLimit() bool {
 	return t != nil && (t.Input != nil || t.Output != nil || t.Total != nil)
+}
+
+// Gates lists the gates g puts in force: Policy, Quota, or both.
+func (g Gate) Gates() []Gate {
+	if g == GateBoth {
+		return []Gate{GatePolicy, GateQuota}
+	}
+	return []Gate{g}
 }

@@ -122,7 +122,33 @@ type Enforcement struct {
 	Action        Action        `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
 	Resources     []string      `json:"resources,omitempty" validate:"required_if=Action BlockNewWorkloads,max=20,dive,resourcename"`
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty" validate:"oneof=Open Closed"`
+	Gate          Gate          `json:"gate,omitempty" validate:"oneof=Policy Quota Both"`
+	Scope         Scope         `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
 }
+
+// Gate is how the API server is made to refuse new workloads: the admission
+// policy, the ResourceQuota, or both.
+type Gate string
+
+// Gates.
+const (
+	GatePolicy Gate = "Policy"
+	GateQuota  Gate = "Quota"
+	GateBoth   Gate = "Both"
+)
+
+// Scope says which new workloads a blocking budget refuses: every one of the
+// listed resources in its namespace, or only those labelled with its name.
+type Scope string
+
+// Scopes.
+const (
+	ScopeNamespace Scope = "Namespace"
+	ScopeLabelled  Scope = "Labelled"
+)
+
+// LabelBudget is the label that ties a workload to a budget of its namespace.
+const LabelBudget = Group + "/budget"
 
 // Action is None or BlockNewWorkloads.
 type Action string
@@ -205,10 +231,17 @@ type ThresholdStatus struct {
 }
 
 // EnforcementStatus says whether the namespace is closed to new workloads.
+// While blocking it also holds everything the admission policy reads: the
+// gates in force, the scope, the refused resources and the sentence the
+// policy's message starts with, so that the policy computes nothing.
 type EnforcementStatus struct {
-	Blocking  bool   `json:"blocking"`
-	QuotaName string `json:"quotaName,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	Blocking  bool     `json:"blocking"`
+	Gates     []Gate   `json:"gates,omitempty"`
+	Scope     Scope    `json:"scope,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	QuotaName string   `json:"quotaName,omitempty"`
+	Message   string   `json:"message,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
 }
 
 // AnnouncementStatus is an Event llmbudget keeps while it is announced (55

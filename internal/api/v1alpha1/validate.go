@@ -197,6 +197,10 @@ func (s *Spec) crossFieldErrors() ValidationError {
 			errs = append(errs, FieldError{fmt.Sprintf("spec.modelLimits[%d]", i), "needs limitUSD or a tokenLimits field"})
 		}
 	}
+	if s.Enforcement.Scope == ScopeLabelled && s.Enforcement.Gate != GatePolicy {
+		// A ResourceQuota counts every object of a kind: it cannot tell labels apart.
+		errs = append(errs, FieldError{"spec.enforcement.scope", fmt.Sprintf("Labelled needs gate Policy (a ResourceQuota cannot select by label), got gate %s", s.Enforcement.Gate)})
+	}
 	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})
 	}

@@ -255,6 +255,7 @@ var controllers = []string{
 	"statefulset",
 	"job",
 	"cronjob",
+	"validatingadmissionpolicy-status-controller",
 }
 
 // start runs one binary with its output in <Dir>/<name>/<name>.log.

@@ -153,12 +153,36 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	}
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
 
-	charted := renderChart(t, map[string]any{"decorator": map[string]any{"resources": values}})
+	vap := ofKind(all, "ValidatingAdmissionPolicy")
+	require.Len(t, vap, 1)
+	rules, _ := dig(vap[0], "spec", "matchConstraints", "resourceRules")
+	var ruleValues []any
+	for _, r := range rules.([]any) {
+		groups, _ := dig(r, "apiGroups")
+		resources, _ := dig(r, "resources")
+		ruleValues = append(ruleValues, map[string]any{"apiGroups": groups, "resources": resources})
+	}
+	require.Len(t, ruleValues, 6, "the three default rules and one per optional kind")
+
+	charted := renderChart(t, map[string]any{
+		"decorator":       map[string]any{"resources": values},
+		"admissionPolicy": map[string]any{"resourceRules": ruleValues},
+	})
 	hdc := ofKind(charted, "DecoratorController")
 	require.Len(t, hdc, 1)
 	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
+	hvap := ofKind(charted, "ValidatingAdmissionPolicy")
+	require.Len(t, hvap, 1)
+	assert.Equal(t, withoutHelmLabels(t, vap[0]), withoutHelmLabels(t, hvap[0]), "the Policy gate sees the same kinds")
 	assert.Equal(t, workloadRules(t, all, decorated), workloadRules(t, charted, decorated),
 		"Metacontroller may read and patch the same decorated kinds")
+}
+
+func TestChartWithoutThePolicyGateRendersNoAdmissionPolicy(t *testing.T) {
+	objs := renderChart(t, map[string]any{"admissionPolicy": map[string]any{"enabled": false}})
+	assert.Empty(t, ofKind(objs, "ValidatingAdmissionPolicy"))
+	assert.Empty(t, ofKind(objs, "ValidatingAdmissionPolicyBinding"))
+	assert.NotEmpty(t, ofKind(objs, "CompositeController"), "the rest is still rendered")
 }
 
 func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {

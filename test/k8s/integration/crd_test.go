@@ -112,7 +112,7 @@ func TestBudgetCRDFillsInDefaults(t *testing.T) {
 		"period":               map[string]any{"type": "Monthly", "timeZone": "UTC", "startDay": float64(1)},
 		"warnThresholdPercent": float64(80),
 		"costSource":           map[string]any{"configMapName": "llm-spend", "key": "spend-usd", "format": "Total"},
-		"enforcement":          map[string]any{"action": "None", "failurePolicy": "Open"},
+		"enforcement":          map[string]any{"action": "None", "failurePolicy": "Open", "gate": "Policy", "scope": "Namespace"},
 		"suspend":              false,
 	}, minimal, "no thresholds default in the CRD: the hook derives them from warnThresholdPercent")
 
@@ -274,6 +274,12 @@ func TestBudgetCRDRefusesInvalidBudgets(t *testing.T) {
 			"", "spec.enforcement.action", `Unsupported value: "Delete"`},
 		{"an unknown failure policy is refused", func(s map[string]any) { sub(s, "enforcement")["failurePolicy"] = "Ignore" },
 			"", "spec.enforcement.failurePolicy", `Unsupported value: "Ignore"`},
+		{"an unknown gate is refused", func(s map[string]any) { sub(s, "enforcement")["gate"] = "Webhook" },
+			"", "spec.enforcement.gate", `Unsupported value: "Webhook"`},
+		{"the labelled scope through a quota is refused", func(s map[string]any) {
+			e := sub(s, "enforcement")
+			e["action"], e["resources"], e["gate"], e["scope"] = "BlockNewWorkloads", []any{"jobs.batch"}, "Both", "Labelled"
+		}, "", "spec.enforcement.scope", "enforcement.scope Labelled needs enforcement.gate Policy"},
 		{"suspend as a string is refused", func(s map[string]any) { s["suspend"] = "yes" },
 			"", "spec.suspend", "must be of type boolean"},
 		{"a misspelt field is refused", func(s map[string]any) { s["limitUsd"] = "10" },

@@ -25,6 +25,7 @@ import (
 
 // hookResponse is the part of a composite or decorator hook response these tests use.
 type hookResponse struct {
+	Status      map[string]any     `json:"status"`
 	Children    []map[string]any   `json:"children"`
 	Attachments []map[string]any   `json:"attachments"`
 	Labels      map[string]*string `json:"labels"`
