@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -16,6 +17,18 @@ import (
 
 // LimitDecimals is the most decimals spec.limitUSD may carry.
 const LimitDecimals = 6
+
+// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
+// most 17 digits before the point (so that it fits in 24 characters).
+var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,16})(\.[0-9]{1,6})?$`)
+
+// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
+// keys count/<resource> allow 63 characters after "count/".
+const MaxResourceNameLength = 63
+
+// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
+// date DailyLedger appends ("-2026-11-20" is 11).
+const MaxKeyPrefixLength = 242
 
 // FieldError is one broken rule, named by the field's JSON path.
 type FieldError struct {
@@ -89,6 +102,9 @@ func checkLimit(s string) error {
 	}
 	if a.Sign() <= 0 {
 		return fmt.Errorf("%q must be greater than 0", s)
+	}
+	if !limitGrammar.MatchString(s) {
+		return fmt.Errorf("%q must be written without a sign or leading zeros, with at most 17 digits before the point", s)
 	}
 	return nil
 }
@@ -178,6 +194,10 @@ func (s *Spec) crossFieldErrors() ValidationError {
 			if *d < 1 || *d > 7 {
 				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-7 (1 = Monday) for Weekly, got %d", *d)})
 			}
+		default: // ignored for Daily, but the CRD bounds it all the same
+			if *d < 1 || *d > 28 {
+				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28, got %d", *d)})
+			}
 		}
 	}
 	seen := make(map[Threshold]int, len(s.Thresholds))
@@ -199,6 +219,31 @@ func (s *Spec) crossFieldErrors() ValidationError {
 	}
 	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})
+	}
+	if n := len(s.CostSource.KeyPrefix); n > MaxKeyPrefixLength {
+		errs = append(errs, FieldError{"spec.costSource.keyPrefix", fmt.Sprintf("must be at most %d characters, got %d", MaxKeyPrefixLength, n)})
+	}
+	return append(errs, s.resourceErrors()...)
+}
+
+// resourceErrors holds the rules on enforcement.resources that the CRD's
+// list type and item length make: no resource twice, none too long for a quota.
+func (s *Spec) resourceErrors() ValidationError {
+	var errs ValidationError
+	if s.Enforcement.Action == BlockNewWorkloads && s.Enforcement.Resources != nil && len(s.Enforcement.Resources) == 0 {
+		// An absent list is the validator's required_if; an empty one is this.
+		errs = append(errs, FieldError{"spec.enforcement.resources", "must list at least one resource when action is BlockNewWorkloads"})
+	}
+	seen := make(map[string]int, len(s.Enforcement.Resources))
+	for i, r := range s.Enforcement.Resources {
+		path := fmt.Sprintf("spec.enforcement.resources[%d]", i)
+		if len(r) > MaxResourceNameLength {
+			errs = append(errs, FieldError{path, fmt.Sprintf("must be at most %d characters, got %d", MaxResourceNameLength, len(r))})
+		}
+		if j, dup := seen[r]; dup {
+			errs = append(errs, FieldError{path, fmt.Sprintf("%q duplicates spec.enforcement.resources[%d]", r, j)})
+		}
+		seen[r] = i
 	}
 	return errs
 }
