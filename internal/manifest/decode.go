@@ -64,17 +64,19 @@ func (r *reader) readStream(file string, data []byte) {
 			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
 			return
 		}
+		var idx lineIndex
+		if n < len(lines) {
+			idx = lines[n]
+		}
 		js, err := yaml.YAMLToJSONStrict(doc)
 		if err != nil {
-			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
+			// The YAML parser counts lines from the document's start, hence its number.
+			msg := strings.ReplaceAll(err.Error(), "\n ", "")
+			r.errs = append(r.errs, Error{Source: Source{File: file, Line: idx.line("")}, Message: fmt.Sprintf("document %d: %s", n+1, msg)})
 			return
 		}
 		if isEmpty(js) {
 			continue
-		}
-		var idx lineIndex
-		if n < len(lines) {
-			idx = lines[n]
 		}
 		n++
 		r.readObject(object{file: file, lines: idx, js: js})
