@@ -55,6 +55,16 @@ func fitDecimals(s string, max int) (string, error) {
 	return intPart + "." + frac, nil
 }
 
+// trimLeadingZeros drops the zeros before a plain decimal's first digit
+// ("007.5" is 7.5): the operator accepts them, the LLMCostBudget CRD does not.
+func trimLeadingZeros(s string) string {
+	trimmed := strings.TrimLeft(s, "0")
+	if trimmed == "" || trimmed[0] == '.' {
+		return "0" + trimmed
+	}
+	return trimmed
+}
+
 // isZeroDecimal reports whether the plain decimal s is zero.
 func isZeroDecimal(s string) bool {
 	return strings.Trim(s, "0.") == ""

@@ -94,8 +94,8 @@ func TestOperatorLimitsKeepTheirLiteralDigits(t *testing.T) {
 		"six decimals are the full precision":                {`"0.000001"`, "0.000001"},
 		"zeros past six decimals are dropped":                {`"12.5000000"`, "12.5"},
 		"zeros past six decimals of a whole number go too":   {`"7.000000000"`, "7"},
-		"leading zeros are the operator's pattern too":       {`"007.5"`, "007.5"},
-		"a limit far beyond float64 precision stays exact":   {`"123456789012345678.123456"`, "123456789012345678.123456"},
+		"leading zeros, which the CRD refuses, are dropped":  {`"007.5"`, "7.5"},
+		"a limit far beyond float64 precision stays exact":   {`"12345678901234567.123456"`, "12345678901234567.123456"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestKelosCostQuantitiesBecomeExactPlainDecimals(t *testing.T) {
 		"a fraction without an integer part":            {`.5`, "0.5"},
 		"a point without a fraction":                    {`"5."`, "5"},
 		"a value beyond float64 precision stays exact":  {`"90071992547409931.000001"`, "90071992547409931.000001"},
-		"exa units are a suffix, not an exponent":       {`1E`, "1000000000000000000"},
+		"exa units are a suffix, not an exponent":       {`0.01E`, "10000000000000000"},
 		"six decimals reached through a suffix exactly": {`123456u`, "0.123456"},
 	}
 	for name, tc := range tests {

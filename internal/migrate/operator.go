@@ -57,6 +57,7 @@ func convertOperator(root *mapping, m meta) (*goyaml.Node, error) {
 	if err != nil {
 		return nil, errAt(limitNode, "spec.monthlyLimitUSD", "%v", err)
 	}
+	limit = trimLeadingZeros(limit)
 	if isZeroDecimal(limit) {
 		return nil, errAt(limitNode, "spec.monthlyLimitUSD", "%q must be greater than 0 (the operator cannot evaluate a zero limit either)", limitText)
 	}
