@@ -1,178 +1,109 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
-// fileList collects repeated -f flags.
-type fileList []string
+var evalCommand = command{
+	name: "eval", synopsis: "-f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z]",
+	summary: "check budgets as the API server would and evaluate them offline",
+	about: `Reads LLMCostBudgets and their spend ConfigMaps from files, directories or stdin ("-"),
+checks them as the API server admits them (strict fields, names, the spec's rules) and
+prints, as YAML, the status and children the sync hook would return. Files may hold
+several documents and "kind: List" objects, as kubectl get llmb,cm -o yaml prints them.
+Nothing is printed unless every budget is valid.
 
-func (f *fileList) String() string     { return strings.Join(*f, ",") }
-func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+exit status:
+  0  every budget was evaluated
+  1  invalid input: a file cannot be read, an object or a budget's spec is invalid,
+     or no LLMCostBudget was found
+  2  usage: an unknown flag, no -f, or a --now that is not RFC 3339`,
+	run: func(args []string, std stdio) error { return evalCmd(args, std) },
+}
 
 // evalCmd evaluates budgets offline exactly as the sync hook would, so a user
 // can try a budget and its spend data without a cluster.
-func evalCmd(args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func evalCmd(args []string, std stdio) error {
+	fs := newFlagSet("eval")
 	var files fileList
-	fs.Var(&files, "f", "YAML or JSON file with budgets and ConfigMaps (repeatable; - for stdin)")
+	fs.Var(&files, "f", "YAML or JSON file or directory with budgets and ConfigMaps (repeatable; - for stdin)")
 	nowFlag := fs.String("now", "", "evaluation time, RFC 3339 (default: the current time)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w\n\n%s", err, usage)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no input: give at least one -f FILE\n\n%s", usage)
+		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
 	now := time.Now()
 	if *nowFlag != "" {
 		t, err := time.Parse(time.RFC3339, *nowFlag)
 		if err != nil {
-			return fmt.Errorf("--now %q: must be RFC 3339, like 2026-11-20T12:00:00Z", *nowFlag)
+			return badUsage(fs, "--now %q: must be RFC 3339, like 2026-11-20T12:00:00Z", *nowFlag)
 		}
 		now = t
 	}
-	in, err := readObjects(files, stdin)
+	set, err := manifest.Read(files, std.in)
 	if err != nil {
 		return err
 	}
-	if len(in.budgets) == 0 {
-		return fmt.Errorf("no LLMCostBudget found in %s", files.String())
+	if len(set.Budgets) == 0 {
+		return fmt.Errorf("no LLMCostBudget (%s) found in %s%s", api.APIVersion, files.String(), skippedNote(set.Skipped))
 	}
-	for i, b := range in.budgets {
-		out, err := evaluateOne(b, in.related, now)
+	related := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}}
+	for _, cm := range set.ConfigMaps {
+		related[hookwire.ConfigMapGroup][hookwire.Key(cm.Namespace, cm.Name)] = cm.JSON
+	}
+	var out bytes.Buffer
+	for i, b := range set.Budgets {
+		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok {
+			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
+				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
+				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName, b.Namespace, b.Spec.CostSource.ConfigMapName)
+		}
+		text, err := evaluateOne(b.JSON, related, now)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %s/%s: %w", b.Source, b.Namespace, b.Name, err)
 		}
 		if i > 0 {
-			if _, err := io.WriteString(stdout, "---\n"); err != nil {
-				return err
-			}
+			out.WriteString("---\n")
 		}
-		if _, err := stdout.Write(out); err != nil {
-			return err
-		}
+		out.Write(text)
 	}
-	return nil
+	_, err = std.out.Write(out.Bytes())
+	return err
 }
 
-type objects struct {
-	budgets []json.RawMessage
-	related hookwire.ObjectMap
-}
-
-type typeMeta struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-}
-
-func readObjects(files []string, stdin io.Reader) (objects, error) {
-	objs := objects{related: hookwire.ObjectMap{hookwire.ConfigMapGroup: {}}}
-	for _, name := range files {
-		if err := readFile(name, stdin, &objs); err != nil {
-			return objs, err
+// skippedNote says which objects were read and skipped, so that a wrong file
+// is noticed.
+func skippedNote(skipped []manifest.Skipped) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	var kinds []string
+	for _, s := range skipped {
+		k := s.Kind + " (" + s.APIVersion + ")"
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
 		}
 	}
-	return objs, nil
+	return "; skipped " + strings.Join(kinds, ", ")
 }
 
-func readFile(name string, stdin io.Reader, objs *objects) error {
-	var r io.Reader = stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
-	}
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	for n := 1; ; n++ {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: read document %d: %w", name, n, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		if err := addObject(doc, objs); err != nil {
-			return fmt.Errorf("%s: document %d: %w", name, n, err)
-		}
-	}
-}
-
-func addObject(doc []byte, objs *objects) error {
-	js, err := yaml.YAMLToJSON(doc)
-	if err != nil {
-		return err
-	}
-	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
-		return nil
-	}
-	var tm typeMeta
-	if err := json.Unmarshal(js, &tm); err != nil {
-		return fmt.Errorf("not a Kubernetes object: %w", err)
-	}
-	ns := tm.Metadata.Namespace
-	if ns == "" {
-		ns = "default"
-	}
-	switch {
-	case tm.Kind == api.Kind && tm.APIVersion == api.APIVersion:
-		objs.budgets = append(objs.budgets, withServerDefaults(js, ns))
-	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
-		objs.related[hookwire.ConfigMapGroup][hookwire.Key(ns, tm.Metadata.Name)] = js
-	}
-	return nil
-}
-
-// withServerDefaults sets metadata.namespace and metadata.generation the way
-// kubectl and the API server would.
-func withServerDefaults(js []byte, ns string) json.RawMessage {
-	var obj map[string]any
-	if json.Unmarshal(js, &obj) != nil {
-		return js
-	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		obj["metadata"] = md
-	}
-	md["namespace"] = ns
-	if _, ok := md["generation"]; !ok {
-		md["generation"] = 1
-	}
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return js
-	}
-	return out
-}
-
-func evaluateOne(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
+func evaluateOne(parent []byte, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
 	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
 	resp, sum, err := budget.Sync(req, now)
 	if err != nil {

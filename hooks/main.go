@@ -1,59 +1,206 @@
 // Command llmbudget is the llmbudget hook service and its offline tools.
 //
-//	llmbudget [serve] [--addr :8080]   serve Metacontroller hooks (default)
+//	llmbudget serve [--addr :8080]   serve Metacontroller hooks
 //	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
 //	llmbudget migrate -f old-budgets.yaml [--skip-unknown-kinds]
 //	llmbudget version
+//
+// `llmbudget` alone, `llmbudget help` or `-h` lists the commands;
+// `llmbudget <command> -h` prints a command's flags with their defaults.
+// Exit status: 0 success, 1 failure, 2 a command line that cannot be run
+// (unknown command or flag, missing argument).
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// Exit statuses shared by every command.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	var err error
-	switch cmd {
-	case "serve":
-		err = serve(args, stderr)
-	case "eval":
-		err = evalCmd(args, stdin, stdout)
-	case "migrate":
-		err = migrateCmd(args, stdin, stdout, stderr)
-	case "version":
-		_, err = fmt.Fprintf(stdout, "llmbudget %s\n", version)
-	case "help":
-		_, err = io.WriteString(stdout, usage)
-	default:
-		err = fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "llmbudget %s: %v\n", cmd, err)
-		return 1
-	}
-	return 0
+// stdio is a command's standard streams.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
 }
 
-const usage = `usage:
-  llmbudget [serve] [--addr :8080] [--log-level info]
-        serve the Metacontroller hooks
-  llmbudget eval -f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z]
-        evaluate a budget and its spend ConfigMap offline and print, as YAML,
-        the status and children that sync would return ("-" reads stdin)
-  llmbudget migrate -f FILE [-f FILE ...] [--skip-unknown-kinds]
-        convert llm-cost-budget-operator and Kelos TaskBudget budgets into
-        LLMCostBudgets, printed as YAML with comments ("-" reads stdin)
-  llmbudget version
-`
+// command is one subcommand. To add one, add an entry to commands.
+type command struct {
+	name     string
+	synopsis string // arguments after the name, for the usage line
+	summary  string // one line for `llmbudget help`
+	about    string // paragraphs for `llmbudget <name> -h`, after the usage line
+	run      func(args []string, std stdio) error
+}
+
+// commands are listed in this order by `llmbudget help`.
+var commands = []command{
+	serveCommand,
+	evalCommand,
+	migrateCommand,
+	{
+		name: "version", summary: "print the version",
+		about: "Prints the version llmbudget was built as.",
+		run: func(args []string, std stdio) error {
+			if err := parseFlags(newFlagSet("version"), args); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(std.out, "llmbudget %s\n", version)
+			return err
+		},
+	},
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	streams := stdio{in: stdin, out: stdout, err: stderr}
+	if len(args) == 0 {
+		return help(nil, streams)
+	}
+	switch name := args[0]; name {
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], streams)
+	default:
+		if strings.HasPrefix(name, "-") {
+			fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", name, usage())
+			return exitUsage
+		}
+		c, ok := lookup(name)
+		if !ok {
+			fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", name, usage())
+			return exitUsage
+		}
+		return runCommand(c, args[1:], streams)
+	}
+}
+
+// help prints the command list, or one command's help for `help <command>`.
+func help(args []string, std stdio) int {
+	if len(args) == 0 {
+		fmt.Fprint(std.out, usage())
+		return exitOK
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(std.err, "llmbudget help: unknown command %q\n\n%s", args[0], usage())
+		return exitUsage
+	}
+	return runCommand(c, []string{"-h"}, std)
+}
+
+func runCommand(c command, args []string, std stdio) int {
+	err := c.run(args, std)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue) && errors.Is(ue.err, flag.ErrHelp):
+		fmt.Fprint(std.out, commandHelp(c, ue.fs))
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(std.err, "llmbudget %s: %v\n\n%s", c.name, ue.err, commandHelp(c, ue.fs))
+		return exitUsage
+	}
+	// One prefixed line per problem, as a compiler prints them.
+	prefix := "llmbudget " + c.name + ": "
+	fmt.Fprintf(std.err, "%s%s\n", prefix, strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
+	return exitFailure
+}
+
+// usage is the list of commands.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("llmbudget: LLM cost budgets for Kubernetes, as Metacontroller hooks.\n\n")
+	b.WriteString("usage: llmbudget <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\n\"llmbudget <command> -h\" prints a command's flags. Exit status: 0 success, 1 failure, 2 usage.\n")
+	return b.String()
+}
+
+// commandHelp is a command's usage line, description and flags with their defaults.
+func commandHelp(c command, fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: llmbudget %s", c.name)
+	if c.synopsis != "" {
+		b.WriteString(" " + c.synopsis)
+	}
+	b.WriteString("\n\n" + c.about + "\n")
+	if fs != nil && hasFlags(fs) {
+		b.WriteString("\nflags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return b.String()
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// newFlagSet is a command's flag set; parseFlags reports its errors, and
+// run prints its help.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// usageError is a command line that cannot be run (or -h): run prints the
+// command's help, to stdout with status 0 for -h, else to stderr with status 2.
+type usageError struct {
+	fs  *flag.FlagSet
+	err error
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// parseFlags parses args into fs, turning every flag error (and -h) into a
+// usageError.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return &usageError{fs: fs, err: err}
+	}
+	return nil
+}
+
+// badUsage is a usageError for a command line the flags accepted.
+func badUsage(fs *flag.FlagSet, format string, args ...any) error {
+	return &usageError{fs: fs, err: fmt.Errorf(format, args...)}
+}
+
+// fileList collects repeated -f flags.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }

@@ -98,7 +98,7 @@ func TestConcurrentMaximumSizeRequestsStayWithinTheDeploymentsMemory(t *testing.
 	require.Equal(t, c.Name, c.Env[0].ValueFrom.ResourceFieldRef.ContainerName)
 	q := resource.MustParse(c.Resources.Limits["memory"])
 	limit := q.Value()
-	o, err := parseServe(c.Args[1:], io.Discard)
+	o, err := parseServe(c.Args[1:])
 	require.NoError(t, err)
 	t.Logf("memory limit %d, --max-body-bytes %d, --max-in-flight-bytes %d", limit, o.maxBody, o.maxInFlight)
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,23 +9,30 @@ import (
 	"github.com/llmbudget/llmbudget/internal/migrate"
 )
 
-// migrateCmd converts other tools' budgets into LLMCostBudgets. It writes
-// nothing to stdout unless every input converts, so that a pipe into
-// kubectl apply never applies half of a migration.
+var migrateCommand = command{
+	name: "migrate", synopsis: "-f FILE [-f FILE ...] [--skip-unknown-kinds]",
+	summary: "convert llm-cost-budget-operator and Kelos budgets into LLMCostBudgets",
+	about: "Converts llm-cost-budget-operator LLMCostBudgets and Kelos TaskBudgets into\n" +
+		"llmbudget.dev/v1alpha1 LLMCostBudgets, printed as YAML with a comment wherever\n" +
+		"something does not map. Nothing is printed unless every input converts, so a pipe\n" +
+		"into kubectl apply never applies half a migration.",
+	run: func(args []string, std stdio) error { return migrateCmd(args, std.in, std.out, std.err) },
+}
+
+// migrateCmd converts other tools' budgets into LLMCostBudgets.
 func migrateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("migrate")
 	var files fileList
 	fs.Var(&files, "f", "YAML or JSON file with llm-cost-budget-operator or Kelos budgets (repeatable; - for stdin)")
 	skip := fs.Bool("skip-unknown-kinds", false, "skip documents of other kinds with a note instead of failing")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w\n\n%s", err, usage)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: give files with -f\n\n%s", fs.Arg(0), usage)
+		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no input: give at least one -f FILE (- for stdin)\n\n%s", usage)
+		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
 	var docs [][]byte
 	var notes []string

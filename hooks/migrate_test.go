@@ -78,26 +78,28 @@ func TestMigrateRefusesOtherKindsAndSaysHowToSkipThem(t *testing.T) {
 
 func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
 	tests := map[string]struct {
-		args    []string
-		stdin   string
-		wantErr string
+		args     []string
+		stdin    string
+		wantCode int
+		wantErr  string
 	}{
-		"no input file":                    {[]string{"migrate"}, "", "llmbudget migrate: no input: give at least one -f FILE (- for stdin)"},
-		"a file given without -f":          {[]string{"migrate", migrateOperatorExample}, "", `llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`},
-		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", "llmbudget migrate: -f - given twice: stdin can be read only once"},
-		"a file that does not exist":       {[]string{"migrate", "-f", "missing.yaml"}, "", "llmbudget migrate: open missing.yaml: no such file or directory"},
-		"an unknown flag":                  {[]string{"migrate", "--skip"}, "", "llmbudget migrate: flag provided but not defined: -skip"},
-		"an input with nothing to convert": {[]string{"migrate", "-f", "-"}, "---\n", "llmbudget migrate: nothing to convert in -: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget"},
+		"no input file":                    {[]string{"migrate"}, "", 2, "llmbudget migrate: no input: give at least one -f FILE (- for stdin)"},
+		"a file given without -f":          {[]string{"migrate", migrateOperatorExample}, "", 2, `llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`},
+		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", 1, "llmbudget migrate: -f - given twice: stdin can be read only once"},
+		"a file that does not exist":       {[]string{"migrate", "-f", "missing.yaml"}, "", 1, "llmbudget migrate: open missing.yaml: no such file or directory"},
+		"an unknown flag":                  {[]string{"migrate", "--skip"}, "", 2, "llmbudget migrate: flag provided but not defined: -skip"},
+		"an input with nothing to convert": {[]string{"migrate", "-f", "-"}, "---\n", 1, "llmbudget migrate: nothing to convert in -: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget"},
 		"a refused document on stdin": {
 			[]string{"migrate", "-f", "-"},
 			"apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot, namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n",
+			1,
 			`llmbudget migrate: stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.keyy" (line 6)`,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			code, out, errOut := runProgram(tc.args, tc.stdin)
-			assert.Equal(t, 1, code)
+			assert.Equal(t, tc.wantCode, code, "exit status")
 			assert.Empty(t, out)
 			firstLine, _, _ := strings.Cut(errOut, "\n")
 			assert.Equal(t, tc.wantErr, firstLine)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,10 +45,16 @@ type serveOptions struct {
 	stop              <-chan struct{}
 }
 
-func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
+var serveCommand = command{
+	name: "serve", synopsis: "[flags]", summary: "serve the Metacontroller hooks",
+	about: "Serves the CompositeController and DecoratorController hooks, /healthz, /readyz and\n" +
+		"/metrics until SIGTERM or SIGINT, then drains in-flight calls.",
+	run: func(args []string, std stdio) error { return serve(args, std.err) },
+}
+
+func parseServe(args []string) (serveOptions, error) {
 	var o serveOptions
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve")
 	fs.StringVar(&o.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090", "serve /metrics on this address, apart from the hooks; empty serves it on --addr")
@@ -61,8 +66,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.tokenFile, "token-file", "", "require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
 	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
 	fs.StringVar(&o.now, "now", "", "answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file go together")
@@ -74,7 +82,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 }
 
 func serve(args []string, stderr io.Writer) error {
-	o, err := parseServe(args, stderr)
+	o, err := parseServe(args)
 	if err != nil {
 		return err
 	}

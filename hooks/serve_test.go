@@ -222,7 +222,7 @@ func TestMetricsAndHooksListenApart(t *testing.T) {
 }
 
 func TestServeRefusesHalfATLSConfiguration(t *testing.T) {
-	_, err := parseServe([]string{"--tls-cert-file", "x"}, io.Discard)
+	_, err := parseServe([]string{"--tls-cert-file", "x"})
 	assert.EqualError(t, err, "--tls-cert-file and --tls-key-file go together")
 }
 
@@ -230,7 +230,7 @@ func TestRunDispatchesCommands(t *testing.T) {
 	var out, errb bytes.Buffer
 	assert.Equal(t, 0, run([]string{"version"}, nil, &out, &errb))
 	assert.Equal(t, "llmbudget dev\n", out.String())
-	assert.Equal(t, 1, run([]string{"frobnicate"}, nil, &out, &errb))
+	assert.Equal(t, 2, run([]string{"frobnicate"}, nil, &out, &errb), "an unknown command is a usage error")
 	assert.Contains(t, errb.String(), `unknown command "frobnicate"`)
 }
 

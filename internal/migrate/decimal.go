@@ -83,7 +83,18 @@ func operatorLimit(s string) (string, error) {
 	if _, frac, _ := strings.Cut(s, "."); len(frac) > api.LimitDecimals {
 		s = trimZeros(s)
 	}
+	s = trimLeadingZeros(s)
 	return s, exactLimit(s)
+}
+
+// trimLeadingZeros drops the zeros before a plain decimal's first digit
+// ("007.5" is 7.5): the operator accepts them, the LLMCostBudget CRD does not.
+func trimLeadingZeros(s string) string {
+	trimmed := strings.TrimLeft(s, "0")
+	if trimmed == "" || trimmed[0] == '.' {
+		return "0" + trimmed
+	}
+	return trimmed
 }
 
 // exactLimit refuses a limit more precise than spec.limitUSD rather than
@@ -92,7 +103,7 @@ func exactLimit(s string) error {
 	if _, err := money.ParseMaxDecimals(s, api.LimitDecimals); err != nil {
 		return fmt.Errorf("%w, and llmbudget limits are exact to micro-dollars: round it yourself", err)
 	}
-	return nil
+	return api.CheckLimit(s)
 }
 
 // trimZeros drops the zeros that end a decimal's fraction: "12.500" is

@@ -94,7 +94,7 @@ func TestOperatorLimitsKeepTheirLiteralDigits(t *testing.T) {
 		"six decimals are the full precision":                {`"0.000001"`, "0.000001"},
 		"zeros past six decimals are dropped":                {`"12.5000000"`, "12.5"},
 		"zeros past six decimals of a whole number go too":   {`"7.000000000"`, "7"},
-		"leading zeros are the operator's pattern too":       {`"007.5"`, "007.5"},
+		"leading zeros, which the CRD refuses, are dropped":  {`"007.5"`, "7.5"},
 		"a limit beyond float64 precision stays exact":       {`"9007199254.740993"`, "9007199254.740993"},
 		"an unquoted limit beyond float64 precision too":     {`9007199254.740993`, "9007199254.740993"},
 	}

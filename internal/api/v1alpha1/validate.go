@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -16,6 +17,18 @@ import (
 
 // LimitDecimals is the most decimals spec.limitUSD may carry.
 const LimitDecimals = 6
+
+// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
+// most 17 digits before the point (so that it fits in 24 characters).
+var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,16})(\.[0-9]{1,6})?$`)
+
+// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
+// keys count/<resource> allow 63 characters after "count/".
+const MaxResourceNameLength = 63
+
+// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
+// date DailyLedger appends ("-2026-11-20" is 11).
+const MaxKeyPrefixLength = 242
 
 // FieldError is one broken rule, named by the field's JSON path.
 type FieldError struct {
@@ -45,7 +58,7 @@ func newValidator() *validator.Validate {
 		return name
 	})
 	must(v.RegisterValidation("usd", func(fl validator.FieldLevel) bool {
-		return checkLimit(fl.Field().String()) == nil
+		return CheckLimit(fl.Field().String()) == nil
 	}))
 	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
 		_, err := period.LoadLocation(fl.Field().String())
@@ -82,13 +95,17 @@ func validResourceName(s string) bool {
 	return !hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0
 }
 
-func checkLimit(s string) error {
+// CheckLimit reports why s is not a limit the CRD admits, or nil.
+func CheckLimit(s string) error {
 	a, err := money.ParseMaxDecimals(s, LimitDecimals)
 	if err != nil {
 		return err
 	}
 	if a.Sign() <= 0 {
 		return fmt.Errorf("%q must be greater than 0", s)
+	}
+	if !limitGrammar.MatchString(s) {
+		return fmt.Errorf("%q must be written without a sign or leading zeros, with at most 17 digits before the point", s)
 	}
 	return nil
 }
@@ -139,7 +156,7 @@ func (s *Spec) message(fe validator.FieldError) string {
 	case "oneof":
 		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
 	case "usd":
-		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, checkLimit(fmt.Sprint(fe.Value())))
+		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
 	case "timezone":
 		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
 		return fmt.Sprintf("must be an IANA time zone: %v", err)
@@ -178,6 +195,10 @@ func (s *Spec) crossFieldErrors() ValidationError {
 			if *d < 1 || *d > 7 {
 				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-7 (1 = Monday) for Weekly, got %d", *d)})
 			}
+		default: // ignored for Daily, but the CRD bounds it all the same
+			if *d < 1 || *d > 28 {
+				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28, got %d", *d)})
+			}
 		}
 	}
 	seen := make(map[Threshold]int, len(s.Thresholds))
@@ -203,6 +224,31 @@ func (s *Spec) crossFieldErrors() ValidationError {
 	}
 	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})
+	}
+	if n := len(s.CostSource.KeyPrefix); n > MaxKeyPrefixLength {
+		errs = append(errs, FieldError{"spec.costSource.keyPrefix", fmt.Sprintf("must be at most %d characters, got %d", MaxKeyPrefixLength, n)})
+	}
+	return append(errs, s.resourceErrors()...)
+}
+
+// resourceErrors holds the rules on enforcement.resources that the CRD's
+// list type and item length make: no resource twice, none too long for a quota.
+func (s *Spec) resourceErrors() ValidationError {
+	var errs ValidationError
+	if s.Enforcement.Action == BlockNewWorkloads && s.Enforcement.Resources != nil && len(s.Enforcement.Resources) == 0 {
+		// An absent list is the validator's required_if; an empty one is this.
+		errs = append(errs, FieldError{"spec.enforcement.resources", "must list at least one resource when action is BlockNewWorkloads"})
+	}
+	seen := make(map[string]int, len(s.Enforcement.Resources))
+	for i, r := range s.Enforcement.Resources {
+		path := fmt.Sprintf("spec.enforcement.resources[%d]", i)
+		if len(r) > MaxResourceNameLength {
+			errs = append(errs, FieldError{path, fmt.Sprintf("must be at most %d characters, got %d", MaxResourceNameLength, len(r))})
+		}
+		if j, dup := seen[r]; dup {
+			errs = append(errs, FieldError{path, fmt.Sprintf("%q duplicates spec.enforcement.resources[%d]", r, j)})
+		}
+		seen[r] = i
 	}
 	return errs
 }

@@ -1,0 +1,276 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strings"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// budgetListKind is the kind kubectl get llmb -o yaml prints for one budget type.
+const budgetListKind = api.Kind + "List"
+
+// typeMeta is what every document is first read as, leniently, to learn its kind.
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// list is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
+type list struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ListMeta   `json:"metadata"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// object is one document or List item being decoded.
+type object struct {
+	file   string
+	lines  lineIndex
+	prefix string // "items[2]." inside a List
+	js     []byte
+}
+
+// at is the source of the field at path within the object.
+func (o object) at(path string) Source {
+	return Source{File: o.file, Line: o.lines.line(path)}
+}
+
+func (r *reader) readStream(file string, data []byte) {
+	lines := documentLines(data)
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for n := 0; ; {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
+			return
+		}
+		var idx lineIndex
+		if n < len(lines) {
+			idx = lines[n]
+		}
+		js, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			// The YAML parser counts lines from the document's start, hence its number.
+			msg := strings.ReplaceAll(err.Error(), "\n ", "")
+			r.errs = append(r.errs, Error{Source: Source{File: file, Line: idx.line("")}, Message: fmt.Sprintf("document %d: %s", n+1, msg)})
+			return
+		}
+		if isEmpty(js) {
+			continue
+		}
+		n++
+		r.readObject(object{file: file, lines: idx, js: js})
+	}
+}
+
+func isEmpty(js []byte) bool {
+	js = bytes.TrimSpace(js)
+	return len(js) == 0 || bytes.Equal(js, []byte("null"))
+}
+
+func (r *reader) fail(o object, path, object, format string, args ...any) {
+	r.errs = append(r.errs, Error{Source: o.at(path), Object: object, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *reader) readObject(o object) {
+	var tm typeMeta
+	if err := json.Unmarshal(o.js, &tm); err != nil {
+		r.fail(o, "", "", "not a Kubernetes object: %v", err)
+		return
+	}
+	group, version := splitAPIVersion(tm.APIVersion)
+	switch {
+	case tm.APIVersion == "" || tm.Kind == "":
+		r.fail(o, "", "", "not a Kubernetes object: apiVersion and kind are required")
+	case tm.APIVersion == "v1" && tm.Kind == "List", tm.APIVersion == api.APIVersion && tm.Kind == budgetListKind:
+		r.readList(o)
+	case group == api.Group || strings.EqualFold(tm.Kind, api.Kind):
+		if msg := wrongBudgetType(tm.APIVersion, tm.Kind, version); msg != "" {
+			path := "kind"
+			if group == api.Group && version != api.Version {
+				path = "apiVersion"
+			}
+			r.fail(o, path, describe(tm), "%s", msg)
+			return
+		}
+		r.readBudget(o, tm)
+	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
+		r.readConfigMap(o, tm)
+	case tm.Kind == "ConfigMap" && group == "":
+		r.fail(o, "apiVersion", describe(tm), "ConfigMap is apiVersion v1, not %q", tm.APIVersion)
+	default:
+		r.set.Skipped = append(r.set.Skipped, Skipped{Source: o.at(""), APIVersion: tm.APIVersion, Kind: tm.Kind, Name: tm.Metadata.Name})
+	}
+}
+
+// wrongBudgetType says what is wrong with an apiVersion and kind that look
+// like an LLMCostBudget's, or "" when they are right.
+func wrongBudgetType(apiVersion, kind, version string) string {
+	group, _ := splitAPIVersion(apiVersion)
+	switch {
+	case group != api.Group:
+		return fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", apiVersion, api.APIVersion)
+	case version != api.Version:
+		return fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", apiVersion, api.APIVersion)
+	case kind != api.Kind:
+		return fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", kind, api.APIVersion, api.Kind)
+	}
+	return ""
+}
+
+func splitAPIVersion(apiVersion string) (group, version string) {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return "", apiVersion
+	}
+	return group, version
+}
+
+// describe names an object as kubectl does: kind, then namespace/name.
+func describe(tm typeMeta) string {
+	name := tm.Metadata.Name
+	if tm.Metadata.Namespace != "" {
+		name = tm.Metadata.Namespace + "/" + name
+	}
+	if name == "" {
+		return tm.Kind
+	}
+	return tm.Kind + " " + name
+}
+
+func (r *reader) readList(o object) {
+	var l list
+	if !r.decodeStrict(o, &l, "") {
+		return
+	}
+	for i, item := range l.Items {
+		prefix := fmt.Sprintf("items[%d]", i)
+		r.readObject(object{file: o.file, lines: o.lines.sub(prefix), prefix: o.prefix + prefix + ".", js: item})
+	}
+}
+
+// decodeStrict decodes o.js into v refusing unknown, wrongly-cased and
+// duplicate fields, and records every problem. It reports whether v was
+// decoded: a value of the wrong type stops decoding, an unknown field does not.
+func (r *reader) decodeStrict(o object, v any, name string) bool {
+	strict, err := kjson.UnmarshalStrict(o.js, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		path, msg := typeErrorMessage(err, reflect.TypeOf(v))
+		r.fail(o, path, name, "%s%s", o.prefix, msg)
+		return false
+	}
+	for _, e := range strict {
+		path := ""
+		var fe kjson.FieldError
+		if errors.As(e, &fe) {
+			path = fe.FieldPath()
+		}
+		r.fail(o, path, name, "%s", strictMessage(o.prefix, e, path))
+	}
+	return true
+}
+
+// strictMessage words a strict decoding error as kubectl does:
+// unknown field "spec.limitUsd".
+func strictMessage(prefix string, err error, path string) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if path != "" && prefix != "" {
+		msg = strings.Replace(msg, `"`+path+`"`, `"`+prefix+path+`"`, 1)
+	}
+	return msg
+}
+
+// typeError matches encoding/json's "cannot unmarshal string into Go struct
+// field Period.spec.period.startDay of type int32".
+var typeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w*\.(\S+) of type (\S+)`)
+
+// typeErrorMessage turns a decoding error into "path: must be of type
+// integer, got string", naming the field's path and its type in the API's
+// terms (target is the type decoded into).
+func typeErrorMessage(err error, target reflect.Type) (path, msg string) {
+	m := typeError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return m[2], fmt.Sprintf("%s: must be of type %s, got %s", m[2], schemaType(fieldType(target, m[2])), m[1])
+}
+
+// fieldType is the type of the field at a JSON path ("spec.period.startDay")
+// of t, or nil when the path leaves t's structs.
+func fieldType(t reflect.Type, path string) reflect.Type {
+	for _, step := range splitPath(path) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if strings.HasPrefix(step, "[") {
+			continue
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		f, ok := fieldByTag(t, step)
+		if !ok {
+			return nil
+		}
+		t = f.Type
+	}
+	return t
+}
+
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// schemaType is the OpenAPI type a Go type is written as.
+func schemaType(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[metav1.Time]() {
+		return "string"
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	}
+	return t.Kind().String()
+}
