@@ -4,21 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
-)
-
-// The JSON object's fields. Matching is exact, unlike encoding/json's
-// case-insensitive struct matching: "costUsd" is a typo to report, not a
-// synonym.
-const (
-	fieldCost   = "costUSD"
-	fieldInput  = "inputTokens"
-	fieldOutput = "outputTokens"
-	fieldModels = "models"
 )
 
 // MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
@@ -49,14 +40,18 @@ func ValidModelName(name string) bool {
 // {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}},
 // each model's object taking the same fields except models.
 //
-// The plain form allows no surrounding whitespace; the JSON form allows the
-// whitespace JSON allows, so a YAML block scalar's final newline is fine.
+// The object is decoded strictly (a person or a pipeline wrote it): unknown
+// and repeated fields are errors, and field names match exactly, so
+// "costUsd" is a typo to report, not a synonym. The plain form allows no
+// surrounding whitespace; the JSON form allows the whitespace JSON allows,
+// so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
-		if u, ok := parseFlatObject(s); ok {
-			return u, nil
+		var v valueJSON
+		if err := decode.Strict([]byte(s), &v, ""); err != nil {
+			return Usage{}, err
 		}
-		return parseObject(s)
+		return v.usage()
 	}
 	cost, err := money.Parse(s)
 	if err != nil {
@@ -65,140 +60,91 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, nil
 }
 
-func parseObject(s string) (Usage, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()                        // numbers stay literal text, never float64
-	if _, err := dec.Token(); err != nil { // the '{' ParseValue saw
-		return Usage{}, jsonError(err)
-	}
-	u, err := parseFields(dec, true)
-	if err != nil {
-		return Usage{}, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Usage{}, errors.New("unexpected data after the JSON object")
-	}
-	return u, nil
+// usageJSON is a value's (or a model's) object; each field is kept as its
+// literal JSON so that money never passes through float64 and each error
+// names its field.
+type usageJSON struct {
+	CostUSD      json.RawMessage `json:"costUSD"`
+	InputTokens  json.RawMessage `json:"inputTokens"`
+	OutputTokens json.RawMessage `json:"outputTokens"`
 }
 
-// parseFields reads an object's fields after its '{', through its '}'.
-func parseFields(dec *json.Decoder, allowModels bool) (Usage, error) {
-	var u Usage
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return Usage{}, jsonError(err)
-		}
-		field, _ := tok.(string) // Token only returns strings as object keys
-		if seen[field] {
-			return Usage{}, fmt.Errorf("field %q appears more than once", field)
-		}
-		seen[field] = true
-		if field == fieldModels && allowModels {
-			if u.Models, err = parseModels(dec); err != nil {
-				return Usage{}, fmt.Errorf("%s: %w", field, err)
-			}
-			continue
-		}
-		if field != fieldCost && field != fieldInput && field != fieldOutput {
-			if allowModels {
-				return Usage{}, fmt.Errorf("unknown field %q (want %s, %s, %s, %s)", field, fieldCost, fieldInput, fieldOutput, fieldModels)
-			}
-			return Usage{}, fmt.Errorf("unknown field %q (want %s, %s, %s)", field, fieldCost, fieldInput, fieldOutput)
-		}
-		value, err := dec.Token()
-		if err != nil {
-			return Usage{}, jsonError(err)
-		}
-		switch field {
-		case fieldCost:
-			u.CostUSD, err = parseCost(value)
-		case fieldInput:
-			u.InputTokens, err = parseTokens(value)
-		case fieldOutput:
-			u.OutputTokens, err = parseTokens(value)
-		}
-		if err != nil {
-			return Usage{}, fmt.Errorf("%s: %w", field, err)
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return Usage{}, jsonError(err)
-	}
-	if !seen[fieldCost] {
-		return Usage{}, fmt.Errorf("field %q is missing", fieldCost)
-	}
-	return u, nil
+type valueJSON struct {
+	usageJSON
+	Models map[string]json.RawMessage `json:"models"`
 }
 
-// parseModels reads {"<model>": {usage}, ...}.
-func parseModels(dec *json.Decoder) (map[string]Usage, error) {
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, err
+func (v valueJSON) usage() (Usage, error) {
+	u, err := v.usageJSON.usage()
+	if err != nil || v.Models == nil {
+		return u, err
 	}
-	models := map[string]Usage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, jsonError(err)
-		}
-		name, _ := tok.(string)
+	names := make([]string, 0, len(v.Models))
+	for name := range v.Models {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same data always reports the same model
+	u.Models = make(map[string]Usage, len(names))
+	for _, name := range names {
 		if !ValidModelName(name) {
-			return nil, fmt.Errorf("%s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
+			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
 		}
-		if _, dup := models[name]; dup {
-			return nil, fmt.Errorf("model %s appears more than once", quote(name))
+		var m usageJSON
+		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {
+			return Usage{}, err
 		}
-		if err := expectDelim(dec, '{'); err != nil {
-			return nil, fmt.Errorf("%s: %w", quote(name), err)
+		if u.Models[name], err = m.usage(); err != nil {
+			return Usage{}, fmt.Errorf("models.%s: %w", name, err)
 		}
-		m, err := parseFields(dec, false)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", quote(name), err)
-		}
-		models[name] = m
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, jsonError(err)
-	}
-	return models, nil
+	return u, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return jsonError(err)
+func (j usageJSON) usage() (Usage, error) {
+	if j.CostUSD == nil {
+		return Usage{}, errors.New(`field "costUSD" is missing`)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("%s is not an object", describe(tok))
+	var u Usage
+	var err error
+	if u.CostUSD, err = parseCost(j.CostUSD); err != nil {
+		return Usage{}, fmt.Errorf("costUSD: %w", err)
 	}
-	return nil
+	if u.InputTokens, err = parseTokens(j.InputTokens); err != nil {
+		return Usage{}, fmt.Errorf("inputTokens: %w", err)
+	}
+	if u.OutputTokens, err = parseTokens(j.OutputTokens); err != nil {
+		return Usage{}, fmt.Errorf("outputTokens: %w", err)
+	}
+	return u, nil
 }
 
 // parseCost accepts a decimal string or a JSON number, by its literal text.
-func parseCost(tok json.Token) (money.Amount, error) {
-	switch v := tok.(type) {
-	case string:
-		return money.Parse(v)
-	case json.Number:
-		return money.Parse(v.String())
+func parseCost(raw json.RawMessage) (money.Amount, error) {
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return money.Amount{}, err
+		}
+		return money.Parse(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return money.Parse(string(raw))
 	}
-	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(tok))
+	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(raw))
 }
 
-// parseTokens accepts a non-negative integral JSON number, or null for none.
-func parseTokens(tok json.Token) (int64, error) {
-	if tok == nil {
+// parseTokens accepts a non-negative integral JSON number, or null (or no
+// value) for none.
+func parseTokens(raw json.RawMessage) (int64, error) {
+	if raw == nil || string(raw) == "null" {
 		return 0, nil
 	}
-	n, ok := tok.(json.Number)
-	if !ok {
-		return 0, fmt.Errorf("%s is not a number", describe(tok))
-	}
-	text := n.String()
-	if strings.HasPrefix(text, "-") {
+	text := string(raw)
+	switch {
+	case raw[0] == '-':
 		return 0, fmt.Errorf("%s is negative", clip(text))
+	case raw[0] < '0' || raw[0] > '9':
+		return 0, fmt.Errorf("%s is not a number", describe(raw))
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	switch {
@@ -210,28 +156,15 @@ func parseTokens(tok json.Token) (int64, error) {
 	return v, nil
 }
 
-// describe names a JSON token that has the wrong type.
-func describe(tok json.Token) string {
-	switch v := tok.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return strconv.FormatBool(v)
-	case string:
-		return "string " + quote(v)
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
+// describe names a JSON value that has the wrong type.
+func describe(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "string " + clip(string(raw))
+	case '[':
+		return "an array"
+	case '{':
 		return "an object"
 	}
-	return fmt.Sprint(tok)
-}
-
-// jsonError rewords a decoding error as a one-line message.
-func jsonError(err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("invalid JSON: unexpected end of input")
-	}
-	return fmt.Errorf("invalid JSON: %w", err)
+	return clip(string(raw))
 }

@@ -168,16 +168,9 @@ func (s *Spec) crossFieldErrors() ValidationError {
 	if s.LimitUSD == nil && !s.TokenLimits.HasTokenLimit() {
 		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
 	}
-	if d := s.Period.StartDay; d != nil {
-		switch s.Period.Type {
-		case Monthly:
-			if *d < 1 || *d > 28 {
-				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28 for Monthly, got %d", *d)})
-			}
-		case Weekly:
-			if *d < 1 || *d > 7 {
-				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-7 (1 = Monday) for Weekly, got %d", *d)})
-			}
+	if last, want := period.StartDayRange(period.Kind(s.Period.Type)); s.Period.StartDay != nil && last > 0 {
+		if d := *s.Period.StartDay; d < 1 || int(d) > last {
+			errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be %s for %s, got %d", want, s.Period.Type, d)})
 		}
 	}
 	seen := make(map[Threshold]int, len(s.Thresholds))
