@@ -1,7 +1,6 @@
 package evaluate_test
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -67,7 +66,7 @@ func TestStateFollowsExactPercentages(t *testing.T) {
 		"exactly 100 percent is over budget":    {"500", api.OverBudget, 100},
 		"past the limit is over budget":         {"612.00", api.OverBudget, 122},
 		"a nano-dollar past the limit is over":  {"500.000000001", api.OverBudget, 100},
-		"a huge spend saturates the percent":    {"123456789012345678901234567890", api.OverBudget, math.MaxInt64},
+		"the largest spend is counted exactly":  {"9223372036.854775807", api.OverBudget, 1_844_674_407},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -206,6 +206,9 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
 		}
 		if first != "" && date >= first && date <= last {
+			if sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0 {
+				return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)}
+			}
 			sum = sum.Add(u)
 		}
 	}

@@ -303,6 +303,11 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			requireSpendError(t, err, spend.InvalidCostData, tc.key, tc.msg)
 		})
 	}
+	t.Run("a period whose spend passes what money holds is refused", func(t *testing.T) {
+		data := map[string]string{"spend-2026-03-01": "9000000000", "spend-2026-03-02": "9000000000"}
+		_, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: "spend-"}, data, march)
+		requireSpendError(t, err, spend.InvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
+	})
 	t.Run("the first bad key in sorted order is reported, every time", func(t *testing.T) {
 		data := map[string]string{
 			"spend-2026-03-03": "bad", "spend-2026-03-01": "1", "spend-zzz": "1",
