@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,13 +61,13 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, nil
 }
 
-// usageJSON is a value's (or a model's) object; each field is kept as its
-// literal JSON so that money never passes through float64 and each error
-// names its field.
+// usageJSON is a value's (or a model's) object. Each field reads its
+// literal JSON itself, so that money never passes through float64 and each
+// error names its field.
 type usageJSON struct {
-	CostUSD      json.RawMessage `json:"costUSD"`
-	InputTokens  json.RawMessage `json:"inputTokens"`
-	OutputTokens json.RawMessage `json:"outputTokens"`
+	CostUSD      costField    `json:"costUSD"`
+	InputTokens  inputTokens  `json:"inputTokens"`
+	OutputTokens outputTokens `json:"outputTokens"`
 }
 
 type valueJSON struct {
@@ -101,63 +102,87 @@ func (v valueJSON) usage() (Usage, error) {
 }
 
 func (j usageJSON) usage() (Usage, error) {
-	if j.CostUSD == nil {
+	if !j.CostUSD.set {
 		return Usage{}, errors.New(`field "costUSD" is missing`)
 	}
-	var u Usage
-	var err error
-	if u.CostUSD, err = parseCost(j.CostUSD); err != nil {
-		return Usage{}, fmt.Errorf("costUSD: %w", err)
-	}
-	if u.InputTokens, err = parseTokens(j.InputTokens); err != nil {
-		return Usage{}, fmt.Errorf("inputTokens: %w", err)
-	}
-	if u.OutputTokens, err = parseTokens(j.OutputTokens); err != nil {
-		return Usage{}, fmt.Errorf("outputTokens: %w", err)
-	}
-	return u, nil
+	return Usage{CostUSD: j.CostUSD.amount, InputTokens: int64(j.InputTokens), OutputTokens: int64(j.OutputTokens)}, nil
 }
 
-// parseCost accepts a decimal string or a JSON number, by its literal text.
-func parseCost(raw json.RawMessage) (money.Amount, error) {
+// costField is costUSD: a decimal string or a JSON number, by its literal
+// text.
+type costField struct {
+	amount money.Amount
+	set    bool
+}
+
+func (c *costField) UnmarshalJSON(raw []byte) error {
+	var err error
 	switch raw[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return money.Amount{}, err
+		text := raw[1 : len(raw)-1]
+		if bytes.IndexByte(text, '\\') >= 0 { // rare: let the decoder unescape
+			var s string
+			_ = json.Unmarshal(raw, &s) // cannot fail: the decoder validated raw
+			text = []byte(s)
 		}
-		return money.Parse(s)
+		c.amount, err = money.Parse(string(text))
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return money.Parse(string(raw))
+		c.amount, err = money.Parse(string(raw))
+	default:
+		err = fmt.Errorf("%s is not a decimal string or number", describe(raw))
 	}
-	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(raw))
+	if err != nil {
+		return fmt.Errorf("costUSD: %w", err)
+	}
+	c.set = true
+	return nil
 }
 
-// parseTokens accepts a non-negative integral JSON number, or null (or no
-// value) for none.
-func parseTokens(raw json.RawMessage) (int64, error) {
-	if raw == nil || string(raw) == "null" {
+type (
+	inputTokens  int64
+	outputTokens int64
+)
+
+func (n *inputTokens) UnmarshalJSON(raw []byte) error {
+	v, err := parseTokens("inputTokens", raw)
+	*n = inputTokens(v)
+	return err
+}
+
+func (n *outputTokens) UnmarshalJSON(raw []byte) error {
+	v, err := parseTokens("outputTokens", raw)
+	*n = outputTokens(v)
+	return err
+}
+
+// parseTokens accepts a non-negative integral JSON number, or null for none.
+func parseTokens(field string, raw []byte) (int64, error) {
+	if string(raw) == "null" {
 		return 0, nil
 	}
 	text := string(raw)
+	var err error
 	switch {
 	case raw[0] == '-':
-		return 0, fmt.Errorf("%s is negative", clip(text))
+		err = fmt.Errorf("%s is negative", clip(text))
 	case raw[0] < '0' || raw[0] > '9':
-		return 0, fmt.Errorf("%s is not a number", describe(raw))
+		err = fmt.Errorf("%s is not a number", describe(raw))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s is too large", clip(text))
+		return 0, fmt.Errorf("%s: %s is too large", field, clip(text))
 	case err != nil:
-		return 0, fmt.Errorf("%s is not a whole number", clip(text))
+		return 0, fmt.Errorf("%s: %s is not a whole number", field, clip(text))
 	}
 	return v, nil
 }
 
 // describe names a JSON value that has the wrong type.
-func describe(raw json.RawMessage) string {
+func describe(raw []byte) string {
 	switch raw[0] {
 	case '"':
 		return "string " + clip(string(raw))
