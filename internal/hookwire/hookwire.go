@@ -1,5 +1,6 @@
-// Package hookwire holds Metacontroller's v2 hook wire types: only the JSON
-// shapes Metacontroller sends and accepts, nothing else.
+// Package hookwire holds Metacontroller's v2 hook wire types: the JSON shapes
+// Metacontroller sends and accepts, and ErrBadRequest for a request no hook
+// can answer.
 //
 // The JSON tags are the contract. Responses carry only fields Metacontroller
 // knows, because it decodes v2 responses strictly: one unknown field fails the
