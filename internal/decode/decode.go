@@ -37,12 +37,10 @@ func Strict(data []byte, v any, root string) error {
 	}
 	msgs := make([]string, len(strict))
 	for i, e := range strict {
-		msgs[i] = e.Error()
-		var fe kjson.FieldError
-		if errors.As(e, &fe) {
+		if fe, ok := e.(kjson.FieldError); ok {
 			fe.SetFieldPath(join(root, fe.FieldPath()))
-			msgs[i] = fe.Error()
 		}
+		msgs[i] = e.Error()
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }

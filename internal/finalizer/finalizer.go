@@ -68,13 +68,6 @@ const (
 	Cleanup
 )
 
-func (a Action) String() string {
-	if a == Cleanup {
-		return "cleanup"
-	}
-	return "apply"
-}
-
 // Event is what a reconciler is handed: the action and the object.
 type Event[T any] struct {
 	Action Action

@@ -203,55 +203,29 @@ func split(s string) (intPart, frac string, err error) {
 	if s == "" {
 		return "", "", errors.New(`"" is empty`)
 	}
-	body := s
-	negative := body[0] == '-'
-	if negative {
-		body = body[1:]
-	}
-	i := digitsEnd(body, 0)
-	intPart = body[:i]
-	if i < len(body) && body[i] == '.' {
-		j := digitsEnd(body, i+1)
-		frac = body[i+1 : j]
-		if frac == "" {
-			return "", "", notDecimal(s) // "12." and "12.e3"
+	body, negative := strings.CutPrefix(s, "-")
+	mantissa, exponent, hasExponent := body, "", false
+	if i := strings.IndexAny(body, "eE"); i >= 0 {
+		mantissa, exponent, hasExponent = body[:i], body[i+1:], true
+		if exponent != "" && (exponent[0] == '+' || exponent[0] == '-') {
+			exponent = exponent[1:]
 		}
-		i = j
 	}
-	if intPart == "" {
-		return "", "", notDecimal(s) // ".5", "-", "NaN", "Inf", ...
-	}
-	if i < len(body) {
-		if isExponent(body[i:]) {
-			return "", "", fmt.Errorf("%s: exponents are not allowed", quote(s))
-		}
-		return "", "", notDecimal(s)
-	}
-	if negative {
+	intPart, frac, point := strings.Cut(mantissa, ".")
+	switch {
+	case !digits(intPart) || point && !digits(frac) || hasExponent && !digits(exponent):
+		return "", "", notDecimal(s) // "12.", ".5", "-", "NaN", "1e", ...
+	case hasExponent:
+		return "", "", fmt.Errorf("%s: exponents are not allowed", quote(s))
+	case negative:
 		return "", "", fmt.Errorf("%s is negative", quote(s))
 	}
 	return intPart, frac, nil
 }
 
-// digitsEnd returns the index of the first non-digit in s at or after i.
-func digitsEnd(s string, i int) int {
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// isExponent reports whether s is exactly an exponent suffix like "e3",
-// "E+03" or "e-2".
-func isExponent(s string) bool {
-	if len(s) < 2 || (s[0] != 'e' && s[0] != 'E') {
-		return false
-	}
-	s = s[1:]
-	if s[0] == '+' || s[0] == '-' {
-		s = s[1:]
-	}
-	return s != "" && digitsEnd(s, 0) == len(s)
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func notDecimal(s string) error {

@@ -159,21 +159,12 @@ func (s Spec) byLocalDate(now time.Time) Window {
 	}
 }
 
-// After returns the period that follows w. w must be a period of s.
-func (s Spec) After(w Window) Window { return s.Containing(w.End) }
-
-// Next returns the period of s that follows w; it is s.After(w).
-func (w Window) Next(s Spec) Window { return s.After(w) }
-
 // between returns the window from the start of one local date to the start
 // of another. The dates may be denormalised (day 0, month 13), as in
 // time.Date.
 func (s Spec) between(y1 int, m1 time.Month, d1 int, y2 int, m2 time.Month, d2 int) Window {
 	return Window{Start: startOfDay(y1, m1, d1, s.Location), End: startOfDay(y2, m2, d2, s.Location)}
 }
-
-// Contains reports whether Start <= t < End.
-func (w Window) Contains(t time.Time) bool { return !t.Before(w.Start) && t.Before(w.End) }
 
 // Duration is the real time the window lasts, DST changes included.
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }

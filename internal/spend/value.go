@@ -65,9 +65,9 @@ func ParseValue(s string) (Usage, error) {
 // literal JSON itself, so that money never passes through float64 and each
 // error names its field.
 type usageJSON struct {
-	CostUSD      costField    `json:"costUSD"`
-	InputTokens  inputTokens  `json:"inputTokens"`
-	OutputTokens outputTokens `json:"outputTokens"`
+	CostUSD      costField `json:"costUSD"`
+	InputTokens  tokens    `json:"inputTokens"`
+	OutputTokens tokens    `json:"outputTokens"`
 }
 
 type valueJSON struct {
@@ -105,7 +105,13 @@ func (j usageJSON) usage() (Usage, error) {
 	if !j.CostUSD.set {
 		return Usage{}, errors.New(`field "costUSD" is missing`)
 	}
-	return Usage{CostUSD: j.CostUSD.amount, InputTokens: int64(j.InputTokens), OutputTokens: int64(j.OutputTokens)}, nil
+	switch {
+	case j.InputTokens.err != nil:
+		return Usage{}, fmt.Errorf("inputTokens: %w", j.InputTokens.err)
+	case j.OutputTokens.err != nil:
+		return Usage{}, fmt.Errorf("outputTokens: %w", j.OutputTokens.err)
+	}
+	return Usage{CostUSD: j.CostUSD.amount, InputTokens: j.InputTokens.n, OutputTokens: j.OutputTokens.n}, nil
 }
 
 // costField is costUSD: a decimal string or a JSON number, by its literal
@@ -138,45 +144,35 @@ func (c *costField) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-type (
-	inputTokens  int64
-	outputTokens int64
-)
-
-func (n *inputTokens) UnmarshalJSON(raw []byte) error {
-	v, err := parseTokens("inputTokens", raw)
-	*n = inputTokens(v)
-	return err
+// tokens is a token count; a count that cannot be read keeps its error for
+// usage to report with the field's name.
+type tokens struct {
+	n   int64
+	err error
 }
 
-func (n *outputTokens) UnmarshalJSON(raw []byte) error {
-	v, err := parseTokens("outputTokens", raw)
-	*n = outputTokens(v)
-	return err
+func (t *tokens) UnmarshalJSON(raw []byte) error {
+	t.n, t.err = parseTokens(raw)
+	return nil
 }
 
 // parseTokens accepts a non-negative integral JSON number, or null for none.
-func parseTokens(field string, raw []byte) (int64, error) {
-	if string(raw) == "null" {
-		return 0, nil
-	}
+func parseTokens(raw []byte) (int64, error) {
 	text := string(raw)
-	var err error
 	switch {
+	case text == "null":
+		return 0, nil
 	case raw[0] == '-':
-		err = fmt.Errorf("%s is negative", clip(text))
+		return 0, fmt.Errorf("%s is negative", clip(text))
 	case raw[0] < '0' || raw[0] > '9':
-		err = fmt.Errorf("%s is not a number", describe(raw))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", field, err)
+		return 0, fmt.Errorf("%s is not a number", describe(raw))
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return 0, fmt.Errorf("%s: %s is too large", field, clip(text))
+		return 0, fmt.Errorf("%s is too large", clip(text))
 	case err != nil:
-		return 0, fmt.Errorf("%s: %s is not a whole number", field, clip(text))
+		return 0, fmt.Errorf("%s is not a whole number", clip(text))
 	}
 	return v, nil
 }

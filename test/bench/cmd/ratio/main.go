@@ -6,7 +6,7 @@
 //	    -test.bench . -test.benchmem; done) > bench.txt
 //	go run ./test/bench/cmd/ratio bench.txt
 //
-// Over several rounds (`make bench` runs three) it takes the median of each
+// Over several rounds (`make bench` runs seven) it takes the median of each
 // figure, and for the ratio the median of the rounds' ratios: within one
 // round a body's handler and floor run back to back, so each round's pair
 // shares the machine's load of the moment. (go test -count runs all of one
