@@ -33,22 +33,28 @@ func syncStatus(t *testing.T, old, new string) (state, reason, message string) {
 	return "", "", ""
 }
 
+// assertUnknown checks that minimalSync with old replaced by new leaves the
+// budget Unknown for reason, with a message containing want.
+func assertUnknown(t *testing.T, old, new, reason, want string) {
+	t.Helper()
+	state, gotReason, message := syncStatus(t, old, new)
+	assert.Equal(t, "Unknown", state)
+	assert.Equal(t, reason, gotReason)
+	assert.Contains(t, message, want)
+	assert.NotContains(t, message, "parent: parent:", "no repeated prefix")
+	assert.NotContains(t, message, "Go ", "no Go type names")
+}
+
 func TestFieldNamesMatchCaseSensitively(t *testing.T) {
 	for _, name := range []string{"limitusd", "LIMITUSD", "LimitUSD"} {
 		t.Run(name, func(t *testing.T) {
-			state, reason, message := syncStatus(t, `"limitUSD":"10"`, `"`+name+`":"1000000"`)
-			assert.Equal(t, "Unknown", state, "never read as limitUSD")
-			assert.Equal(t, "InvalidSpec", reason)
-			assert.Contains(t, message, `unknown field "spec.`+name+`"`)
+			assertUnknown(t, `"limitUSD":"10"`, `"`+name+`":"1000000"`, "InvalidSpec", `unknown field "spec.`+name+`"`)
 		})
 	}
 }
 
 func TestARepeatedSpecFieldIsAnInvalidSpec(t *testing.T) {
-	state, reason, message := syncStatus(t, `"limitUSD":"10"`, `"limitUSD":"10","limitUSD":"20"`)
-	assert.Equal(t, "Unknown", state)
-	assert.Equal(t, "InvalidSpec", reason)
-	assert.Contains(t, message, `duplicate field "spec.limitUSD"`)
+	assertUnknown(t, `"limitUSD":"10"`, `"limitUSD":"10","limitUSD":"20"`, "InvalidSpec", `duplicate field "spec.limitUSD"`)
 }
 
 func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
@@ -57,14 +63,7 @@ func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
 		"a generation that is a string":          {`"generation":1`, `"generation":"1"`, `parent.metadata.generation: must be an integer, got JSON string`},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			state, reason, message := syncStatus(t, tc.old, tc.new)
-			assert.Equal(t, "Unknown", state)
-			assert.Equal(t, "InvalidSpec", reason)
-			assert.Contains(t, message, tc.message)
-			assert.NotContains(t, message, "parent: parent:", "no repeated prefix")
-			assert.NotContains(t, message, "Go ", "no Go type names")
-		})
+		t.Run(name, func(t *testing.T) { assertUnknown(t, tc.old, tc.new, "InvalidSpec", tc.message) })
 	}
 }
 
@@ -77,11 +76,6 @@ func TestASpendValueThatIsNotAStringIsInvalidCostData(t *testing.T) {
 			`key "spend-2026-11-02": the value is true, not a string`},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			state, reason, message := syncStatus(t, tc.old, tc.new)
-			assert.Equal(t, "Unknown", state)
-			assert.Equal(t, "InvalidCostData", reason)
-			assert.Contains(t, message, tc.message)
-		})
+		t.Run(name, func(t *testing.T) { assertUnknown(t, tc.old, tc.new, "InvalidCostData", tc.message) })
 	}
 }
