@@ -28,8 +28,8 @@ func TestParseAcceptsPlainDecimals(t *testing.T) {
 		"trailing zeros are trimmed past two":         {"1.500000000", 1_500_000_000, "1.50"},
 		"leading zeros are fine":                      {"007.5", 7_500_000_000, "7.50"},
 		"many leading zeros are fine":                 {strings.Repeat("0", 200) + "1", 1_000_000_000, "1.00"},
-		"the largest fast-path value parses":          {"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999"},
-		"a value just past the fast path parses":      {"1000000000", 1_000_000_000_000_000_000, "1000000000.00"},
+		"nine digits before the point parse":          {"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999"},
+		"ten digits before the point parse":           {"1000000000", 1_000_000_000_000_000_000, "1000000000.00"},
 		"the largest int64 of nanos parses":           {"9223372036.854775807", math.MaxInt64, "9223372036.854775807"},
 		"six decimals like a limit parse under Parse": {"500.123456", 500_123_456_000, "500.123456"},
 	}
