@@ -56,6 +56,8 @@ type identity struct {
 		Namespace string `json:"namespace"`
 		UID       string `json:"uid"`
 	} `json:"metadata"`
+	Spec   json.RawMessage `json:"spec"`
+	Status json.RawMessage `json:"status"`
 }
 
 func decodeParent(raw json.RawMessage) (parent, error) {
@@ -69,7 +71,7 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 		}
 		m := id.Metadata
-		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, metaErr: err}
+		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
 		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)

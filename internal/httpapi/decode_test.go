@@ -79,3 +79,13 @@ func TestASpendValueThatIsNotAStringIsInvalidCostData(t *testing.T) {
 		t.Run(name, func(t *testing.T) { assertUnknown(t, tc.old, tc.new, "InvalidCostData", tc.message) })
 	}
 }
+
+func TestABudgetWithUnparseableMetadataCanStillBeFinalized(t *testing.T) {
+	body := strings.Replace(minimalSync, `"generation":1`, `"generation":1,"creationTimestamp":"yesterday"`, 1)
+	body = strings.Replace(body, `"finalizing":false`, `"finalizing":true`, 1)
+	w := do(newHandler(t, nil, 0), http.MethodPost, "/budget/finalize", "application/json", body)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var resp struct{ Finalized bool }
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
+	assert.True(t, resp.Finalized, "no quota is observed, so the budget may go")
+}
