@@ -6,8 +6,8 @@ ADDR ?= :8080
 BIN := bin/llmbudget
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
-BENCH_ROUNDS ?= 3
-BENCHTIME ?= 500ms
+BENCH_ROUNDS ?= 7
+BENCHTIME ?= 200ms
 LOADFLAGS ?=
 
 .PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests clean

@@ -4,7 +4,7 @@
 // It guarantees that a well-formed request about a bad budget is answered, not
 // refused: a spec that cannot be decoded or validated yields state Unknown
 // with reason InvalidSpec. Only a request without a usable parent is an error
-// (ErrBadRequest), which the HTTP layer turns into 400.
+// (hookwire.ErrBadRequest), which the HTTP layer turns into 400.
 package budget
 
 import (
@@ -17,14 +17,12 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
-	"github.com/llmbudget/llmbudget/internal/rawjson"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
-
-// ErrBadRequest marks a request that cannot be answered at all.
-var ErrBadRequest = errors.New("bad request")
 
 // cleanupRetry is how soon Cleanup asks to be called again while the quota is
 // still observed; Metacontroller usually calls sooner, on the quota's deletion.
@@ -46,69 +44,58 @@ type parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
+	// metaErr is why Metadata could not be decoded whole (a creationTimestamp
+	// or generation of the wrong form): reported as InvalidSpec, like a spec.
+	metaErr error
+}
+
+// identity is the least of a parent that a response can be made for.
+type identity struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		UID       string `json:"uid"`
+	} `json:"metadata"`
+	Spec   json.RawMessage `json:"spec"`
+	Status json.RawMessage `json:"status"`
 }
 
 func decodeParent(raw json.RawMessage) (parent, error) {
 	var p parent
 	if len(raw) == 0 || string(raw) == "null" {
-		return p, fmt.Errorf("%w: request has no parent", ErrBadRequest)
+		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
 	}
-	// raw is a RawMessage of a decoded request, so valid JSON: the members
-	// the parent does not use (managedFields, annotations) are skipped
-	// without validating them again.
-	if err := rawjson.UnmarshalValid(raw, &p); err != nil {
-		return p, fmt.Errorf("%w: parent: %v", ErrBadRequest, describeJSONError("parent", err))
+	if err := decode.Lenient(raw, &p, "parent"); err != nil {
+		var id identity
+		if decode.Lenient(raw, &id, "parent") != nil {
+			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
+		}
+		m := id.Metadata
+		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
-		return p, fmt.Errorf("%w: parent.metadata.name is missing", ErrBadRequest)
+		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
 	}
 	return p, nil
 }
 
 // budget decodes spec and status; a spec decoding error is returned for the
-// caller to report as InvalidSpec.
+// caller to report as InvalidSpec. The spec is decoded strictly: the API
+// server prunes fields the CRD does not know, so an unknown or repeated
+// field is one a person wrote (through eval) and must hear about.
 func (p parent) budget() (api.LLMCostBudget, error) {
 	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: api.Kind, Metadata: p.Metadata}
 	var st api.Status
-	if len(p.Status) > 0 && json.Unmarshal(p.Status, &st) == nil {
+	if len(p.Status) > 0 && decode.Lenient(p.Status, &st, "status") == nil {
 		b.Status = &st
 	}
-	if len(p.Spec) == 0 || string(p.Spec) == "null" {
+	switch {
+	case p.metaErr != nil:
+		return b, p.metaErr
+	case len(p.Spec) == 0 || string(p.Spec) == "null":
 		return b, errors.New("spec is missing")
 	}
-	if err := json.Unmarshal(p.Spec, &b.Spec); err != nil {
-		return b, describeJSONError("spec", err)
-	}
-	return b, nil
-}
-
-// describeJSONError names the field a JSON type error is about.
-func describeJSONError(root string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		path := root
-		if te.Field != "" {
-			path += "." + te.Field
-		}
-		return fmt.Errorf("%s: must be %s, got JSON %s", path, jsonType(te.Type.Kind().String()), te.Value)
-	}
-	return fmt.Errorf("%s: %w", root, err)
-}
-
-func jsonType(goKind string) string {
-	switch goKind {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice":
-		return "a list"
-	case "struct", "map", "ptr":
-		return "an object"
-	}
-	return goKind
+	return b, decode.Strict(p.Spec, &b.Spec, "spec")
 }
 
 // Customize names the spend ConfigMap as related, so that Metacontroller
@@ -140,18 +127,42 @@ func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeRespo
 	if err != nil {
 		return hookwire.CompositeResponse{}, Summary{}, err
 	}
-	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
-	res, err := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) (finalizer.Result[hookwire.CompositeResponse], error) {
-		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object, req), nil
-		}
-		return apply(ev.Object, req, now, &sum), nil
+	return sync(p, req, now)
+}
+
+// bodyRequest is a sync request with its parent decoded in the same pass as
+// the request (the shallower Parent hides the embedded raw one).
+type bodyRequest struct {
+	Parent *parent `json:"parent"`
+	hookwire.CompositeRequest
+}
+
+// SyncBody is Sync for a request body as Metacontroller posts it. The parent
+// is decoded with the request, which reads each of its bytes half as often;
+// a body that does not decode that way takes Sync's path, which says what
+// is wrong: a decoding error is returned as is (the request is malformed).
+func SyncBody(body []byte, now time.Time) (hookwire.CompositeResponse, Summary, error) {
+	r, req, err := decode.Request[bodyRequest, hookwire.CompositeRequest](body, func(r *bodyRequest) bool {
+		return r.Parent != nil && r.Parent.Metadata.Name != ""
 	})
-	if err != nil {
-		return hookwire.CompositeResponse{}, sum, err
+	switch {
+	case err != nil:
+		return hookwire.CompositeResponse{}, Summary{}, err
+	case r != nil:
+		return sync(*r.Parent, r.CompositeRequest, now)
 	}
-	res.Response.ResyncAfterSeconds = res.Requeue.Seconds()
-	res.Response.Finalized = res.Finalized
+	return Sync(req, now)
+}
+
+func sync(p parent, req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
+	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
+	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) finalizer.Result[hookwire.CompositeResponse] {
+		if ev.Action == finalizer.Cleanup {
+			return cleanup(ev.Object, req)
+		}
+		return apply(ev.Object, req, now, &sum)
+	})
+	res.Response.Tail = res.Tail()
 	sum.Finalized = res.Finalized
 	return res.Response, sum, nil
 }
@@ -159,7 +170,7 @@ func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeRespo
 func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
 	b, specErr := p.budget()
 	in := evaluate.Input{Budget: b, Now: now}
-	in.SpendData, in.ConfigMapFound = spendData(req.Related, p.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)
+	in.SpendData, in.ConfigMapFound, in.SpendDataErr = spendData(req.Related, p.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)
 	var r evaluate.Result
 	if specErr != nil {
 		r = evaluate.Invalid(in, specErr)
@@ -191,7 +202,8 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 func cleanup(p parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
 	var status any
-	if isObject(p.Status) {
+	var fields map[string]json.RawMessage // Metacontroller's status is an object
+	if decode.Lenient(p.Status, &fields, "status") == nil && fields != nil {
 		status = p.Status
 	}
 	res := finalizer.Result[hookwire.CompositeResponse]{
@@ -205,62 +217,13 @@ func cleanup(p parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.
 	return res
 }
 
-type configMap struct {
-	Data map[string]string `json:"data"`
-}
-
-// spendData finds the spend ConfigMap among the related objects.
-func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]string, bool) {
+// spendData finds the spend ConfigMap among the related objects and reads
+// its data.
+func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]string, bool, error) {
 	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(namespace, name)]
 	if !ok || name == "" {
-		return nil, false
+		return nil, false, nil
 	}
-	var cm configMap
-	if !decodeConfigMap(raw, &cm) {
-		cm = configMap{}
-		if err := rawjson.Unmarshal(raw, &cm); err != nil {
-			// The API server only stores string data; treat anything else as empty.
-			return map[string]string{}, true
-		}
-	}
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	return cm.Data, true
-}
-
-// decodeConfigMap reads the data straight from the raw ConfigMap: a ledger
-// holds hundreds of values, and this is the hot path of every sync. raw is
-// valid JSON (a related object of a decoded request), so the ConfigMap and
-// its data are walked without validating them again.
-// It reports false for anything encoding/json might read differently, which
-// then decides.
-func decodeConfigMap(raw []byte, cm *configMap) bool {
-	seen := false
-	return rawjson.Walk(raw, func(key, value []byte) bool {
-		if string(key) != "data" {
-			return rawjson.Ignorable(key, "data")
-		}
-		if seen {
-			return false
-		}
-		seen = true
-		var ok bool
-		cm.Data, ok = rawjson.StringMap(value)
-		return ok
-	})
-}
-
-// isObject reports whether raw JSON is an object (Metacontroller's status type).
-func isObject(raw json.RawMessage) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case '{':
-			return true
-		}
-		return false
-	}
-	return false
+	data, err := spend.DecodeData(raw)
+	return data, true, err
 }

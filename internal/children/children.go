@@ -26,7 +26,6 @@ const Component = "llmbudget"
 // Labels and annotations this service puts on objects it creates.
 const (
 	LabelManagedBy  = "app.kubernetes.io/managed-by"
-	LabelBudget     = "llmbudget.dev/budget"
 	AnnotationWhy   = "llmbudget.dev/why"
 	AnnotationLift  = "llmbudget.dev/how-to-lift"
 	maxNameLength   = 253
@@ -118,7 +117,7 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 		Metadata: Meta{
 			Name:      EventName(owner.Name, a.Slug, a.At.Unix()),
 			Namespace: owner.Namespace,
-			Labels:    map[string]string{LabelManagedBy: Component, LabelBudget: owner.Budget},
+			Labels:    map[string]string{LabelManagedBy: Component, api.LabelBudget: owner.Budget},
 		},
 		InvolvedObject: ObjectReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, Namespace: owner.Namespace, UID: owner.UID},
 		Reason:         a.Reason,
@@ -155,7 +154,7 @@ func Quota(owner Owner, q *evaluate.Quota) ResourceQuota {
 		Metadata: Meta{
 			Name:      q.Name,
 			Namespace: owner.Namespace,
-			Labels:    map[string]string{LabelManagedBy: Component, LabelBudget: owner.Budget},
+			Labels:    map[string]string{LabelManagedBy: Component, api.LabelBudget: owner.Budget},
 			Annotations: map[string]string{
 				AnnotationWhy:  q.Why,
 				AnnotationLift: fmt.Sprintf("raise spec.limitUSD, set spec.suspend: true, or wait for the next period: kubectl -n %s patch llmcostbudget %s --type=merge -p '{\"spec\":{\"suspend\":true}}'", owner.Namespace, owner.Name),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
@@ -25,7 +26,7 @@ func TestQuotaCountsEachResource(t *testing.T) {
 	assert.Equal(t, map[string]string{"count/jobs.batch": "0", "count/pods": "0"}, q.Spec.Hard)
 	assert.Equal(t, "llmbudget-b", q.Metadata.Name)
 	assert.Equal(t, "over", q.Metadata.Annotations[children.AnnotationWhy])
-	assert.Equal(t, "b", q.Metadata.Labels[children.LabelBudget])
+	assert.Equal(t, "b", q.Metadata.Labels[api.LabelBudget])
 }
 
 func TestEventsAreSortedByName(t *testing.T) {

@@ -25,6 +25,9 @@ type Input struct {
 	SpendData map[string]string
 	// ConfigMapFound reports whether the ConfigMap exists (its data may be empty).
 	ConfigMapFound bool
+	// SpendDataErr is why the ConfigMap's data could not be read (a
+	// *spend.Error); the budget is then Unknown for that reason.
+	SpendDataErr error
 	// Now is the evaluation time.
 	Now time.Time
 }

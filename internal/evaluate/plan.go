@@ -75,7 +75,7 @@ func compile(s *api.Spec) plan {
 		}
 		p.models = append(p.models, mp)
 	}
-	p.source = spend.Source{Format: spend.Format(s.CostSource.Format), Key: s.CostSource.Key, KeyPrefix: s.CostSource.KeyPrefix}
+	p.source = spend.Source{Format: s.CostSource.Format, Key: s.CostSource.Key, KeyPrefix: s.CostSource.KeyPrefix}
 	return p
 }
 

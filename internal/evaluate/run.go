@@ -90,7 +90,10 @@ func (e *evaluation) readSpend() bool {
 		e.fail(api.ReasonCostSourceMissing, fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace))
 		return false
 	}
-	u, err := spend.Read(e.plan.source, e.in.SpendData, e.window)
+	u, err := spend.Usage{}, e.in.SpendDataErr
+	if err == nil {
+		u, err = spend.Read(e.plan.source, e.in.SpendData, e.window)
+	}
 	if err != nil {
 		reason := api.ReasonInvalidCostData
 		var se *spend.Error

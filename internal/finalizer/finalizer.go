@@ -27,7 +27,6 @@
 //   - A Result from Apply never reports Finalized: only Cleanup can end an
 //     object's life, so a finalize hook wired to the sync URL by mistake
 //     cannot release an object early.
-//   - Errors name the step that failed (apply or cleanup) and wrap the cause.
 //
 // # Assumptions
 //
@@ -48,12 +47,15 @@
 //
 // # Errors
 //
-// Reconcile returns an *Error whose Step is StepApply or StepCleanup.
+// Reconcile adds none: with Metacontroller, Apply and Cleanup are pure
+// functions of the request and the clock, and a request that cannot be
+// answered at all is refused before Reconcile (hookwire.ErrBadRequest).
 package finalizer
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
 // Action is the event a reconciler receives.
@@ -65,16 +67,6 @@ const (
 	// Cleanup tears down what Apply set up before the object goes.
 	Cleanup
 )
-
-func (a Action) String() string {
-	switch a {
-	case Apply:
-		return "apply"
-	case Cleanup:
-		return "cleanup"
-	}
-	return fmt.Sprintf("Action(%d)", int(a))
-}
 
 // Event is what a reconciler is handed: the action and the object.
 type Event[T any] struct {
@@ -111,56 +103,19 @@ type Result[R any] struct {
 	Finalized bool
 }
 
-// Step names what failed.
-type Step string
-
-// Steps of the pattern.
-const (
-	StepApply   Step = "apply"
-	StepCleanup Step = "cleanup"
-)
-
-// Error is a failed Apply or Cleanup.
-type Error struct {
-	Step Step
-	Err  error
+// Tail is the end of the hook's answer that the pattern decides: when to
+// call again, and whether the object may go.
+func (r Result[R]) Tail() hookwire.Tail {
+	return hookwire.Tail{ResyncAfterSeconds: r.Requeue.Seconds(), Finalized: r.Finalized}
 }
-
-func (e *Error) Error() string { return fmt.Sprintf("%s failed: %v", e.Step, e.Err) }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// state is where an object is in its life as far as the hook can tell.
-type state int
-
-const (
-	live     state = iota // finalizing=false: keep reconciling
-	deleting              // finalizing=true: tear down
-)
 
 // Reconcile runs fn with Apply or Cleanup according to Metacontroller's
 // finalizing flag.
-func Reconcile[T, R any](obj T, finalizing bool, fn func(Event[T]) (Result[R], error)) (Result[R], error) {
-	st := live
-	if finalizing {
-		st = deleting
+func Reconcile[T, R any](obj T, finalizing bool, fn func(Event[T]) Result[R]) Result[R] {
+	if finalizing { // the object is going: tear down, and say when done
+		return fn(Event[T]{Action: Cleanup, Object: obj})
 	}
-	switch st {
-	case live: // the object is wanted: converge, never release it
-		res, err := fn(Event[T]{Action: Apply, Object: obj})
-		if err != nil {
-			return res, &Error{Step: StepApply, Err: err}
-		}
-		res.Finalized = false
-		return res, nil
-	case deleting: // the object is going: tear down, and say when done
-		res, err := fn(Event[T]{Action: Cleanup, Object: obj})
-		if err != nil {
-			return Result[R]{}, &Error{Step: StepCleanup, Err: err}
-		}
-		return res, nil
-	default: // a state added without a branch: refuse rather than guess
-		return Result[R]{}, &Error{Step: StepApply, Err: fmt.Errorf("unknown state %d", st)}
-	}
+	res := fn(Event[T]{Action: Apply, Object: obj}) // the object is wanted: never release it
+	res.Finalized = false
+	return res
 }

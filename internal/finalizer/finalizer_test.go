@@ -1,14 +1,13 @@
 package finalizer_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/finalizer"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
 func TestFinalizingSelectsTheEvent(t *testing.T) {
@@ -22,46 +21,34 @@ func TestFinalizingSelectsTheEvent(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []finalizer.Action
-			_, err := finalizer.Reconcile("obj", tc.finalizing, func(ev finalizer.Event[string]) (finalizer.Result[int], error) {
+			finalizer.Reconcile("obj", tc.finalizing, func(ev finalizer.Event[string]) finalizer.Result[int] {
 				got = append(got, ev.Action)
 				assert.Equal(t, "obj", ev.Object)
-				return finalizer.Result[int]{}, nil
+				return finalizer.Result[int]{}
 			})
-			require.NoError(t, err)
 			assert.Equal(t, []finalizer.Action{tc.want}, got, "exactly one event")
 		})
 	}
 }
 
 func TestApplyCanNeverReleaseTheObject(t *testing.T) {
-	res, err := finalizer.Reconcile(1, false, func(finalizer.Event[int]) (finalizer.Result[string], error) {
-		return finalizer.Result[string]{Response: "x", Finalized: true}, nil
+	res := finalizer.Reconcile(1, false, func(finalizer.Event[int]) finalizer.Result[string] {
+		return finalizer.Result[string]{Response: "x", Finalized: true}
 	})
-	require.NoError(t, err)
 	assert.False(t, res.Finalized)
 	assert.Equal(t, "x", res.Response)
 }
 
 func TestCleanupReportsFinalized(t *testing.T) {
-	res, err := finalizer.Reconcile(1, true, func(finalizer.Event[int]) (finalizer.Result[string], error) {
-		return finalizer.Result[string]{Finalized: true}, nil
+	res := finalizer.Reconcile(1, true, func(finalizer.Event[int]) finalizer.Result[string] {
+		return finalizer.Result[string]{Finalized: true}
 	})
-	require.NoError(t, err)
 	assert.True(t, res.Finalized)
 }
 
-func TestErrorsNameTheStepAndWrapTheCause(t *testing.T) {
-	cause := errors.New("boom")
-	for finalizing, step := range map[bool]finalizer.Step{false: finalizer.StepApply, true: finalizer.StepCleanup} {
-		_, err := finalizer.Reconcile(1, finalizing, func(finalizer.Event[int]) (finalizer.Result[int], error) {
-			return finalizer.Result[int]{}, cause
-		})
-		var fe *finalizer.Error
-		require.ErrorAs(t, err, &fe)
-		assert.Equal(t, step, fe.Step)
-		assert.ErrorIs(t, err, cause)
-		assert.Equal(t, string(step)+" failed: boom", err.Error())
-	}
+func TestTheTailCarriesRequeueAndFinalized(t *testing.T) {
+	res := finalizer.Result[int]{Requeue: finalizer.RequeueAfter(90 * time.Second), Finalized: true}
+	assert.Equal(t, hookwire.Tail{ResyncAfterSeconds: 90, Finalized: true}, res.Tail())
 }
 
 func TestRequeueSecondsRoundUp(t *testing.T) {

@@ -1,5 +1,6 @@
-// Package hookwire holds Metacontroller's v2 hook wire types: only the JSON
-// shapes Metacontroller sends and accepts, nothing else.
+// Package hookwire holds Metacontroller's v2 hook wire types: the JSON shapes
+// Metacontroller sends and accepts, and ErrBadRequest for a request no hook
+// can answer.
 //
 // The JSON tags are the contract. Responses carry only fields Metacontroller
 // knows, because it decodes v2 responses strictly: one unknown field fails the
@@ -7,7 +8,14 @@
 // "Kind.group/version") and then by "namespace/name".
 package hookwire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ErrBadRequest marks a request that cannot be answered at all (it has no
+// usable parent or object); the HTTP layer turns it into 400.
+var ErrBadRequest = errors.New("bad request")
 
 // ObjectMap is a v2 uniform object map: group key → "namespace/name" → object.
 type ObjectMap map[string]map[string]json.RawMessage
@@ -50,8 +58,14 @@ type CompositeRequest struct {
 
 // CompositeResponse is a CompositeController sync or finalize answer.
 type CompositeResponse struct {
-	Status             any     `json:"status"`
-	Children           []any   `json:"children"`
+	Status   any   `json:"status"`
+	Children []any `json:"children"`
+	Tail
+}
+
+// Tail ends every sync and finalize answer: when to call again without a
+// change (0: on a watched change only), and whether the object may go.
+type Tail struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	Finalized          bool    `json:"finalized,omitempty"`
 }
@@ -69,12 +83,11 @@ type DecoratorRequest struct {
 // DecoratorResponse is a DecoratorController sync or finalize answer. A nil
 // value in Labels or Annotations removes that key from the object.
 type DecoratorResponse struct {
-	Labels             map[string]*string `json:"labels"`
-	Annotations        map[string]*string `json:"annotations"`
-	Status             any                `json:"status,omitempty"`
-	Attachments        []any              `json:"attachments"`
-	ResyncAfterSeconds float64            `json:"resyncAfterSeconds,omitempty"`
-	Finalized          bool               `json:"finalized,omitempty"`
+	Labels      map[string]*string `json:"labels"`
+	Annotations map[string]*string `json:"annotations"`
+	Status      any                `json:"status,omitempty"`
+	Attachments []any              `json:"attachments"`
+	Tail
 }
 
 // Group keys of the object maps this service reads.

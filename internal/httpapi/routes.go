@@ -46,8 +46,8 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request, _ httprouter.Par
 }
 
 func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
-	var req hookwire.CustomizeRequest
-	if err := decodeCustomize(body, &req); err != nil {
+	req, err := decodeRequest[hookwire.CustomizeRequest](body)
+	if err != nil {
 		return nil, logFields{}, err
 	}
 	resp, err := budget.Customize(req)
@@ -58,18 +58,14 @@ func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // not the URL, decides between Apply and Cleanup, so a finalize URL that
 // receives finalizing=false (a misconfigured controller) still only applies.
 func budgetSync(body []byte, now time.Time) (any, logFields, error) {
-	var req hookwire.CompositeRequest
-	if err := decodeComposite(body, &req); err != nil {
-		return nil, logFields{}, err
-	}
-	resp, sum, err := budget.Sync(req, now)
+	resp, sum, err := budget.SyncBody(body, now)
 	f := logFields{budget: sum.Namespace + "/" + sum.Name, state: string(sum.State), reason: sum.Reason}
 	return resp, f, hookErr(err)
 }
 
 func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
-	var req hookwire.CustomizeRequest
-	if err := decodeCustomize(body, &req); err != nil {
+	req, err := decodeRequest[hookwire.CustomizeRequest](body)
+	if err != nil {
 		return nil, logFields{}, err
 	}
 	resp, err := workload.Customize(req)
@@ -79,11 +75,7 @@ func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // workloadSync serves the decorator's sync and finalize hooks; as for budgets,
 // the finalizing flag decides.
 func workloadSync(body []byte, now time.Time) (any, logFields, error) {
-	var req hookwire.DecoratorRequest
-	if err := decodeDecorator(body, &req); err != nil {
-		return nil, logFields{}, err
-	}
-	resp, sum, err := workload.Sync(req, now)
+	resp, sum, err := workload.SyncBody(body, now)
 	f := logFields{
 		budget: qualified(sum.Namespace, sum.Budget),
 		state:  sum.State,
@@ -105,7 +97,7 @@ func hookErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, budget.ErrBadRequest) || errors.Is(err, workload.ErrBadRequest) {
+	if errors.Is(err, hookwire.ErrBadRequest) {
 		return badRequest("%v", err)
 	}
 	return err

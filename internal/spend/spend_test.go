@@ -286,7 +286,7 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 		},
 		"a JSON value with an unknown field": {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": "1", "model": "gpt"}`,
-			msg: `key "spend-2026-03-05": unknown field "model" (want costUSD, inputTokens, outputTokens, models)`,
+			msg: `key "spend-2026-03-05": unknown field "model"`,
 		},
 		"a JSON cost with ten decimals": {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": 12.3456789012}`,
@@ -303,6 +303,11 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			requireSpendError(t, err, spend.InvalidCostData, tc.key, tc.msg)
 		})
 	}
+	t.Run("a period whose spend passes what money holds is refused", func(t *testing.T) {
+		data := map[string]string{"spend-2026-03-01": "9000000000", "spend-2026-03-02": "9000000000"}
+		_, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: "spend-"}, data, march)
+		requireSpendError(t, err, spend.InvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
+	})
 	t.Run("the first bad key in sorted order is reported, every time", func(t *testing.T) {
 		data := map[string]string{
 			"spend-2026-03-03": "bad", "spend-2026-03-01": "1", "spend-zzz": "1",
@@ -444,6 +449,45 @@ func FuzzRead(f *testing.F) {
 			want, err := spend.ParseValue(data[k1])
 			require.NoError(t, err)
 			assert.Equal(t, want, u, "Total reads exactly the key's value")
+		}
+	})
+}
+
+func TestDecodeDataReadsStringValues(t *testing.T) {
+	data, err := spend.DecodeData([]byte(`{"kind":"ConfigMap","metadata":{"name":"s"},"data":{"total-usd":"12.5"},"binaryData":{"b":"AA=="}}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"total-usd": "12.5"}, data)
+	data, err = spend.DecodeData([]byte(`{"metadata":{"name":"s"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{}, data, "no data is no keys")
+}
+
+func TestDecodeDataNamesTheFirstValueThatIsNotAString(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"a number":            {`{"data":{"b":"1","a":12.5}}`, `key "a": the value is 12.5, not a string`},
+		"the first in order":  {`{"data":{"z":true,"m":[1]}}`, `key "m": the value is an array, not a string`},
+		"data that is a list": {`{"data":[]}`, `ConfigMap.data: must be an object, got JSON array`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := spend.DecodeData([]byte(tc.in))
+			var se *spend.Error
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, spend.InvalidCostData, se.Reason)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+}
+
+func FuzzDecodeData(f *testing.F) {
+	f.Add([]byte(`{"kind":"ConfigMap","data":{"total-usd":"12.5","k":"{\"costUSD\": \"1\"}"},"binaryData":{"b":"AA=="}}`))
+	f.Add([]byte(`{"DATA":{"a":"\u00e9"},"data":{"a":1}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		data, err := spend.DecodeData(raw)
+		if err != nil {
+			var se *spend.Error
+			require.ErrorAs(t, err, &se)
+			assert.Nil(t, data)
 		}
 	})
 }

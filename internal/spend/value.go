@@ -1,24 +1,16 @@
 package spend
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
-)
-
-// The JSON object's fields. Matching is exact, unlike encoding/json's
-// case-insensitive struct matching: "costUsd" is a typo to report, not a
-// synonym.
-const (
-	fieldCost   = "costUSD"
-	fieldInput  = "inputTokens"
-	fieldOutput = "outputTokens"
-	fieldModels = "models"
 )
 
 // MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
@@ -49,14 +41,18 @@ func ValidModelName(name string) bool {
 // {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}},
 // each model's object taking the same fields except models.
 //
-// The plain form allows no surrounding whitespace; the JSON form allows the
-// whitespace JSON allows, so a YAML block scalar's final newline is fine.
+// The object is decoded strictly (a person or a pipeline wrote it): unknown
+// and repeated fields are errors, and field names match exactly, so
+// "costUsd" is a typo to report, not a synonym. The plain form allows no
+// surrounding whitespace; the JSON form allows the whitespace JSON allows,
+// so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
-		if u, ok := parseFlatObject(s); ok {
-			return u, nil
+		var v valueJSON
+		if err := decode.Strict([]byte(s), &v, ""); err != nil {
+			return Usage{}, err
 		}
-		return parseObject(s)
+		return v.usage()
 	}
 	cost, err := money.Parse(s)
 	if err != nil {
@@ -65,140 +61,111 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, nil
 }
 
-func parseObject(s string) (Usage, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()                        // numbers stay literal text, never float64
-	if _, err := dec.Token(); err != nil { // the '{' ParseValue saw
-		return Usage{}, jsonError(err)
-	}
-	u, err := parseFields(dec, true)
-	if err != nil {
-		return Usage{}, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Usage{}, errors.New("unexpected data after the JSON object")
-	}
-	return u, nil
+// usageJSON is a value's (or a model's) object. Each field reads its
+// literal JSON itself, so that money never passes through float64 and each
+// error names its field.
+type usageJSON struct {
+	CostUSD      costField `json:"costUSD"`
+	InputTokens  tokens    `json:"inputTokens"`
+	OutputTokens tokens    `json:"outputTokens"`
 }
 
-// parseFields reads an object's fields after its '{', through its '}'.
-func parseFields(dec *json.Decoder, allowModels bool) (Usage, error) {
-	var u Usage
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return Usage{}, jsonError(err)
-		}
-		field, _ := tok.(string) // Token only returns strings as object keys
-		if seen[field] {
-			return Usage{}, fmt.Errorf("field %q appears more than once", field)
-		}
-		seen[field] = true
-		if field == fieldModels && allowModels {
-			if u.Models, err = parseModels(dec); err != nil {
-				return Usage{}, fmt.Errorf("%s: %w", field, err)
-			}
-			continue
-		}
-		if field != fieldCost && field != fieldInput && field != fieldOutput {
-			if allowModels {
-				return Usage{}, fmt.Errorf("unknown field %q (want %s, %s, %s, %s)", field, fieldCost, fieldInput, fieldOutput, fieldModels)
-			}
-			return Usage{}, fmt.Errorf("unknown field %q (want %s, %s, %s)", field, fieldCost, fieldInput, fieldOutput)
-		}
-		value, err := dec.Token()
-		if err != nil {
-			return Usage{}, jsonError(err)
-		}
-		switch field {
-		case fieldCost:
-			u.CostUSD, err = parseCost(value)
-		case fieldInput:
-			u.InputTokens, err = parseTokens(value)
-		case fieldOutput:
-			u.OutputTokens, err = parseTokens(value)
-		}
-		if err != nil {
-			return Usage{}, fmt.Errorf("%s: %w", field, err)
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return Usage{}, jsonError(err)
-	}
-	if !seen[fieldCost] {
-		return Usage{}, fmt.Errorf("field %q is missing", fieldCost)
-	}
-	return u, nil
+type valueJSON struct {
+	usageJSON
+	Models map[string]json.RawMessage `json:"models"`
 }
 
-// parseModels reads {"<model>": {usage}, ...}.
-func parseModels(dec *json.Decoder) (map[string]Usage, error) {
-	if err := expectDelim(dec, '{'); err != nil {
-		return nil, err
+func (v valueJSON) usage() (Usage, error) {
+	u, err := v.usageJSON.usage()
+	if err != nil || v.Models == nil {
+		return u, err
 	}
-	models := map[string]Usage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, jsonError(err)
-		}
-		name, _ := tok.(string)
+	names := make([]string, 0, len(v.Models))
+	for name := range v.Models {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same data always reports the same model
+	u.Models = make(map[string]Usage, len(names))
+	for _, name := range names {
 		if !ValidModelName(name) {
-			return nil, fmt.Errorf("%s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
+			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
 		}
-		if _, dup := models[name]; dup {
-			return nil, fmt.Errorf("model %s appears more than once", quote(name))
+		var m usageJSON
+		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {
+			return Usage{}, err
 		}
-		if err := expectDelim(dec, '{'); err != nil {
-			return nil, fmt.Errorf("%s: %w", quote(name), err)
+		if u.Models[name], err = m.usage(); err != nil {
+			return Usage{}, fmt.Errorf("models.%s: %w", name, err)
 		}
-		m, err := parseFields(dec, false)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", quote(name), err)
-		}
-		models[name] = m
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, jsonError(err)
-	}
-	return models, nil
+	return u, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+func (j usageJSON) usage() (Usage, error) {
+	if !j.CostUSD.set {
+		return Usage{}, errors.New(`field "costUSD" is missing`)
+	}
+	switch {
+	case j.InputTokens.err != nil:
+		return Usage{}, fmt.Errorf("inputTokens: %w", j.InputTokens.err)
+	case j.OutputTokens.err != nil:
+		return Usage{}, fmt.Errorf("outputTokens: %w", j.OutputTokens.err)
+	}
+	return Usage{CostUSD: j.CostUSD.amount, InputTokens: j.InputTokens.n, OutputTokens: j.OutputTokens.n}, nil
+}
+
+// costField is costUSD: a decimal string or a JSON number, by its literal
+// text.
+type costField struct {
+	amount money.Amount
+	set    bool
+}
+
+func (c *costField) UnmarshalJSON(raw []byte) error {
+	var err error
+	switch raw[0] {
+	case '"':
+		text := raw[1 : len(raw)-1]
+		if bytes.IndexByte(text, '\\') >= 0 { // rare: let the decoder unescape
+			var s string
+			_ = json.Unmarshal(raw, &s) // cannot fail: the decoder validated raw
+			text = []byte(s)
+		}
+		c.amount, err = money.Parse(string(text))
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		c.amount, err = money.Parse(string(raw))
+	default:
+		err = fmt.Errorf("%s is not a decimal string or number", describe(raw))
+	}
 	if err != nil {
-		return jsonError(err)
+		return fmt.Errorf("costUSD: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("%s is not an object", describe(tok))
-	}
+	c.set = true
 	return nil
 }
 
-// parseCost accepts a decimal string or a JSON number, by its literal text.
-func parseCost(tok json.Token) (money.Amount, error) {
-	switch v := tok.(type) {
-	case string:
-		return money.Parse(v)
-	case json.Number:
-		return money.Parse(v.String())
-	}
-	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(tok))
+// tokens is a token count; a count that cannot be read keeps its error for
+// usage to report with the field's name.
+type tokens struct {
+	n   int64
+	err error
+}
+
+func (t *tokens) UnmarshalJSON(raw []byte) error {
+	t.n, t.err = parseTokens(raw)
+	return nil
 }
 
 // parseTokens accepts a non-negative integral JSON number, or null for none.
-func parseTokens(tok json.Token) (int64, error) {
-	if tok == nil {
+func parseTokens(raw []byte) (int64, error) {
+	text := string(raw)
+	switch {
+	case text == "null":
 		return 0, nil
-	}
-	n, ok := tok.(json.Number)
-	if !ok {
-		return 0, fmt.Errorf("%s is not a number", describe(tok))
-	}
-	text := n.String()
-	if strings.HasPrefix(text, "-") {
+	case raw[0] == '-':
 		return 0, fmt.Errorf("%s is negative", clip(text))
+	case raw[0] < '0' || raw[0] > '9':
+		return 0, fmt.Errorf("%s is not a number", describe(raw))
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	switch {
@@ -210,28 +177,15 @@ func parseTokens(tok json.Token) (int64, error) {
 	return v, nil
 }
 
-// describe names a JSON token that has the wrong type.
-func describe(tok json.Token) string {
-	switch v := tok.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return strconv.FormatBool(v)
-	case string:
-		return "string " + quote(v)
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
+// describe names a JSON value that has the wrong type.
+func describe(raw []byte) string {
+	switch raw[0] {
+	case '"':
+		return "string " + clip(string(raw))
+	case '[':
+		return "an array"
+	case '{':
 		return "an object"
 	}
-	return fmt.Sprint(tok)
-}
-
-// jsonError rewords a decoding error as a one-line message.
-func jsonError(err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("invalid JSON: unexpected end of input")
-	}
-	return fmt.Errorf("invalid JSON: %w", err)
+	return clip(string(raw))
 }

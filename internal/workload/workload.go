@@ -9,22 +9,20 @@ package workload
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
-	"github.com/llmbudget/llmbudget/internal/rawjson"
 )
 
-// The label that links a workload to its budget, and what this package sets.
+// What this package sets on a workload labelled api.LabelBudget.
 const (
-	LabelBudget         = "llmbudget.dev/budget"
 	LabelState          = "llmbudget.dev/state"
 	AnnotationPercent   = "llmbudget.dev/percent-used"
 	AnnotationSpend     = "llmbudget.dev/spend-usd"
@@ -51,9 +49,6 @@ var (
 // call again until its resync period.
 const settleRetry = 10 * time.Second
 
-// ErrBadRequest marks a request that cannot be answered at all.
-var ErrBadRequest = errors.New("bad request")
-
 // Summary is what a hook call did, for the log line.
 type Summary struct {
 	Namespace, Name, Kind, Budget string
@@ -61,28 +56,30 @@ type Summary struct {
 	Finalized                     bool
 }
 
+// object is the part of a workload the hooks read; nothing else of it (its
+// spec, status or timestamps) can make a request fail.
 type object struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
-		api.ObjectMeta
-		Annotations map[string]string `json:"annotations,omitempty"`
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		UID         string            `json:"uid"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 }
 
 func decodeObject(raw json.RawMessage, field string) (object, error) {
 	var o object
 	if len(raw) == 0 || string(raw) == "null" {
-		return o, fmt.Errorf("%w: request has no %s", ErrBadRequest, field)
+		return o, fmt.Errorf("%w: request has no %s", hookwire.ErrBadRequest, field)
 	}
-	// raw is a RawMessage of a decoded request, so valid JSON: the members
-	// the object does not use (spec, status, managedFields) are skipped
-	// without validating them again.
-	if err := rawjson.UnmarshalValid(raw, &o); err != nil {
-		return o, fmt.Errorf("%w: %s: %v", ErrBadRequest, field, err)
+	if err := decode.Lenient(raw, &o, field); err != nil {
+		return o, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 	}
 	if o.Metadata.Name == "" {
-		return o, fmt.Errorf("%w: %s.metadata.name is missing", ErrBadRequest, field)
+		return o, fmt.Errorf("%w: %s.metadata.name is missing", hookwire.ErrBadRequest, field)
 	}
 	return o, nil
 }
@@ -95,7 +92,7 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		return hookwire.CustomizeResponse{}, err
 	}
 	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	if o.Metadata.Labels[LabelBudget] != "" {
+	if o.Metadata.Labels[api.LabelBudget] != "" {
 		// Every budget of the namespace, not just the labelled one: Metacontroller
 		// caches this answer per generation, and changing a label does not change
 		// the generation. Sync picks the budget the label names.
@@ -114,18 +111,41 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 	if err != nil {
 		return hookwire.DecoratorResponse{}, Summary{}, err
 	}
-	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[LabelBudget]}
-	res, err := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) (finalizer.Result[hookwire.DecoratorResponse], error) {
-		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object), nil
-		}
-		return apply(ev.Object, req.Related, now, &sum), nil
+	return sync(o, req, now)
+}
+
+// bodyRequest is a sync request with its object decoded in the same pass
+// as the request (the shallower Object hides the embedded raw one).
+type bodyRequest struct {
+	Object *object `json:"object"`
+	hookwire.DecoratorRequest
+}
+
+// SyncBody is Sync for a request body as Metacontroller posts it, reading
+// the object with the request; a body that does not decode that way takes
+// Sync's path, which says what is wrong (a decoding error is returned as is).
+func SyncBody(body []byte, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
+	r, req, err := decode.Request[bodyRequest, hookwire.DecoratorRequest](body, func(r *bodyRequest) bool {
+		return r.Object != nil && r.Object.Metadata.Name != ""
 	})
-	if err != nil {
-		return hookwire.DecoratorResponse{}, sum, err
+	switch {
+	case err != nil:
+		return hookwire.DecoratorResponse{}, Summary{}, err
+	case r != nil:
+		return sync(*r.Object, r.DecoratorRequest, now)
 	}
-	res.Response.ResyncAfterSeconds = res.Requeue.Seconds()
-	res.Response.Finalized = res.Finalized
+	return Sync(req, now)
+}
+
+func sync(o object, req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
+	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
+	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
+		if ev.Action == finalizer.Cleanup {
+			return cleanup(ev.Object)
+		}
+		return apply(ev.Object, req.Related, now, &sum)
+	})
+	res.Response.Tail = res.Tail()
 	sum.Finalized = res.Finalized
 	return res.Response, sum, nil
 }
@@ -161,8 +181,7 @@ func hasAny(m map[string]string, keys []string) bool {
 
 // budgetView is the part of a related budget a workload reflects.
 type budgetView struct {
-	Metadata api.ObjectMeta  `json:"metadata"`
-	Status   json.RawMessage `json:"status"`
+	Status json.RawMessage `json:"status"`
 }
 
 func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
@@ -171,13 +190,13 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 		Annotations: nulls(annotationKeys),
 		Attachments: []any{},
 	}
-	name := o.Metadata.Labels[LabelBudget]
+	name := o.Metadata.Labels[api.LabelBudget]
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
 	var st api.Status
 	var bv budgetView
-	if found && rawjson.UnmarshalValid(raw, &bv) == nil && len(bv.Status) > 0 {
+	if found && decode.Lenient(raw, &bv, "budget") == nil && len(bv.Status) > 0 {
 		// A status this version does not recognise counts as not evaluated.
-		if json.Unmarshal(bv.Status, &st) != nil {
+		if decode.Lenient(bv.Status, &st, "status") != nil {
 			st = api.Status{}
 		}
 	}

@@ -8,6 +8,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Identity of the API.
@@ -18,6 +20,10 @@ const (
 	Resource   = "llmcostbudgets"
 	APIVersion = Group + "/" + Version
 )
+
+// LabelBudget is the label that puts a workload (and the children made for
+// a budget) under the budget it names.
+const LabelBudget = "llmbudget.dev/budget"
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
 type LLMCostBudget struct {
@@ -108,13 +114,13 @@ type CostSource struct {
 	KeyPrefix     string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
 }
 
-// SourceFormat is Total or DailyLedger.
-type SourceFormat string
+// SourceFormat is Total or DailyLedger, as package spend reads them.
+type SourceFormat = spend.Format
 
 // Spend data formats.
 const (
-	Total       SourceFormat = "Total"
-	DailyLedger SourceFormat = "DailyLedger"
+	Total       = spend.Total
+	DailyLedger = spend.DailyLedger
 )
 
 // Enforcement says what happens when a budget is exhausted.
@@ -146,9 +152,6 @@ const (
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
 )
-
-// LabelBudget is the label that ties a workload to a budget of its namespace.
-const LabelBudget = Group + "/budget"
 
 // Action is None or BlockNewWorkloads.
 type Action string

@@ -19,8 +19,9 @@ import (
 const LimitDecimals = 6
 
 // limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
-// most 17 digits before the point (so that it fits in 24 characters).
-var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,16})(\.[0-9]{1,6})?$`)
+// most 9 digits before the point. A billion USD a period is far beyond any
+// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
+var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
 
 // MaxResourceNameLength is the longest enforcement resource: ResourceQuota
 // keys count/<resource> allow 63 characters after "count/".
@@ -105,7 +106,7 @@ func CheckLimit(s string) error {
 		return fmt.Errorf("%q must be greater than 0", s)
 	}
 	if !limitGrammar.MatchString(s) {
-		return fmt.Errorf("%q must be written without a sign or leading zeros, with at most 17 digits before the point", s)
+		return fmt.Errorf("%q must be written without a sign or leading zeros, with at most 9 digits before the point", s)
 	}
 	return nil
 }
@@ -186,19 +187,12 @@ func (s *Spec) crossFieldErrors() ValidationError {
 		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
 	}
 	if d := s.Period.StartDay; d != nil {
-		switch s.Period.Type {
-		case Monthly:
-			if *d < 1 || *d > 28 {
-				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28 for Monthly, got %d", *d)})
-			}
-		case Weekly:
-			if *d < 1 || *d > 7 {
-				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-7 (1 = Monday) for Weekly, got %d", *d)})
-			}
-		default: // ignored for Daily, but the CRD bounds it all the same
-			if *d < 1 || *d > 28 {
-				errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be 1-28, got %d", *d)})
-			}
+		last, want := period.StartDayRange(period.Kind(s.Period.Type))
+		if last == 0 { // ignored for Daily, but the CRD bounds it all the same
+			last, want = period.StartDayRange(period.Monthly)
+		}
+		if *d < 1 || int(*d) > last {
+			errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be %s for %s, got %d", want, s.Period.Type, *d)})
 		}
 	}
 	seen := make(map[Threshold]int, len(s.Thresholds))

@@ -54,3 +54,10 @@ func TestTheTableJudgesSyncBodiesOnly(t *testing.T) {
 	assert.NotContains(t, lines[2], "MISSED", "customize carries no target")
 	assert.Contains(t, out.String(), "missed on 0")
 }
+
+func TestTheLedgerBodyHasItsOwnTarget(t *testing.T) {
+	assert.Equal(t, 2.0, targetOf("budget/sync/capture-over-budget-with-children"))
+	assert.Equal(t, 2.0, targetOf("workload/finalize/capture-label-removed-decorations-left"))
+	assert.Equal(t, 3.0, targetOf("budget/sync/synthetic-ledger-366d-10-thresholds"))
+	assert.Equal(t, 0.0, targetOf("budget/customize/capture-first-customize"))
+}

@@ -1,0 +1,120 @@
+// Package decode reads JSON with sigs.k8s.io/json, the decoder the API
+// server and Metacontroller use, and words its errors for the people who
+// read them.
+//
+// Guarantees:
+//   - Field names match case-sensitively, as in the API server: "limitusd"
+//     and "LIMITUSD" are not limitUSD.
+//   - Lenient ignores members the Go type does not model; Strict reports
+//     them, and repeated members, naming their JSON path.
+//   - Errors name the JSON path and the JSON type wanted ("spec.period.
+//     startDay: must be an integer, got JSON string"), never a Go type.
+package decode
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	kjson "sigs.k8s.io/json"
+)
+
+// Lenient decodes data into v, ignoring members v does not model. root
+// names data in errors ("parent", "spec").
+func Lenient(data []byte, v any, root string) error {
+	return describe(root, kjson.UnmarshalCaseSensitivePreserveInts(data, v))
+}
+
+// Strict is Lenient that also refuses unknown and repeated members.
+func Strict(data []byte, v any, root string) error {
+	strict, err := kjson.UnmarshalStrict(data, v)
+	if err != nil {
+		return describe(root, err)
+	}
+	if len(strict) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		if fe, ok := e.(kjson.FieldError); ok {
+			fe.SetFieldPath(join(root, fe.FieldPath()))
+		}
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// describe words a decoding error: where the JSON is malformed, or which
+// field has the wrong JSON type.
+func describe(root string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
+		return fmt.Errorf("%smalformed JSON at byte %d: %v", prefix(root), offset, err)
+	}
+	if field, want, got, ok := typeError(err); ok {
+		return fmt.Errorf("%smust be %s, got JSON %s", prefix(join(root, field)), want, got)
+	}
+	return fmt.Errorf("%s%w", prefix(root), err)
+}
+
+// typeError reads a type mismatch: sigs.k8s.io/json returns its own copy of
+// encoding/json's UnmarshalTypeError, whose fields are exported but whose
+// type cannot be imported.
+func typeError(err error) (field, want, got string, ok bool) {
+	v := reflect.ValueOf(err)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
+		return "", "", "", false
+	}
+	s := v.Elem()
+	t, isType := s.FieldByName("Type").Interface().(reflect.Type)
+	if !isType || t == nil {
+		return "", "", "", false
+	}
+	return s.FieldByName("Field").String(), jsonType(t.Kind()), s.FieldByName("Value").String(), true
+}
+
+func jsonType(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+func join(root, field string) string {
+	if root == "" || field == "" {
+		return root + field
+	}
+	return root + "." + field
+}
+
+func prefix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+// Request decodes a hook request body into F, a type that reads the parts
+// a hook needs in the same pass as the request, when that works and usable
+// accepts the result. Otherwise it decodes the body into W, the plain wire
+// type (fast is then nil), whose error says what is wrong with the request.
+func Request[F, W any](body []byte, usable func(*F) bool) (fast *F, wire W, err error) {
+	var f F
+	if Lenient(body, &f, "request") == nil && usable(&f) {
+		return &f, wire, nil
+	}
+	return nil, wire, Lenient(body, &wire, "request")
+}
