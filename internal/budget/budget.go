@@ -130,30 +130,6 @@ func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeRespo
 	return sync(p, req, now)
 }
 
-// bodyRequest is a sync request with its parent decoded in the same pass as
-// the request (the shallower Parent hides the embedded raw one).
-type bodyRequest struct {
-	Parent *parent `json:"parent"`
-	hookwire.CompositeRequest
-}
-
-// SyncBody is Sync for a request body as Metacontroller posts it. The parent
-// is decoded with the request, which reads each of its bytes half as often;
-// a body that does not decode that way takes Sync's path, which says what
-// is wrong: a decoding error is returned as is (the request is malformed).
-func SyncBody(body []byte, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	r, req, err := decode.Request[bodyRequest, hookwire.CompositeRequest](body, func(r *bodyRequest) bool {
-		return r.Parent != nil && r.Parent.Metadata.Name != ""
-	})
-	switch {
-	case err != nil:
-		return hookwire.CompositeResponse{}, Summary{}, err
-	case r != nil:
-		return sync(*r.Parent, r.CompositeRequest, now)
-	}
-	return Sync(req, now)
-}
-
 func sync(p parent, req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
 	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
 	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) finalizer.Result[hookwire.CompositeResponse] {

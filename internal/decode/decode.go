@@ -106,15 +106,3 @@ func prefix(path string) string {
 	}
 	return path + ": "
 }
-
-// Request decodes a hook request body into F, a type that reads the parts
-// a hook needs in the same pass as the request, when that works and usable
-// accepts the result. Otherwise it decodes the body into W, the plain wire
-// type (fast is then nil), whose error says what is wrong with the request.
-func Request[F, W any](body []byte, usable func(*F) bool) (fast *F, wire W, err error) {
-	var f F
-	if Lenient(body, &f, "request") == nil && usable(&f) {
-		return &f, wire, nil
-	}
-	return nil, wire, Lenient(body, &wire, "request")
-}

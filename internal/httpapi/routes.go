@@ -58,7 +58,11 @@ func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // not the URL, decides between Apply and Cleanup, so a finalize URL that
 // receives finalizing=false (a misconfigured controller) still only applies.
 func budgetSync(body []byte, now time.Time) (any, logFields, error) {
-	resp, sum, err := budget.SyncBody(body, now)
+	req, err := decodeRequest[hookwire.CompositeRequest](body)
+	if err != nil {
+		return nil, logFields{}, err
+	}
+	resp, sum, err := budget.Sync(req, now)
 	f := logFields{budget: sum.Namespace + "/" + sum.Name, state: string(sum.State), reason: sum.Reason}
 	return resp, f, hookErr(err)
 }
@@ -75,7 +79,11 @@ func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
 // workloadSync serves the decorator's sync and finalize hooks; as for budgets,
 // the finalizing flag decides.
 func workloadSync(body []byte, now time.Time) (any, logFields, error) {
-	resp, sum, err := workload.SyncBody(body, now)
+	req, err := decodeRequest[hookwire.DecoratorRequest](body)
+	if err != nil {
+		return nil, logFields{}, err
+	}
+	resp, sum, err := workload.Sync(req, now)
 	f := logFields{
 		budget: qualified(sum.Namespace, sum.Budget),
 		state:  sum.State,

@@ -114,29 +114,6 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 	return sync(o, req, now)
 }
 
-// bodyRequest is a sync request with its object decoded in the same pass
-// as the request (the shallower Object hides the embedded raw one).
-type bodyRequest struct {
-	Object *object `json:"object"`
-	hookwire.DecoratorRequest
-}
-
-// SyncBody is Sync for a request body as Metacontroller posts it, reading
-// the object with the request; a body that does not decode that way takes
-// Sync's path, which says what is wrong (a decoding error is returned as is).
-func SyncBody(body []byte, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
-	r, req, err := decode.Request[bodyRequest, hookwire.DecoratorRequest](body, func(r *bodyRequest) bool {
-		return r.Object != nil && r.Object.Metadata.Name != ""
-	})
-	switch {
-	case err != nil:
-		return hookwire.DecoratorResponse{}, Summary{}, err
-	case r != nil:
-		return sync(*r.Object, r.DecoratorRequest, now)
-	}
-	return Sync(req, now)
-}
-
 func sync(o object, req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
 	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
 	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
