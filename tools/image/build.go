@@ -41,9 +41,9 @@ var (
 // binary per platform.
 type Build struct {
 	Version  string
-	Revision string    // the commit the binaries were built from
-	Created  time.Time // fixed (the commit's time), so the digest depends on the content only
-	RootFS   string    // directory whose files (etc/passwd, etc/group) go into the image
+	Revision string            // the commit the binaries were built from
+	Created  time.Time         // fixed (the commit's time), so the digest depends on the content only
+	RootFS   string            // directory whose files (etc/passwd, etc/group) go into the image
 	Binaries map[string]string // platform (os/arch[/variant]) to binary
 }
 
