@@ -255,6 +255,7 @@ var controllers = []string{
 	"statefulset",
 	"job",
 	"cronjob",
+	"clusterrole-aggregation", // llmbudget's user ClusterRoles join view, edit and admin
 }
 
 // start runs one binary with its output in <Dir>/<name>/<name>.log.
