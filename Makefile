@@ -89,7 +89,7 @@ image: ## OCI image (user 65532, no shell) of IMAGE_PLATFORMS into IMAGE_DIR and
 	  -version $(VERSION) -revision $(REVISION) -epoch $(SOURCE_DATE_EPOCH) $$bins
 
 test-image: ## build the image twice; check its user, entrypoint, files, version and reproducible digest
-	$(MAKE) --no-print-directory image IMAGE_TAR=
+	$(MAKE) --no-print-directory image
 	$(MAKE) --no-print-directory image IMAGE_DIR=bin/image-again IMAGE_TAR=
 	cd tools/image && GOWORK=off LLMBUDGET_IMAGE=$(abspath $(IMAGE_DIR)) LLMBUDGET_IMAGE_AGAIN=$(abspath bin/image-again) \
 	  LLMBUDGET_VERSION=$(VERSION) $(GO) test -count=1 .

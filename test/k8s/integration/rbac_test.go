@@ -97,7 +97,14 @@ func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 	}
 
 	t.Run("the editor creates a budget that the viewer then reads", func(t *testing.T) {
-		budget := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata:\n  name: rbac-check\nspec:\n  limitUSD: \"10\"\n"
+		budget := `apiVersion: llmbudget.dev/v1alpha1
+kind: LLMCostBudget
+metadata:
+  name: rbac-check
+spec:
+  limitUSD: "10"
+  costSource: {configMapName: llm-spend, format: Total, key: total-usd}
+`
 		kube.ApplyYAML(t, ns, budget, "--as="+editor)
 		t.Cleanup(func() {
 			_, _, _ = kube.Run(context.Background(), "", "delete", "llmb", "rbac-check", "-n", ns, "--ignore-not-found")
