@@ -256,6 +256,7 @@ var controllers = []string{
 	"job",
 	"cronjob",
 	"validatingadmissionpolicy-status-controller",
+	"clusterrole-aggregation", // llmbudget's user ClusterRoles join view, edit and admin
 }
 
 // start runs one binary with its output in <Dir>/<name>/<name>.log.

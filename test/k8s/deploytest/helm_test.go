@@ -2,6 +2,7 @@ package deploytest_test
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -83,8 +84,10 @@ func TestChartMetadata(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v2", ch.Metadata.APIVersion)
 	assert.Equal(t, "llmbudget", ch.Metadata.Name)
-	assert.Equal(t, "0.1.0", ch.Metadata.Version)
-	assert.Equal(t, "0.1.0", ch.Metadata.AppVersion)
+	version, err := os.ReadFile(repoPath(t, "VERSION"))
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(version)), ch.Metadata.Version, "the chart is versioned as VERSION")
+	assert.Equal(t, strings.TrimSpace(string(version)), ch.Metadata.AppVersion, "the chart installs the image of VERSION")
 }
 
 func TestChartDefaultsRenderWhatKustomizeRenders(t *testing.T) {
