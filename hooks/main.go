@@ -3,6 +3,7 @@
 //	llmbudget [serve] [--addr :8080]   serve Metacontroller hooks (default)
 //	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
 //	llmbudget migrate -f old-budgets.yaml [--skip-unknown-kinds]
+//	llmbudget spend -f budget.yaml --prometheus URL --source litellm|vllm|otel-genai
 //	llmbudget version
 package main
 
@@ -32,6 +33,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = evalCmd(args, stdin, stdout)
 	case "migrate":
 		err = migrateCmd(args, stdin, stdout, stderr)
+	case "spend":
+		err = spendCmd(args, stdin, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintf(stdout, "llmbudget %s\n", version)
 	case "help":
@@ -55,5 +58,11 @@ const usage = `usage:
   llmbudget migrate -f FILE [-f FILE ...] [--skip-unknown-kinds]
         convert llm-cost-budget-operator and Kelos TaskBudget budgets into
         LLMCostBudgets, printed as YAML with comments ("-" reads stdin)
+  llmbudget spend -f FILE [--budget NS/NAME] --prometheus URL
+        (--source litellm|vllm|otel-genai | --query cost|input|output=SELECTOR ...)
+        [--team ID] [--key HASH] [--namespace NS] [--pod-label L=V] [--service NAME]
+        [--match 'L="V"'] [--prices FILE] [--step 15s] [--now RFC3339] [--print-query] [-o FILE]
+        compute the budget's current-period spend from Prometheus counters and
+        print its spend ConfigMap as YAML (nothing when a query fails or is empty)
   llmbudget version
 `
