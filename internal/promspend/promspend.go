@@ -115,9 +115,11 @@ func Preset(name string, sel Selection) (Source, error) {
 }
 
 // Window is the spend of one ConfigMap key: the growth in (Start, End].
+// Open is true when End is now rather than the end of a ledger day.
 type Window struct {
 	Key        string
 	Start, End time.Time
+	Open       bool
 }
 
 // Query is one PromQL query of a plan: Measure's growth in Window.
@@ -159,13 +161,13 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(loc)
 	var wins []Window
 	if spec.CostSource.Format == api.Total {
-		wins = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end}}
+		wins = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
 		days := period.Spec{Kind: period.Daily, Location: loc}
 		for d := days.Containing(cur.Start.Add(-time.Nanosecond)); !d.Start.After(now); d = days.After(d) {
 			w := Window{Key: spec.CostSource.KeyPrefix + d.Start.Format(time.DateOnly), Start: d.Start, End: d.End}
 			if d.End.After(end) {
-				w.End = end
+				w.End, w.Open = end, true
 			}
 			wins = append(wins, w)
 		}
@@ -208,6 +210,6 @@ func growth(sel, label string, w Window, step time.Duration) string {
 		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
 }
 
-// ErrEmpty is returned by Data when a query found no series: a selector
-// that matches nothing must not read as zero spend.
+// ErrEmpty is returned by Data when a query of an open window found no
+// series: a selector that matches nothing must not read as zero spend.
 var ErrEmpty = errors.New("no series matched")

@@ -35,7 +35,8 @@ type usage struct {
 }
 
 // Data turns the answers to p.Queries (answers[i] answers p.Queries[i])
-// into the ConfigMap data: one key per window. prices cost the tokens of a
+// into the ConfigMap data: one key per window, except finished days
+// without any series. prices cost the tokens of a
 // source without a cost counter and may be nil otherwise.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
 	if len(answers) != len(p.Queries) {
@@ -46,12 +47,13 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 	}
 	// byModel[window][measure][model] is the growth; "" is series without a model label.
 	byModel := make([]map[Measure]map[string]float64, len(p.Windows))
+	empty := make([]int, len(p.Windows))
 	for i, q := range p.Queries {
-		if len(answers[i]) == 0 {
-			return nil, fmt.Errorf("key %q, %s: %w: %s", p.Windows[q.Window].Key, q.Measure, ErrEmpty, q.PromQL)
-		}
 		if byModel[q.Window] == nil {
 			byModel[q.Window] = map[Measure]map[string]float64{}
+		}
+		if len(answers[i]) == 0 {
+			empty[q.Window]++
 		}
 		vals := map[string]float64{}
 		for _, s := range answers[i] {
@@ -59,8 +61,20 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 		}
 		byModel[q.Window][q.Measure] = vals
 	}
+	// A finished day without any series is left out, so the value written
+	// while Prometheus still had its data stays; anything else partial is
+	// an error.
+	for _, q := range p.Queries {
+		w := p.Windows[q.Window]
+		if e := empty[q.Window]; e > 0 && (w.Open || e < len(byModel[q.Window])) && len(byModel[q.Window][q.Measure]) == 0 {
+			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
+		}
+	}
 	data := make(map[string]string, len(p.Windows))
 	for i, w := range p.Windows {
+		if empty[i] > 0 {
+			continue
+		}
 		u, err := p.window(byModel[i], prices)
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", w.Key, err)

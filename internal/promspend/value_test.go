@@ -180,3 +180,24 @@ func TestParsePricesRefusesAmbiguousTables(t *testing.T) {
 		})
 	}
 }
+
+func TestAFinishedDayWithoutSeriesIsLeftAsItIsButTodayMustHaveThem(t *testing.T) {
+	src, err := promspend.Preset("vllm", promspend.Selection{Namespace: "ns"})
+	require.NoError(t, err)
+	// Daily in UTC: yesterday (finished) and today (open), input and output each.
+	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.DailyLedger), at("2026-11-20T12:00:00Z"), src, 15*time.Second)
+	require.NoError(t, err)
+	require.Len(t, plan.Queries, 4)
+	prices := mustPrices(t, `default: {input: "1", output: "1"}`)
+	some := byModel("model_name", map[string]float64{"m": 1_000_000})
+
+	data, err := plan.Data([]prommodel.Vector{{}, {}, some, some}, prices)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"spend-2026-11-20": `{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000,"models":{"m":{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000}}}`}, data)
+
+	_, err = plan.Data([]prommodel.Vector{{}, some, some, some}, prices)
+	assert.ErrorContains(t, err, `key "spend-2026-11-19", input: no series matched`)
+	_, err = plan.Data([]prommodel.Vector{some, some, some, {}}, prices)
+	assert.ErrorIs(t, err, promspend.ErrEmpty)
+	assert.ErrorContains(t, err, `key "spend-2026-11-20", output`)
+}

@@ -3,7 +3,6 @@ package deploytest_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"testing"

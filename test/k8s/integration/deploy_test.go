@@ -4,7 +4,6 @@ package integration_test
 
 import (
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
