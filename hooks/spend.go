@@ -71,8 +71,9 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 }
 
 // spendCmd prints the spend ConfigMap of a budget, computed from Prometheus.
-// It prints nothing unless every query answered with series, so a failed run
-// leaves the ConfigMap as it was.
+// It prints nothing when Prometheus cannot be reached, refuses a query or
+// has no series for the current period, so a failed run leaves the
+// ConfigMap as it was.
 func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f, err := parseSpendFlags(args)
 	if err != nil {

@@ -410,6 +410,26 @@ spec:
 		}
 	})
 
+	t.Run("the writer of a component may patch its budget's ConfigMap and nothing else", func(t *testing.T) {
+		example := filepath.Join(repoRoot, "examples", "spend", "vllm")
+		kube.EnsureNamespace(t, "team-support")
+		kube.Kubectl(t, "apply", "--server-side", "--field-manager=llmbudget-test", "-k", example)
+		t.Cleanup(func() { _, _, _ = kube.Run(context.Background(), "", "delete", "-k", example, "--wait=false") })
+		kube.ApplyYAML(t, "team-support", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: someone-elses}\n")
+		as := []string{"--as=system:serviceaccount:team-support:llmbudget-spend-writer", "--namespace=team-support"}
+		patch := `{"data":{"spend-2026-11-29":"{\"costUSD\":\"1.00\",\"inputTokens\":1,\"outputTokens\":1}"}}`
+		kube.Kubectl(t, append(as, "patch", "configmap", "vllm-serving-spend", "--type=merge", "-p", patch)...)
+		for _, args := range [][]string{
+			{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
+			{"get", "configmap", "vllm-serving-spend"},
+			{"create", "configmap", "new-one"},
+		} {
+			out, err := kube.KubectlErr(t, "", append(as, args...)...)
+			require.Error(t, err, "%v: %s", args, out)
+			assert.Contains(t, out, "forbidden", "%v", args)
+		}
+	})
+
 	if dir := os.Getenv("LLMBUDGET_RECORD_SPEND"); dir != "" && !t.Failed() {
 		for name, r := range recordings {
 			data, err := json.MarshalIndent(r, "", "  ")
