@@ -105,7 +105,7 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		"Prometheus unreachable": {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--team=t"}, "connect: connection refused"},
+		"Prometheus unreachable":    {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--team=t"}, "connect: connection refused"},
 		"two budgets and no choice": {[]string{"--prometheus=" + closed.URL, "--source=litellm"}, "2 budgets in " + budget + ": choose one with --budget namespace/name"},
 		"an unknown budget":         {[]string{"--budget=team-ml/nope", "--prometheus=" + closed.URL, "--source=litellm"}, "no LLMCostBudget team-ml/nope in"},
 		"both --source and --query": {[]string{"--budget=team-ml/chatbot", "--source=litellm", "--query=cost=x"}, "give either --source or --query"},
