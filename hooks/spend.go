@@ -104,6 +104,13 @@ func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	var prices *promspend.Prices
+	if src.Series[promspend.Cost] == "" && f.prices == "" {
+		what := "source " + f.source
+		if f.source == "" {
+			what = "--query without cost="
+		}
+		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
+	}
 	if f.prices != "" {
 		doc, err := os.ReadFile(f.prices)
 		if err != nil {

@@ -112,7 +112,7 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 		"no Prometheus":             {[]string{"--budget=team-ml/chatbot", "--source=litellm"}, "no --prometheus URL"},
 		"a bad --query":             {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"}, `--query "tokens=x": want cost=, input= or output=`},
 		"a bad --now":               {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"}, `--now "today": must be RFC 3339`},
-		"token-only without prices": {[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm", "--now=2026-11-20T12:00:00Z"}, "connect: connection refused"},
+		"token-only without prices": {[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm", "--now=2026-11-20T12:00:00Z"}, "source vllm counts tokens only: give a price table with --prices"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
