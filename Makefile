@@ -44,7 +44,7 @@ KUBECTL ?= $(shell command -v kubectl 2>/dev/null || echo $(K8S_BIN)/kubectl)
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
 	@test -x "$(KUBECTL)" || { echo "kubectl not found: install it or run make k8s-bins"; exit 1; }
-	@for d in deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller; do \
+	@for d in deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller examples/spend/litellm examples/spend/vllm examples/spend/otel-genai; do \
 	  "$(KUBECTL)" kustomize $$d >/dev/null || { echo "kustomize $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 

@@ -58,8 +58,9 @@ type Source struct {
 	ModelLabel string
 }
 
-// Selection says which series of a preset belong to the budget. Empty fields
-// select nothing; Match holds extra raw matchers such as `env="prod"`.
+// Selection says which series of a preset belong to the budget: each field
+// set adds one label matcher (an empty one adds none); Match holds extra raw
+// matchers such as `env="prod"`.
 type Selection struct {
 	Team, Key, Namespace, Service string
 	PodLabels                     []string // "label=value"
