@@ -230,6 +230,7 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	out.Header = req.Header.Clone()
+	out.Header.Del("Accept-Encoding") // the transport then asks for gzip and unpacks it
 	resp, err := http.DefaultClient.Do(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
@@ -353,12 +354,10 @@ kind: LLMCostBudget
 metadata: {name: %s, namespace: %s}
 spec:
   limitUSD: "10"
+  tokenLimits: {total: 1000000}   # so that status shows the tokens
   period: {type: Daily, timeZone: %s}
-  costSource: {configMapName: %s, format: %s, key: total, keyPrefix: spend-}
-`, name, ns, zone, cm, tc.format)
-			if tc.format == "DailyLedger" {
-				budget = strings.Replace(budget, "key: total, ", "", 1)
-			}
+  costSource: {configMapName: %s, format: %s, %s}
+`, name, ns, zone, cm, tc.format, map[string]string{"Total": "key: total", "DailyLedger": "keyPrefix: spend-"}[tc.format])
 			dir := t.TempDir()
 			budgetFile, pricesFile := filepath.Join(dir, "budget.yaml"), filepath.Join(dir, "prices.yaml")
 			require.NoError(t, os.WriteFile(budgetFile, []byte(budget), 0o600))
@@ -421,7 +420,8 @@ spec:
 		kube.Kubectl(t, append(as, "patch", "configmap", "vllm-serving-spend", "--type=merge", "-p", patch)...)
 		for _, args := range [][]string{
 			{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
-			{"get", "configmap", "vllm-serving-spend"},
+			{"get", "configmap", "someone-elses"},
+			{"get", "configmaps"},
 			{"create", "configmap", "new-one"},
 		} {
 			out, err := kube.KubectlErr(t, "", append(as, args...)...)
