@@ -17,7 +17,10 @@
 //     its value never changes from one run to the next.
 //   - Float64 becomes decimal only in Data: cost is rounded to 1e-6 USD,
 //     tokens to whole numbers; priced cost is exact to 1e-9 USD (truncated).
-//   - Nothing is silently free: a model without a price is an error.
+//   - Nothing is silently free: a model without a price is an error, and so
+//     is a query of the current period that finds no series. Only a finished
+//     ledger day without any series (past Prometheus's retention) is left
+//     out, so that the value written earlier stays.
 package promspend
 
 import (
