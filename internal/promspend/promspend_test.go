@@ -105,6 +105,8 @@ func TestPlanMeasuresTheCurrentPeriodInTheBudgetsZone(t *testing.T) {
 	require.NoError(t, err)
 	vllm, err := promspend.Preset("vllm", promspend.Selection{Namespace: "ns"})
 	require.NoError(t, err)
+	otel, err := promspend.Preset("otel-genai", promspend.Selection{Service: "bot"})
+	require.NoError(t, err)
 	tests := map[string]struct {
 		spec api.Spec
 		src  promspend.Source
@@ -142,6 +144,19 @@ func TestPlanMeasuresTheCurrentPeriodInTheBudgetsZone(t *testing.T) {
 				{"spend-2026-11-20", promspend.Cost, "14h29m59s999ms", "2026-11-20T01:30:00Z"},
 				{"spend-2026-11-20", promspend.Input, "14h29m59s999ms", "2026-11-20T01:30:00Z"},
 				{"spend-2026-11-20", promspend.Output, "14h29m59s999ms", "2026-11-20T01:30:00Z"},
+			}},
+		"an otel-genai daily ledger in UTC on the 1st also writes the last day of the month before": {
+			budget(api.Daily, "UTC", 1, api.DailyLedger), otel, "2026-12-01T00:30:00Z", []wantQuery{
+				{"spend-2026-11-30", promspend.Input, "23h59m59s999ms", "2026-12-01T00:00:00Z"},
+				{"spend-2026-11-30", promspend.Output, "23h59m59s999ms", "2026-12-01T00:00:00Z"},
+				{"spend-2026-12-01", promspend.Input, "29m59s999ms", "2026-12-01T00:30:00Z"},
+				{"spend-2026-12-01", promspend.Output, "29m59s999ms", "2026-12-01T00:30:00Z"},
+			}},
+		"an otel-genai weekly Total in Auckland starts on Monday in NZDT": {
+			// Monday 16 November 00:00 NZDT is 11:00Z on the 15th.
+			budget(api.Weekly, "Pacific/Auckland", 1, api.Total), otel, "2026-11-20T01:30:00Z", []wantQuery{
+				{"total", promspend.Input, "4d14h29m59s999ms", "2026-11-20T01:30:00Z"},
+				{"total", promspend.Output, "4d14h29m59s999ms", "2026-11-20T01:30:00Z"},
 			}},
 		"a monthly Total in Auckland across the start of DST is an hour shorter": {
 			// 1 September 00:00 NZST (12:00Z on 31 August) to 1 October 00:00 NZDT.
