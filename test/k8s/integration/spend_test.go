@@ -327,6 +327,13 @@ func TestSpendFromARealPrometheusIsExactlyWhatTheBudgetSees(t *testing.T) {
 	if now.Hour() == 0 && now.Minute() < 10 {
 		zone = "Asia/Tokyo"
 	}
+	// For the record: what increase() makes of the same counters (they grew by 3.85 USD).
+	since := now.Sub(now.Truncate(24 * time.Hour)).Milliseconds()
+	if resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(fmt.Sprintf(`sum(increase(litellm_spend_metric_total{team="team-a"}[%dms] @ %d))`, since, now.Unix()))); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("increase() over the same counters: %s", body)
+	}
 	ns := kube.Namespace(t, "spend")
 	prices := "models:\n  llama-3.1-8b: {input: \"0.20\", output: \"0.600000001\"}\ndefault: {input: \"0.15\", output: \"0.60\"}\n"
 
