@@ -49,7 +49,8 @@ fixtures: ## rewrite golden hook responses (review the diff!)
 # with Go 1.26 (v5.8.3 needs Go 1.27). The first run compiles it (about 45 s of CPU, 2.5 min on
 # a busy 2-core machine with an empty build cache); later runs take 0.5 s per directory.
 KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
-MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller
+MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller \
+	examples/spend/litellm examples/spend/vllm examples/spend/otel-genai
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
 	@for d in $(MANIFEST_DIRS); do \

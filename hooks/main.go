@@ -54,6 +54,7 @@ var commands = []command{
 	serveCommand,
 	evalCommand,
 	migrateCommand,
+	spendCommand,
 	{
 		name: "version", summary: "print the version",
 		about: "Prints the version llmbudget was built as.",

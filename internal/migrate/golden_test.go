@@ -53,7 +53,7 @@ func TestExamplesConvertToTheirCommittedOutput(t *testing.T) {
 // TestTheSpendWriterExampleMayOnlyPatchItsOwnConfigMap holds the CronJob
 // example to least privilege: its Role allows patch on one named ConfigMap,
 // the one its job writes, and nothing else.
-func TestTheSpendWriterExampleMayOnlyPatchItsOwnConfigMap(t *testing.T) {
+func TestTheSpendWriterExampleMayOnlyReadAndPatchItsOwnConfigMap(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(examplesDir, "spend-writer-cronjob.yaml"))
 	require.NoError(t, err)
 
@@ -97,7 +97,7 @@ func TestTheSpendWriterExampleMayOnlyPatchItsOwnConfigMap(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "CronJob": 1}, kinds)
 	require.Len(t, patched, 1, "the job patches exactly one ConfigMap")
-	assert.Equal(t, []rule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: patched, Verbs: []string{"patch"}}}, rules)
+	assert.Equal(t, []rule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: patched, Verbs: []string{"get", "patch"}}}, rules, "kubectl patch reads the object first")
 }
 
 // TestTheDocsShowTheSpendWriterExampleAsItIs keeps the manifest printed in

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh runs the real-Kubernetes integration tests: it builds kube-apiserver,
-# kube-controller-manager and etcd first if the cache lacks them (see build.sh), then runs
+# kube-controller-manager and etcd first if the cache lacks them (see build.sh), and the
+# Prometheus of the spend test (build-prometheus.sh), then runs
 # `go test -tags integration` in this module. Its exit code is go test's.
 #
 #   test/k8s/run.sh               all integration tests
@@ -12,5 +13,6 @@ export LLMBUDGET_K8S_BIN=${LLMBUDGET_K8S_BIN:-$HOME/.cache/llmbudget/k8s/v1.37.2
 export GOWORK=off
 
 "$here/build.sh"
+"$here/build-prometheus.sh"
 cd "$here"
 exec go test -tags integration -count=1 -timeout 20m "$@" ./...

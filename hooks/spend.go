@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"sigs.k8s.io/yaml"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/promspend"
+)
+
+// spendFlags are the flags of llmbudget spend.
+type spendFlags struct {
+	files                fileList
+	budget, prometheus   string
+	source, modelLabel   string
+	queries, match, pods fileList
+	sel                  promspend.Selection
+	prices, now, output  string
+	step, timeout        time.Duration
+	printQuery           bool
+}
+
+var spendCommand = command{
+	name: "spend", synopsis: "-f FILE [--budget NS/NAME] --prometheus URL (--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR)",
+	summary: "compute a budget's spend from Prometheus and print its spend ConfigMap",
+	about: `Computes the spend of the budget's current period, in its own time zone, from the
+Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
+spend ConfigMap in the budget's costSource format. Prints nothing and exits 1 when
+Prometheus cannot be reached, refuses a query, or has no series for the period, so a failed
+run leaves the ConfigMap as it was. --print-query shows the PromQL without querying.`,
+	run: func(args []string, std stdio) error { return spendCmd(args, std.in, std.out, std.err) },
+}
+
+func parseSpendFlags(args []string) (spendFlags, error) {
+	var f spendFlags
+	fs := newFlagSet("spend")
+	fs.Var(&f.files, "f", "YAML or JSON file with the budget (repeatable; - for stdin)")
+	fs.StringVar(&f.budget, "budget", "", "namespace/name of the budget, when the files hold several")
+	fs.StringVar(&f.prometheus, "prometheus", "", "Prometheus (or Thanos, Mimir) query URL, like http://prometheus:9090")
+	fs.StringVar(&f.source, "source", "", "litellm, vllm or otel-genai")
+	fs.Var(&f.queries, "query", "measure=SELECTOR for your own counters: cost=, input=, output= (repeatable; instead of --source)")
+	fs.StringVar(&f.modelLabel, "model-label", "model", "label naming the model, with --query")
+	fs.StringVar(&f.sel.Team, "team", "", "litellm: the LiteLLM team id (label team)")
+	fs.StringVar(&f.sel.Key, "key", "", "litellm: the hashed API key (label hashed_api_key)")
+	fs.StringVar(&f.sel.Namespace, "namespace", "", "vllm: the namespace of the vLLM pods (label namespace)")
+	fs.Var(&f.pods, "pod-label", "vllm: label=value copied from the pods onto the series (repeatable)")
+	fs.StringVar(&f.sel.Service, "service", "", "otel-genai: the service.name (label job)")
+	fs.Var(&f.match, "match", `extra matcher for every series, like env="prod" (repeatable)`)
+	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
+	fs.DurationVar(&f.step, "step", 15*time.Second, "evaluation step: at most the scrape interval, dividing 15m")
+	fs.StringVar(&f.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time allowed for all queries")
+	fs.BoolVar(&f.printQuery, "print-query", false, "print the PromQL and exit without querying")
+	fs.StringVar(&f.output, "o", "", "write the ConfigMap to this file instead of stdout")
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return f, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+	case len(f.files) == 0:
+		return f, badUsage(fs, "no budget: give -f FILE")
+	case (f.source == "") == (len(f.queries) == 0):
+		return f, badUsage(fs, "give either --source or --query")
+	case f.prometheus == "" && !f.printQuery:
+		return f, badUsage(fs, "no --prometheus URL")
+	}
+	f.sel.PodLabels, f.sel.Match = f.pods, f.match
+	return f, nil
+}
+
+// spendCmd prints the spend ConfigMap of a budget, computed from Prometheus.
+// It prints nothing when Prometheus cannot be reached, refuses a query or
+// has no series for the current period, so a failed run leaves the
+// ConfigMap as it was.
+func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	f, err := parseSpendFlags(args)
+	if err != nil {
+		return err
+	}
+	b, err := pickBudget(f.files, f.budget, stdin)
+	if err != nil {
+		return err
+	}
+	src, err := f.sourceOf()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if f.now != "" {
+		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
+			return fmt.Errorf("--now %q: must be RFC 3339, like 2026-11-20T12:00:00Z", f.now)
+		}
+	}
+	plan, err := promspend.NewPlan(b.Spec, now, src, f.step)
+	if err != nil {
+		return fmt.Errorf("budget %s/%s: %w", b.Metadata.Namespace, b.Metadata.Name, err)
+	}
+	if f.printQuery {
+		for _, q := range plan.Queries {
+			fmt.Fprintf(stdout, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
+		}
+		return nil
+	}
+	var prices *promspend.Prices
+	if src.Series[promspend.Cost] == "" && f.prices == "" {
+		what := "source " + f.source
+		if f.source == "" {
+			what = "--query without cost="
+		}
+		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
+	}
+	if f.prices != "" {
+		doc, err := os.ReadFile(f.prices)
+		if err != nil {
+			return err
+		}
+		p, err := promspend.ParsePrices(doc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.prices, err)
+		}
+		prices = &p
+	}
+	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, stderr)
+	if err != nil {
+		return err
+	}
+	data, err := plan.Data(answers, prices)
+	if err != nil {
+		return err
+	}
+	out, err := configMap(b, data)
+	if err != nil {
+		return err
+	}
+	if f.output != "" {
+		return os.WriteFile(f.output, out, 0o644)
+	}
+	_, err = stdout.Write(out)
+	return err
+}
+
+func (f spendFlags) sourceOf() (promspend.Source, error) {
+	if f.source != "" {
+		return promspend.Preset(f.source, f.sel)
+	}
+	src := promspend.Source{ModelLabel: f.modelLabel, Series: map[promspend.Measure]string{}}
+	for _, q := range f.queries {
+		m, sel, _ := strings.Cut(q, "=")
+		switch promspend.Measure(m) {
+		case promspend.Cost, promspend.Input, promspend.Output:
+			src.Series[promspend.Measure(m)] = sel
+		default:
+			return src, fmt.Errorf("--query %q: want cost=, input= or output= and a series selector", q)
+		}
+	}
+	return src, nil
+}
+
+// pickBudget returns the one budget in files, or the one named ns/name.
+func pickBudget(files []string, name string, stdin io.Reader) (api.LLMCostBudget, error) {
+	set, err := manifest.Read(files, stdin)
+	if err != nil {
+		return api.LLMCostBudget{}, err
+	}
+	var found []api.LLMCostBudget
+	for _, mb := range set.Budgets {
+		if name == "" || name == mb.Namespace+"/"+mb.Name {
+			found = append(found, api.LLMCostBudget{
+				APIVersion: api.APIVersion, Kind: api.Kind,
+				Metadata: api.ObjectMeta{Namespace: mb.Namespace, Name: mb.Name}, Spec: mb.Spec,
+			})
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) == 0 && name != "":
+		return api.LLMCostBudget{}, fmt.Errorf("no LLMCostBudget %s in %s", name, strings.Join(files, ", "))
+	case len(found) == 0:
+		return api.LLMCostBudget{}, fmt.Errorf("no LLMCostBudget in %s", strings.Join(files, ", "))
+	}
+	return api.LLMCostBudget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
+}
+
+// runQueries asks Prometheus every query, in order, through the client
+// library's API client.
+func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query, stderr io.Writer) ([]model.Vector, error) {
+	client, err := promapi.NewClient(promapi.Config{Address: url})
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
+	}
+	prom := promv1.NewAPI(client)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	answers := make([]model.Vector, len(qs))
+	for i, q := range qs {
+		val, warnings, _, err := prom.Query(ctx, q.PromQL, now)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", w)
+		}
+		vec, ok := val.(model.Vector)
+		if !ok {
+			return nil, fmt.Errorf("query %s: answered a %s, not a vector", q.PromQL, val.Type())
+		}
+		answers[i] = vec
+	}
+	return answers, nil
+}
+
+// configMap is the spend ConfigMap of b holding data, as YAML.
+func configMap(b api.LLMCostBudget, data map[string]string) ([]byte, error) {
+	cm := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Metadata.Namespace},
+		"data":       data,
+	}
+	return yaml.Marshal(cm)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A recording is one run of llmbudget spend against the real Prometheus of the
+// integration tests and what Prometheus answered it, recorded by
+// LLMBUDGET_RECORD_SPEND=hooks/testdata/spend test/k8s/run.sh -run Spend.
+type recording struct {
+	Budget    string   `json:"budget"`
+	Prices    string   `json:"prices,omitempty"`
+	Args      []string `json:"args"`
+	Exchanges []struct {
+		Query  string          `json:"query"`
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	} `json:"exchanges"`
+	Stdout string `json:"stdout"`
+	Error  string `json:"error,omitempty"`
+}
+
+// fakePrometheus answers the recorded queries with the recorded answers, and any
+// other query with the error Prometheus gives a bad query.
+func fakePrometheus(t *testing.T, r recording) string {
+	t.Helper()
+	answers := map[string]int{}
+	for i, x := range r.Exchanges {
+		answers[x.Query] = i
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		require.NoError(t, req.ParseForm())
+		i, ok := answers[req.Form.Get("query")]
+		w.Header().Set("Content-Type", "application/json")
+		if req.URL.Path != "/api/v1/query" || !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"not recorded"}`))
+			return
+		}
+		w.WriteHeader(r.Exchanges[i].Status)
+		_, _ = w.Write(r.Exchanges[i].Body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// writeFiles writes the recording's budget (and prices) and returns the flags naming them.
+func writeFiles(t *testing.T, r recording) []string {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"-f", filepath.Join(dir, "budget.yaml")}
+	require.NoError(t, os.WriteFile(args[1], []byte(r.Budget), 0o600))
+	if r.Prices != "" {
+		args = append(args, "--prices", filepath.Join(dir, "prices.yaml"))
+		require.NoError(t, os.WriteFile(args[3], []byte(r.Prices), 0o600))
+	}
+	return args
+}
+
+func TestSpendAgainstRecordedPrometheusAnswersPrintsWhatTheRealRunPrinted(t *testing.T) {
+	files, err := filepath.Glob("testdata/spend/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no recordings in testdata/spend")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			var r recording
+			require.NoError(t, json.Unmarshal(data, &r))
+			require.NotEmpty(t, r.Exchanges, "a recording without queries proves nothing")
+			args := append(append([]string{"spend", "--prometheus", fakePrometheus(t, r)}, writeFiles(t, r)...), r.Args...)
+			code, out, errOut := runProgram(args, "")
+			assert.Equal(t, r.Stdout, out)
+			assert.Equal(t, r.Error, strings.TrimSpace(errOut))
+			assert.Equal(t, r.Error != "", code != 0, "the exit code says whether it failed")
+		})
+	}
+}
+
+const spendBudget = `apiVersion: llmbudget.dev/v1alpha1
+kind: LLMCostBudget
+metadata: {name: chatbot, namespace: team-ml}
+spec:
+  limitUSD: "500"
+  period: {type: Monthly, timeZone: Europe/Berlin}
+  costSource: {configMapName: llm-spend, key: total-usd}
+`
+
+func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
+	dir := t.TempDir()
+	budget := filepath.Join(dir, "budget.yaml")
+	require.NoError(t, os.WriteFile(budget, []byte(spendBudget+"---\n"+strings.Replace(spendBudget, "chatbot", "other", 1)), 0o600))
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // nothing listens at its address any more
+	tests := map[string]struct {
+		args     []string
+		wantErr  string
+		wantCode int // 1 unless a usage error (2)
+	}{
+		"Prometheus unreachable":    {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--team=t"}, "connect: connection refused", 0},
+		"two budgets and no choice": {[]string{"--prometheus=" + closed.URL, "--source=litellm"}, "2 budgets in " + budget + ": choose one with --budget namespace/name", 0},
+		"an unknown budget":         {[]string{"--budget=team-ml/nope", "--prometheus=" + closed.URL, "--source=litellm"}, "no LLMCostBudget team-ml/nope in", 0},
+		"both --source and --query": {[]string{"--budget=team-ml/chatbot", "--source=litellm", "--query=cost=x"}, "give either --source or --query", 2},
+		"no Prometheus":             {[]string{"--budget=team-ml/chatbot", "--source=litellm"}, "no --prometheus URL", 2},
+		"a bad --query":             {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"}, `--query "tokens=x": want cost=, input= or output=`, 0},
+		"a bad --now":               {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"}, `--now "today": must be RFC 3339`, 0},
+		"token-only without prices": {[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm", "--now=2026-11-20T12:00:00Z"}, "source vllm counts tokens only: give a price table with --prices", 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runProgram(append([]string{"spend", "-f", budget}, tc.args...), "")
+			assert.Equal(t, max(tc.wantCode, 1), code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tc.wantErr)
+		})
+	}
+}
+
+func TestSpendPrintQueryShowsEveryQueryWithoutAskingPrometheus(t *testing.T) {
+	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--source=vllm", "--namespace=team-ml", "--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, `# total-usd input
+sum_over_time((sum by (model_name) ((last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h]) - last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)
+# total-usd output
+sum_over_time((sum by (model_name) ((last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h]) - last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)
+`, out)
+}
+
+func TestSpendQueryFlagsNameYourOwnCounters(t *testing.T) {
+	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--query=cost=my_cost_total{app=\"x\"}", "--model-label=llm", "--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "# total-usd cost\nsum_over_time((sum by (llm) ((last_over_time(my_cost_total{app=\"x\"}[1h])"), out)
+	assert.Equal(t, 1, strings.Count(out, "\n#")+1)
+}

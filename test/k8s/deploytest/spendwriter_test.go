@@ -1,0 +1,58 @@
+package deploytest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// The chart's spendWriters and deploy/components/spend-writer (as examples/spend/vllm uses
+// it) must run the same job with the same rights.
+func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
+	kustomized := byKey(t, kustomize(t, "examples/spend/vllm"))
+	var budget object
+	readYAML(t, "examples/spend/vllm/budget.yaml", &budget)
+	prices, err := os.ReadFile(repoPath(t, "examples/spend/vllm/prices.yaml"))
+	require.NoError(t, err)
+	charted := byKey(t, renderChart(t, map[string]any{"spendWriters": []any{map[string]any{
+		"name": "vllm-serving", "namespace": "team-support", "spec": budget["spec"], "prices": string(prices),
+		"args": []any{"--prometheus=http://prometheus-operated.monitoring:9090", "--source=vllm", "--namespace=team-support"},
+	}}}))
+
+	kRole, hRole := kustomized["Role team-support/llmbudget-spend-writer"], charted["Role team-support/vllm-serving-spend-writer"]
+	require.NotNil(t, kRole)
+	require.NotNil(t, hRole)
+	assert.Equal(t, kRole["rules"], hRole["rules"])
+
+	kJob, hJob := kustomized["CronJob team-support/llmbudget-spend-writer"], charted["CronJob team-support/vllm-serving-spend-writer"]
+	require.NotNil(t, kJob)
+	require.NotNil(t, hJob)
+	for _, path := range [][]any{
+		{"spec", "schedule"},
+		{"spec", "jobTemplate", "spec", "template", "spec", "initContainers", 0, "args"},
+		{"spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "args"},
+		{"spec", "jobTemplate", "spec", "template", "spec", "securityContext"},
+	} {
+		want, ok := dig(kJob, path...)
+		require.True(t, ok, "%v", path)
+		got, _ := dig(hJob, path...)
+		assert.Equal(t, want, got, "%v", path)
+	}
+
+	for k, o := range charted {
+		if o["kind"] == "LLMCostBudget" {
+			assert.Equal(t, budget["spec"], o["spec"], k)
+		}
+	}
+	input := charted["ConfigMap team-support/vllm-serving-spend-input"]
+	require.NotNil(t, input)
+	data, _ := dig(input, "data", "budget.yaml")
+	var read object
+	require.NoError(t, yaml.Unmarshal([]byte(data.(string)), &read))
+	assert.Equal(t, budget["spec"], read["spec"], "the job reads the budget the chart applies")
+	assert.Equal(t, string(prices), input["data"].(map[string]any)["prices.yaml"])
+	assert.Contains(t, charted, "ConfigMap team-support/vllm-serving-spend")
+}
