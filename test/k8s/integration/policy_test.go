@@ -33,7 +33,10 @@ func TestPolicyGateRefusesNewJobsWhileABudgetOfTheNamespaceBlocks(t *testing.T) 
 	over := readResponse(t, "budget/sync/under-to-over-budget-policy-refuses.response.json").Status
 	require.NotNil(t, over)
 	kube.EnsureNamespace(t, "team-ml")
-	t.Cleanup(func() { _, _ = kube.KubectlErr(t, "", "delete", "namespace", "team-ml", "--wait=false") })
+	// Waits for the namespace to go: rbac_test uses team-ml too.
+	t.Cleanup(func() {
+		_, _ = kube.KubectlErr(t, "", "delete", "namespace", "team-ml", "--wait=true", "--timeout=90s")
+	})
 	kube.ApplyYAML(t, "team-ml", budgetYAML(t, "chatbot", blockJobs("")))
 	writeStatus(t, "team-ml", "chatbot", over)
 
