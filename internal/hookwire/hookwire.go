@@ -7,7 +7,11 @@
 // "Kind.group/version") and then by "namespace/name".
 package hookwire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // ObjectMap is a v2 uniform object map: group key → "namespace/name" → object.
 type ObjectMap map[string]map[string]json.RawMessage
@@ -30,13 +34,16 @@ type RelatedResourceRule struct {
 	APIVersion    string         `json:"apiVersion"`
 	Resource      string         `json:"resource"`
 	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
-	Namespace     string         `json:"namespace,omitempty"`
-	Names         []string       `json:"names,omitempty"`
+	// NamespaceSelector selects the namespaces to look in (never with Namespace or Names).
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
+	Namespace         string         `json:"namespace,omitempty"`
+	Names             []string       `json:"names,omitempty"`
 }
 
-// LabelSelector is metav1.LabelSelector's wire shape (matchLabels only).
+// LabelSelector is metav1.LabelSelector's wire shape.
 type LabelSelector struct {
-	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	MatchLabels      map[string]string                 `json:"matchLabels,omitempty"`
+	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
 // CompositeRequest is sent to a CompositeController's sync and finalize hooks.
@@ -83,9 +90,11 @@ const (
 	EventGroup         = "Event.v1"
 	ResourceQuotaGroup = "ResourceQuota.v1"
 	BudgetGroup        = "LLMCostBudget.llmbudget.dev/v1alpha1"
+	NamespaceGroup     = "Namespace.v1"
 )
 
-// Key is the v2 object-map key of a namespaced object.
+// Key is the v2 object-map key of a namespaced object; a cluster-scoped
+// object's key is its bare name.
 func Key(namespace, name string) string {
 	return namespace + "/" + name
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/llmbudget/llmbudget/internal/budget"
+	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
@@ -22,6 +24,9 @@ func (s *server) routes() *httprouter.Router {
 	r.POST("/budget/customize", s.hook("budget/customize", budgetCustomize))
 	r.POST("/budget/sync", s.hook("budget/sync", budgetSync))
 	r.POST("/budget/finalize", s.hook("budget/finalize", budgetSync))
+	r.POST("/clusterbudget/customize", s.hook("clusterbudget/customize", clusterCustomize))
+	r.POST("/clusterbudget/sync", s.hook("clusterbudget/sync", clusterSync))
+	r.POST("/clusterbudget/finalize", s.hook("clusterbudget/finalize", clusterSync))
 	r.POST("/workload/customize", s.hook("workload/customize", workloadCustomize))
 	r.POST("/workload/sync", s.hook("workload/sync", workloadSync))
 	r.POST("/workload/finalize", s.hook("workload/finalize", workloadSync))
@@ -67,6 +72,27 @@ func budgetSync(body []byte, now time.Time) (any, logFields, error) {
 	return resp, f, hookErr(err)
 }
 
+// clusterCustomize and clusterSync decode with encoding/json: the cluster
+// kind is not on the hot path the namespaced decoders are tuned for.
+func clusterCustomize(body []byte, _ time.Time) (any, logFields, error) {
+	var req hookwire.CustomizeRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, logFields{}, badRequest("request: %v", err)
+	}
+	resp, err := clusterbudget.Customize(req)
+	return resp, logFields{}, hookErr(err)
+}
+
+// clusterSync serves sync and finalize; the finalizing flag decides.
+func clusterSync(body []byte, now time.Time) (any, logFields, error) {
+	var req hookwire.CompositeRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, logFields{}, badRequest("request: %v", err)
+	}
+	resp, sum, err := clusterbudget.Sync(req, now)
+	return resp, logFields{budget: sum.Name, state: string(sum.State), reason: sum.Reason}, hookErr(err)
+}
+
 func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
 	var req hookwire.CustomizeRequest
 	if err := decodeCustomize(body, &req); err != nil {
@@ -105,7 +131,7 @@ func hookErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, budget.ErrBadRequest) || errors.Is(err, workload.ErrBadRequest) {
+	if errors.Is(err, budget.ErrBadRequest) || errors.Is(err, workload.ErrBadRequest) || errors.Is(err, clusterbudget.ErrBadRequest) {
 		return badRequest("%v", err)
 	}
 	return err
