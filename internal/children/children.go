@@ -46,8 +46,10 @@ type ObjectReference struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
-	Namespace  string `json:"namespace"`
-	UID        string `json:"uid,omitempty"`
+	// Namespace is empty for a cluster-scoped object, and then left out as the
+	// API server stores it, so that Metacontroller sees no difference to patch.
+	Namespace string `json:"namespace,omitempty"`
+	UID       string `json:"uid,omitempty"`
 }
 
 // EventSource names the component that reported an Event.
