@@ -189,13 +189,20 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 // status is left as it was: it never decodes the spec, so a budget whose spec
 // is broken, or that was never synced, can still be deleted.
 func cleanup(p parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
+	return Cleanup(p.Status, req)
+}
+
+// Cleanup is the finalize answer of a budget of either kind, whose status
+// was status: no children desired, finalized once no ResourceQuota (in any
+// namespace) is observed, the status kept as it was.
+func Cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
-	var status any
-	if isObject(p.Status) {
-		status = p.Status
+	var kept any
+	if isObject(status) {
+		kept = status
 	}
 	res := finalizer.Result[hookwire.CompositeResponse]{
-		Response:  hookwire.CompositeResponse{Status: status, Children: []any{}},
+		Response:  hookwire.CompositeResponse{Status: kept, Children: []any{}},
 		Finalized: done,
 		Requeue:   finalizer.AwaitChange(),
 	}

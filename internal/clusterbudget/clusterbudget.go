@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
@@ -41,10 +42,6 @@ import (
 
 // ErrBadRequest marks a request that cannot be answered at all.
 var ErrBadRequest = errors.New("bad request")
-
-// cleanupRetry is how soon Cleanup asks to be called again while a quota is
-// still observed in some namespace.
-const cleanupRetry = 5 * time.Second
 
 // Summary is what a hook call did, for the one log line per call.
 type Summary struct {
@@ -129,7 +126,9 @@ func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeRespo
 	sum := Summary{Name: p.Metadata.Name}
 	res, err := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) (finalizer.Result[hookwire.CompositeResponse], error) {
 		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object, req), nil
+			// Desiring no children makes Metacontroller delete the quota of
+			// every namespace (and the Events) before the budget goes.
+			return budget.Cleanup(ev.Object.Status, req), nil
 		}
 		return apply(ev.Object, req, now, &sum), nil
 	})
@@ -169,26 +168,6 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
 		Requeue:  finalizer.RequeueAfter(r.ResyncAfter),
 	}
-}
-
-// cleanup desires no children, so Metacontroller deletes the quota of every
-// namespace (and the Events); the budget goes once no quota is observed. The
-// status is kept as it was, without decoding the spec.
-func cleanup(p parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
-	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
-	var status any
-	if len(p.Status) > 0 && p.Status[0] == '{' {
-		status = p.Status
-	}
-	res := finalizer.Result[hookwire.CompositeResponse]{
-		Response:  hookwire.CompositeResponse{Status: status, Children: []any{}},
-		Finalized: done,
-		Requeue:   finalizer.AwaitChange(),
-	}
-	if !done {
-		res.Requeue = finalizer.RequeueAfter(cleanupRetry)
-	}
-	return res
 }
 
 // object is the part of a related Namespace or ConfigMap the hooks read.

@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmbudget/llmbudget/test/k8s/cluster"
 )
 
 // ClusterLLMCostBudget against the real API server: its CRD's admission, the children its
@@ -108,22 +106,7 @@ func TestClusterBudgetChildrenAreStoredAsSentInTheNamespacesTheyName(t *testing.
 
 func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T) {
 	installClusterBudgetCRD(t)
-	dir := filepath.Join(repoRoot, "deploy", "base", "admission")
-	var docs []string
-	for _, f := range []string{"cluster-validatingadmissionpolicy.yaml", "cluster-validatingadmissionpolicybinding.yaml"} {
-		data, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-		docs = append(docs, string(data))
-	}
-	// Fail instead of Ignore: an expression failing on the param shows as a refusal.
-	manifest := strings.Replace(strings.Join(docs, "\n---\n"), "failurePolicy: Ignore\n", "failurePolicy: Fail\n", 1)
-	kube.ApplyYAML(t, "", manifest)
-	t.Cleanup(func() { _, _ = kube.KubectlErr(t, manifest, "delete", "--ignore-not-found", "-f", "-") })
-	cluster.WaitFor(t, 30*time.Second, "the policy to be type-checked", func() (bool, string) {
-		out, err := kube.KubectlErr(t, "", "get", "validatingadmissionpolicy", "llmbudget-cluster-budgets", "-o", "jsonpath={.status}")
-		return err == nil && strings.Contains(out, "observedGeneration"), out
-	})
-	assert.Empty(t, kube.Kubectl(t, "get", "validatingadmissionpolicy", "llmbudget-cluster-budgets", "-o", "jsonpath={.status.typeChecking.expressionWarnings}"))
+	installPolicy(t, "llmbudget-cluster-budgets", "cluster-validatingadmissionpolicy.yaml", "cluster-validatingadmissionpolicybinding.yaml")
 
 	for _, ns := range []string{"ml-research", "ml-serving", "other"} {
 		kube.EnsureNamespace(t, ns)
