@@ -52,11 +52,15 @@ func evalCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(in.budgets) == 0 {
+	if len(in.budgets)+len(in.clusterBudgets) == 0 {
 		return fmt.Errorf("no LLMCostBudget found in %s", files.String())
 	}
-	for i, b := range in.budgets {
-		out, err := evaluateOne(b, in.related, now)
+	for i, b := range append(in.budgets, in.clusterBudgets...) {
+		eval := evaluateOne
+		if i >= len(in.budgets) {
+			eval = evaluateCluster
+		}
+		out, err := eval(b, in.related, now)
 		if err != nil {
 			return err
 		}
@@ -73,8 +77,9 @@ func evalCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 }
 
 type objects struct {
-	budgets []json.RawMessage
-	related hookwire.ObjectMap
+	budgets        []json.RawMessage
+	clusterBudgets []json.RawMessage
+	related        hookwire.ObjectMap
 }
 
 type typeMeta struct {
@@ -141,6 +146,7 @@ func addObject(doc []byte, objs *objects) error {
 		ns = "default"
 	}
 	switch {
+	case addClusterObject(tm, js, objs):
 	case tm.Kind == api.Kind && tm.APIVersion == api.APIVersion:
 		objs.budgets = append(objs.budgets, withServerDefaults(js, ns))
 	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
