@@ -31,8 +31,8 @@ type request struct {
 
 type configMap struct {
 	namespace, name, source string
-	annotations         map[string]string
-	data                map[string]string
+	annotations             map[string]string
+	data                    map[string]string
 }
 
 func ledger(ns, usd string) configMap {

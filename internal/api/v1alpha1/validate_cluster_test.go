@@ -32,8 +32,12 @@ func TestTheClusterKindHasRulesOfItsOwn(t *testing.T) {
 			team:   "spec.namespaceSelector: is only for ClusterLLMCostBudget; spec.costSource.spendSource: is only for ClusterLLMCostBudget; name the ConfigMap in configMapName",
 		},
 		{
-			name:    "the cluster kind needs a selector",
-			change:  func(s *Spec) { s.NamespaceSelector = nil; s.CostSource.SpendSource = ""; s.CostSource.ConfigMapName = "llm-spend" },
+			name: "the cluster kind needs a selector",
+			change: func(s *Spec) {
+				s.NamespaceSelector = nil
+				s.CostSource.SpendSource = ""
+				s.CostSource.ConfigMapName = "llm-spend"
+			},
 			cluster: "spec.namespaceSelector: is required; spec.costSource.configMapName: is not used by ClusterLLMCostBudget; set spendSource, the value of the label llmbudget.dev/spend-source",
 		},
 		{

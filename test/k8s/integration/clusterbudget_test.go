@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
-
 )
 
 // ClusterLLMCostBudget against the real API server: its CRD's admission, the children its
@@ -112,7 +111,9 @@ func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T
 		kube.EnsureNamespace(t, ns)
 	}
 	kube.ApplyYAML(t, "", departmentJSON(t, nil))
-	t.Cleanup(func() { _, _ = kube.KubectlErr(t, "", "delete", "clusterllmcostbudget", "ml-department", "--ignore-not-found") })
+	t.Cleanup(func() {
+		_, _ = kube.KubectlErr(t, "", "delete", "clusterllmcostbudget", "ml-department", "--ignore-not-found")
+	})
 	assertAdmitted(t, "a Job while the budget has no status", "create", "job", "train", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
 
 	// ml-serving left the selector: the hook closes ml-research and other only.
