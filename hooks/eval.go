@@ -60,12 +60,18 @@ func evalCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	if len(set.Budgets) == 0 {
-		return fmt.Errorf("no LLMCostBudget (%s) found in %s%s", api.APIVersion, files.String(), skippedNote(set.Skipped))
-	}
-	related := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}}
+	related := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}}
 	for _, cm := range set.ConfigMaps {
 		related[hookwire.ConfigMapGroup][hookwire.Key(cm.Namespace, cm.Name)] = cm.JSON
+	}
+	for _, o := range set.Skipped {
+		if o.Kind == "Namespace" && o.APIVersion == "v1" {
+			related[hookwire.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
+		}
+	}
+	clusters := set.ClusterBudgets
+	if len(set.Budgets)+len(clusters) == 0 {
+		return fmt.Errorf("no LLMCostBudget (%s) found in %s%s", api.APIVersion, files.String(), skippedNote(set.Skipped))
 	}
 	var out bytes.Buffer
 	for i, b := range set.Budgets {
@@ -79,6 +85,16 @@ func evalCmd(args []string, std stdio) error {
 			return fmt.Errorf("%s: %s/%s: %w", b.Source, b.Namespace, b.Name, err)
 		}
 		if i > 0 {
+			out.WriteString("---\n")
+		}
+		out.Write(text)
+	}
+	for i, c := range clusters {
+		text, err := evaluateCluster(c.JSON, related, now)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", c.Source, c.Name, err)
+		}
+		if i > 0 || len(set.Budgets) > 0 {
 			out.WriteString("---\n")
 		}
 		out.Write(text)

@@ -37,10 +37,10 @@ type Summary struct {
 	Finalized bool
 }
 
-// parent is a budget as received, its spec and status kept raw so that a spec
-// of the wrong shape is reported, and a foreign status ignored, rather than
-// failing the request.
-type parent struct {
+// Parent is a budget of either kind as received, its spec and status kept
+// raw so that a spec of the wrong shape is reported, and a foreign status
+// ignored, rather than failing the request.
+type Parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
@@ -60,8 +60,10 @@ type identity struct {
 	Status json.RawMessage `json:"status"`
 }
 
-func decodeParent(raw json.RawMessage) (parent, error) {
-	var p parent
+// DecodeParent reads a request's parent; only a parent without a usable
+// name is an error (hookwire.ErrBadRequest).
+func DecodeParent(raw json.RawMessage) (Parent, error) {
+	var p Parent
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
 	}
@@ -71,7 +73,7 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 		}
 		m := id.Metadata
-		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
+		p = Parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
 		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
@@ -79,12 +81,12 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 	return p, nil
 }
 
-// budget decodes spec and status; a spec decoding error is returned for the
-// caller to report as InvalidSpec. The spec is decoded strictly: the API
+// Budget decodes spec and status as a budget of kind; a spec decoding error
+// is returned for the caller to report as InvalidSpec. The spec is decoded strictly: the API
 // server prunes fields the CRD does not know, so an unknown or repeated
 // field is one a person wrote (through eval) and must hear about.
-func (p parent) budget() (api.LLMCostBudget, error) {
-	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: api.Kind, Metadata: p.Metadata}
+func (p Parent) Budget(kind string) (api.LLMCostBudget, error) {
+	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: kind, Metadata: p.Metadata}
 	var st api.Status
 	if len(p.Status) > 0 && decode.Lenient(p.Status, &st, "status") == nil {
 		b.Status = &st
@@ -101,12 +103,12 @@ func (p parent) budget() (api.LLMCostBudget, error) {
 // Customize names the spend ConfigMap as related, so that Metacontroller
 // watches it and passes it to sync.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	p, err := decodeParent(req.Parent)
+	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return hookwire.CustomizeResponse{}, err
 	}
 	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	b, err := p.budget()
+	b, err := p.Budget(api.Kind)
 	if err != nil || b.Spec.CostSource.ConfigMapName == "" {
 		// Sync reports the broken spec; there is nothing to relate.
 		return resp, nil
@@ -123,16 +125,16 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 // Sync answers the sync and finalize hooks: Apply evaluates the budget,
 // Cleanup lifts enforcement and lets the budget go once no quota remains.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	p, err := decodeParent(req.Parent)
+	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return hookwire.CompositeResponse{}, Summary{}, err
 	}
 	return sync(p, req, now)
 }
 
-func sync(p parent, req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
+func sync(p Parent, req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
 	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
-	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) finalizer.Result[hookwire.CompositeResponse] {
+	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[Parent]) finalizer.Result[hookwire.CompositeResponse] {
 		if ev.Action == finalizer.Cleanup {
 			return cleanup(ev.Object, req)
 		}
@@ -143,8 +145,8 @@ func sync(p parent, req hookwire.CompositeRequest, now time.Time) (hookwire.Comp
 	return res.Response, sum, nil
 }
 
-func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
-	b, specErr := p.budget()
+func apply(p Parent, req hookwire.CompositeRequest, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
+	b, specErr := p.Budget(api.Kind)
 	in := evaluate.Input{Budget: b, Now: now}
 	in.SpendData, in.ConfigMapFound, in.SpendDataErr = spendData(req.Related, p.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)
 	var r evaluate.Result
@@ -175,15 +177,22 @@ func apply(p parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 // Events) first; the budget may go once no ResourceQuota is observed. The
 // status is left as it was: it never decodes the spec, so a budget whose spec
 // is broken, or that was never synced, can still be deleted.
-func cleanup(p parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
+func cleanup(p Parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
+	return Cleanup(p.Status, req)
+}
+
+// Cleanup is the finalize answer of a budget of either kind, whose status
+// was status: no children desired, finalized once no ResourceQuota (in any
+// namespace) is observed, the status kept as it was.
+func Cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
-	var status any
+	var kept any
 	var fields map[string]json.RawMessage // Metacontroller's status is an object
-	if decode.Lenient(p.Status, &fields, "status") == nil && fields != nil {
-		status = p.Status
+	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
+		kept = status
 	}
 	res := finalizer.Result[hookwire.CompositeResponse]{
-		Response:  hookwire.CompositeResponse{Status: status, Children: []any{}},
+		Response:  hookwire.CompositeResponse{Status: kept, Children: []any{}},
 		Finalized: done,
 		Requeue:   finalizer.AwaitChange(),
 	}

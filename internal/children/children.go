@@ -45,8 +45,10 @@ type ObjectReference struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
-	Namespace  string `json:"namespace"`
-	UID        string `json:"uid,omitempty"`
+	// Namespace is empty for a cluster-scoped object, and then left out as the
+	// API server stores it, so that Metacontroller sees no difference to patch.
+	Namespace string `json:"namespace,omitempty"`
+	UID       string `json:"uid,omitempty"`
 }
 
 // EventSource names the component that reported an Event.
@@ -98,6 +100,32 @@ func BudgetOwner(m api.ObjectMeta) Owner {
 	return Owner{APIVersion: api.APIVersion, Kind: api.Kind, Name: m.Name, Namespace: m.Namespace, UID: m.UID, Budget: m.Name}
 }
 
+// ClusterOwner is the Owner for a cluster budget.
+func ClusterOwner(m api.ObjectMeta) Owner {
+	return Owner{APIVersion: api.APIVersion, Kind: api.ClusterKind, Name: m.Name, UID: m.UID, Budget: m.Name}
+}
+
+// eventNamespace is where Events about owner go: its own namespace, or
+// default for a cluster-scoped object (the API server's convention, which
+// kubectl describe follows).
+func (o Owner) eventNamespace() string {
+	if o.Namespace == "" {
+		return "default"
+	}
+	return o.Namespace
+}
+
+// labels marks a child as ours and names its budget: a cluster budget's
+// children carry their own key, since llmbudget.dev/budget names a budget of
+// the child's namespace.
+func (o Owner) labels() map[string]string {
+	key := api.LabelBudget
+	if o.Kind == api.ClusterKind {
+		key = api.LabelClusterBudget
+	}
+	return map[string]string{LabelManagedBy: Component, key: o.Budget}
+}
+
 // Events renders announcements as Events about owner, sorted by name.
 func Events(owner Owner, anns []evaluate.Announcement) []Event {
 	out := make([]Event, 0, len(anns))
@@ -116,8 +144,8 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 		Kind:       "Event",
 		Metadata: Meta{
 			Name:      EventName(owner.Name, a.Slug, a.At.Unix()),
-			Namespace: owner.Namespace,
-			Labels:    map[string]string{LabelManagedBy: Component, api.LabelBudget: owner.Budget},
+			Namespace: owner.eventNamespace(),
+			Labels:    owner.labels(),
 		},
 		InvolvedObject: ObjectReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, Namespace: owner.Namespace, UID: owner.UID},
 		Reason:         a.Reason,
@@ -143,7 +171,15 @@ func EventName(object, slug string, unix int64) string {
 }
 
 // Quota renders the blocking ResourceQuota for budget.
-func Quota(owner Owner, q *evaluate.Quota) ResourceQuota {
+func Quota(owner Owner, q *evaluate.Quota) ResourceQuota { return QuotaIn(owner, q, owner.Namespace) }
+
+// QuotaIn renders the blocking ResourceQuota in namespace, one of those a
+// cluster budget closes.
+func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
+	patch := fmt.Sprintf("kubectl -n %s patch llmcostbudget %s", owner.Namespace, owner.Name)
+	if owner.Kind == api.ClusterKind {
+		patch = "kubectl patch clusterllmcostbudget " + owner.Name
+	}
 	hard := make(map[string]string, len(q.Resources))
 	for _, r := range q.Resources {
 		hard["count/"+r] = "0"
@@ -153,11 +189,11 @@ func Quota(owner Owner, q *evaluate.Quota) ResourceQuota {
 		Kind:       "ResourceQuota",
 		Metadata: Meta{
 			Name:      q.Name,
-			Namespace: owner.Namespace,
-			Labels:    map[string]string{LabelManagedBy: Component, api.LabelBudget: owner.Budget},
+			Namespace: namespace,
+			Labels:    owner.labels(),
 			Annotations: map[string]string{
 				AnnotationWhy:  q.Why,
-				AnnotationLift: fmt.Sprintf("raise spec.limitUSD, set spec.suspend: true, or wait for the next period: kubectl -n %s patch llmcostbudget %s --type=merge -p '{\"spec\":{\"suspend\":true}}'", owner.Namespace, owner.Name),
+				AnnotationLift: "raise spec.limitUSD, set spec.suspend: true, or wait for the next period: " + patch + ` --type=merge -p '{"spec":{"suspend":true}}'`,
 			},
 		},
 		Spec: QuotaSpec{Hard: hard},

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Input is everything an evaluation may look at.
@@ -30,6 +32,27 @@ type Input struct {
 	SpendDataErr error
 	// Now is the evaluation time.
 	Now time.Time
+	// Pool, when set, reads the spend instead of SpendData: a
+	// ClusterLLMCostBudget's sum over its namespaces.
+	Pool PoolReader
+}
+
+// PoolReader reads a cluster budget's spend for the budget's source and
+// current window.
+type PoolReader func(spend.Source, period.Window) Pool
+
+// Pool is spend summed over the sources of many namespaces.
+type Pool struct {
+	Usage spend.Usage
+	// Selected are the namespaces the budget covers, sorted; closed while blocking.
+	Selected []string
+	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
+	Breakdown []api.NamespaceStatus
+	Omitted   int32
+	// Reason and Message say why the sum is unknown; Reason is empty when it is known.
+	Reason, Message string
+	// Description is the BudgetEvaluated message of a known sum.
+	Description string
 }
 
 // Result is what a sync must answer.
@@ -82,6 +105,36 @@ const ForecastStep = time.Hour
 
 // QuotaName is the ResourceQuota name for a budget.
 func QuotaName(budget string) string { return "llmbudget-" + budget }
+
+// ClusterQuotaName is the ResourceQuota name, in each namespace it closes,
+// for a cluster budget: apart from QuotaName so that a team budget of the
+// same name keeps its own.
+func ClusterQuotaName(budget string) string { return "llmbudget-cluster-" + budget }
+
+// ClusterPolicyName names the ValidatingAdmissionPolicy (and its binding)
+// that deploy/ installs as the Policy gate of cluster budgets.
+const ClusterPolicyName = "llmbudget-cluster-budgets"
+
+// subject is how messages name the budget and where it enforces.
+type subject struct {
+	named     string // "LLMCostBudget chatbot"
+	qualified string // "LLMCostBudget team-ml/chatbot"
+	where     string // "namespace team-ml"
+	quota     string
+	policy    string
+}
+
+func subjectOf(in Input) subject {
+	m := in.Budget.Metadata
+	if in.Pool == nil {
+		return subject{
+			named: api.Kind + " " + m.Name, qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
+			where: "namespace " + m.Namespace, quota: QuotaName(m.Name), policy: PolicyName,
+		}
+	}
+	named := api.ClusterKind + " " + m.Name
+	return subject{named: named, qualified: named, where: "the namespaces it selects", quota: ClusterQuotaName(m.Name), policy: ClusterPolicyName}
+}
 
 // Evaluate computes the Result for in.
 func Evaluate(in Input) Result {

@@ -62,24 +62,24 @@ func (e *evaluation) enforce() {
 		return
 	}
 	b := e.in.Budget.Metadata
-	why := fmt.Sprintf("LLMCostBudget %s is OverBudget (%s reached its limit) for the period %s to %s", b.Name, e.driver, e.st.Period.Start, e.st.Period.End)
+	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
 	if e.st.State == api.Unknown {
-		why = fmt.Sprintf("LLMCostBudget %s cannot read its spend (%s) and its failurePolicy is Closed", b.Name, e.reason)
+		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
 	}
-	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: append([]string(nil), enf.Resources...), Message: e.policyMessage()}
+	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: append([]string(nil), enf.Resources...), Namespaces: e.selected, Message: e.policyMessage()}
 	var by []string
 	for _, g := range st.Gates {
 		if g == api.GateQuota {
-			st.QuotaName = QuotaName(b.Name)
+			st.QuotaName = e.who.quota
 			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
 		}
-		by = append(by, gateName(g, b.Name))
+		by = append(by, e.gateName(g))
 	}
 	what := joinResources(enf.Resources)
 	if enf.Scope == api.ScopeLabelled {
 		what += " labelled " + api.LabelBudget + "=" + b.Name
 	}
-	st.Reason = fmt.Sprintf("%s: new %s are refused in namespace %s by %s", why, what, b.Namespace, strings.Join(by, " and "))
+	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, strings.Join(by, " and "))
 	e.st.Enforcement = st
 }
 
@@ -87,24 +87,23 @@ func (e *evaluation) enforce() {
 // deploy/ installs as the Policy gate.
 const PolicyName = "llmbudget-budgets"
 
-func gateName(g api.Gate, budget string) string {
+func (e *evaluation) gateName(g api.Gate) string {
 	if g == api.GateQuota {
-		return "ResourceQuota " + QuotaName(budget)
+		return "ResourceQuota " + e.who.quota
 	}
-	return "ValidatingAdmissionPolicy " + PolicyName
+	return "ValidatingAdmissionPolicy " + e.who.policy
 }
 
-func liftedGate(g api.Gate, budget string) string {
+func (e *evaluation) liftedGate(g api.Gate) string {
 	if g == api.GateQuota {
-		return "ResourceQuota " + QuotaName(budget) + " was lifted"
+		return "ResourceQuota " + e.who.quota + " was lifted"
 	}
-	return "ValidatingAdmissionPolicy " + PolicyName + " no longer refuses for LLMCostBudget " + budget
+	return "ValidatingAdmissionPolicy " + e.who.policy + " no longer refuses for " + e.who.named
 }
 
 // policyMessage is the sentence the admission policy's message starts with;
 // the policy appends which resource is refused where.
 func (e *evaluation) policyMessage() string {
-	b := e.in.Budget.Metadata
 	var detail string
 	switch {
 	case e.st.State == api.Unknown:
@@ -117,7 +116,7 @@ func (e *evaluation) policyMessage() string {
 	if p := e.st.Period; p != nil {
 		detail += fmt.Sprintf(" this %s period, ends %s", e.spec.Period.Type, p.End)
 	}
-	return fmt.Sprintf("LLMCostBudget %s/%s is %s (%s)", b.Namespace, b.Name, e.st.State, detail)
+	return fmt.Sprintf("%s is %s (%s)", e.who.qualified, e.st.State, detail)
 }
 
 func (e *evaluation) conditions() {
@@ -241,9 +240,9 @@ func (e *evaluation) occurrences() {
 		case e.lifted():
 			var lifted []string
 			for _, g := range e.spec.Enforcement.Gate.Gates() {
-				lifted = append(lifted, liftedGate(g, e.in.Budget.Metadata.Name))
+				lifted = append(lifted, e.liftedGate(g))
 			}
-			msg := fmt.Sprintf("%s: new workloads are admitted again in namespace %s", strings.Join(lifted, " and "), e.in.Budget.Metadata.Namespace)
+			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", strings.Join(lifted, " and "), e.who.where)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}
 	}

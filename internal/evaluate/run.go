@@ -17,6 +17,7 @@ import (
 // evaluation carries one Evaluate call's working state.
 type evaluation struct {
 	in   Input
+	who  subject
 	now  time.Time
 	spec api.Spec
 	prev api.Status
@@ -35,12 +36,13 @@ type evaluation struct {
 	message    string // BudgetEvaluated message
 	blocked    bool
 	quota      *Quota
+	selected   []string // a cluster budget's namespaces
 	anns       []Announcement
 	resync     time.Duration
 }
 
 func newEvaluation(in Input) *evaluation {
-	e := &evaluation{in: in, now: in.Now, spec: in.Budget.Spec, resync: MaxResync}
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: MaxResync}
 	e.spec.Thresholds = append([]api.Threshold(nil), in.Budget.Spec.Thresholds...)
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
@@ -58,7 +60,11 @@ func newEvaluation(in Input) *evaluation {
 
 func (e *evaluation) run() {
 	e.spec.Default()
-	if err := e.spec.Validate(); err != nil {
+	validate := e.spec.Validate
+	if e.in.Pool != nil {
+		validate = e.spec.ValidateCluster
+	}
+	if err := validate(); err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
 		e.finish()
 		return
@@ -85,6 +91,9 @@ func (e *evaluation) fail(reason, message string) {
 // readSpend fills e.usage, or fails the evaluation with the reason why spend
 // could not be read.
 func (e *evaluation) readSpend() bool {
+	if e.in.Pool != nil {
+		return e.readPool()
+	}
 	src := e.spec.CostSource
 	if !e.in.ConfigMapFound {
 		e.fail(api.ReasonCostSourceMissing, fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace))
@@ -106,6 +115,21 @@ func (e *evaluation) readSpend() bool {
 	e.usage = u
 	e.reason = api.ReasonEvaluated
 	e.message = e.sourceDescription()
+	return true
+}
+
+// readPool is readSpend for a cluster budget: the reader sums the
+// namespaces' sources and says who spent what.
+func (e *evaluation) readPool() bool {
+	p := e.in.Pool(e.plan.source, e.window)
+	count := int32(len(p.Selected))
+	e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
+	e.selected = p.Selected
+	if p.Reason != "" {
+		e.fail(p.Reason, p.Message)
+		return false
+	}
+	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Description
 	return true
 }
 

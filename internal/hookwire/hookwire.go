@@ -11,6 +11,8 @@ package hookwire
 import (
 	"encoding/json"
 	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ErrBadRequest marks a request that cannot be answered at all (it has no
@@ -38,13 +40,16 @@ type RelatedResourceRule struct {
 	APIVersion    string         `json:"apiVersion"`
 	Resource      string         `json:"resource"`
 	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
-	Namespace     string         `json:"namespace,omitempty"`
-	Names         []string       `json:"names,omitempty"`
+	// NamespaceSelector selects the namespaces to look in (never with Namespace or Names).
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
+	Namespace         string         `json:"namespace,omitempty"`
+	Names             []string       `json:"names,omitempty"`
 }
 
-// LabelSelector is metav1.LabelSelector's wire shape (matchLabels only).
+// LabelSelector is metav1.LabelSelector's wire shape.
 type LabelSelector struct {
-	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+	MatchLabels      map[string]string                 `json:"matchLabels,omitempty"`
+	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
 // CompositeRequest is sent to a CompositeController's sync and finalize hooks.
@@ -96,9 +101,11 @@ const (
 	EventGroup         = "Event.v1"
 	ResourceQuotaGroup = "ResourceQuota.v1"
 	BudgetGroup        = "LLMCostBudget.llmbudget.dev/v1alpha1"
+	NamespaceGroup     = "Namespace.v1"
 )
 
-// Key is the v2 object-map key of a namespaced object.
+// Key is the v2 object-map key of a namespaced object; a cluster-scoped
+// object's key is its bare name.
 func Key(namespace, name string) string {
 	return namespace + "/" + name
 }

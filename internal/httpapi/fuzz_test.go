@@ -51,3 +51,11 @@ func FuzzWorkloadSync(f *testing.F) {
 func FuzzWorkloadFinalize(f *testing.F) {
 	fuzzHook(f, "/workload/finalize", "../../test/fixtures/workload/finalize/*.request.json")
 }
+
+func FuzzClusterBudgetCustomize(f *testing.F) {
+	fuzzHook(f, "/clusterbudget/customize", "../../test/fixtures/clusterbudget/customize/*.request.json")
+}
+
+func FuzzClusterBudgetSync(f *testing.F) {
+	fuzzHook(f, "/clusterbudget/sync", "../../test/fixtures/clusterbudget/*/*.request.json")
+}

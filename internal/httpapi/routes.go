@@ -10,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/llmbudget/llmbudget/internal/budget"
+	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
@@ -19,10 +20,13 @@ var _ http.Handler = (*httprouter.Router)(nil)
 // routes lists every endpoint of the service.
 func (s *server) routes() *httprouter.Router {
 	r := httprouter.New()
-	r.POST("/budget/customize", s.hook("budget/customize", budgetCustomize))
+	r.POST("/budget/customize", s.hook("budget/customize", customize(budget.Customize)))
 	r.POST("/budget/sync", s.hook("budget/sync", budgetSync))
 	r.POST("/budget/finalize", s.hook("budget/finalize", budgetSync))
-	r.POST("/workload/customize", s.hook("workload/customize", workloadCustomize))
+	r.POST("/clusterbudget/customize", s.hook("clusterbudget/customize", customize(clusterbudget.Customize)))
+	r.POST("/clusterbudget/sync", s.hook("clusterbudget/sync", clusterSync))
+	r.POST("/clusterbudget/finalize", s.hook("clusterbudget/finalize", clusterSync))
+	r.POST("/workload/customize", s.hook("workload/customize", customize(workload.Customize)))
 	r.POST("/workload/sync", s.hook("workload/sync", workloadSync))
 	r.POST("/workload/finalize", s.hook("workload/finalize", workloadSync))
 	r.GET("/healthz", s.healthz)
@@ -45,13 +49,17 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request, _ httprouter.Par
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-func budgetCustomize(body []byte, _ time.Time) (any, logFields, error) {
-	req, err := decodeRequest[hookwire.CustomizeRequest](body)
-	if err != nil {
-		return nil, logFields{}, err
+// customize serves a customize hook: the request is the same for every
+// controller kind (the object is under parent).
+func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
+	return func(body []byte, _ time.Time) (any, logFields, error) {
+		req, err := decodeRequest[hookwire.CustomizeRequest](body)
+		if err != nil {
+			return nil, logFields{}, err
+		}
+		resp, err := hook(req)
+		return resp, logFields{}, hookErr(err)
 	}
-	resp, err := budget.Customize(req)
-	return resp, logFields{}, hookErr(err)
 }
 
 // budgetSync serves sync and finalize alike: Metacontroller's finalizing flag,
@@ -67,13 +75,14 @@ func budgetSync(body []byte, now time.Time) (any, logFields, error) {
 	return resp, f, hookErr(err)
 }
 
-func workloadCustomize(body []byte, _ time.Time) (any, logFields, error) {
-	req, err := decodeRequest[hookwire.CustomizeRequest](body)
+// clusterSync serves sync and finalize; the finalizing flag decides.
+func clusterSync(body []byte, now time.Time) (any, logFields, error) {
+	req, err := decodeRequest[hookwire.CompositeRequest](body)
 	if err != nil {
 		return nil, logFields{}, err
 	}
-	resp, err := workload.Customize(req)
-	return resp, logFields{}, hookErr(err)
+	resp, sum, err := clusterbudget.Sync(req, now)
+	return resp, logFields{budget: sum.Name, state: string(sum.State), reason: sum.Reason}, hookErr(err)
 }
 
 // workloadSync serves the decorator's sync and finalize hooks; as for budgets,

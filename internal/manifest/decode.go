@@ -104,6 +104,8 @@ func (r *reader) readObject(o object) {
 		r.fail(o, "", "", "not a Kubernetes object: apiVersion and kind are required")
 	case tm.APIVersion == "v1" && tm.Kind == "List", tm.APIVersion == api.APIVersion && tm.Kind == budgetListKind:
 		r.readList(o)
+	case tm.APIVersion == api.APIVersion && tm.Kind == api.ClusterKind:
+		r.set.ClusterBudgets = append(r.set.ClusterBudgets, Object{Source: o.at(""), Name: tm.Metadata.Name, JSON: o.js})
 	case group == api.Group || strings.EqualFold(tm.Kind, api.Kind):
 		if msg := wrongBudgetType(tm.APIVersion, tm.Kind, version); msg != "" {
 			path := "kind"
@@ -119,7 +121,7 @@ func (r *reader) readObject(o object) {
 	case tm.Kind == "ConfigMap" && group == "":
 		r.fail(o, "apiVersion", describe(tm), "ConfigMap is apiVersion v1, not %q", tm.APIVersion)
 	default:
-		r.set.Skipped = append(r.set.Skipped, Skipped{Source: o.at(""), APIVersion: tm.APIVersion, Kind: tm.Kind, Name: tm.Metadata.Name})
+		r.set.Skipped = append(r.set.Skipped, Skipped{Source: o.at(""), APIVersion: tm.APIVersion, Kind: tm.Kind, Name: tm.Metadata.Name, JSON: o.js})
 	}
 }
 

@@ -20,6 +20,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -71,12 +72,23 @@ type Set struct {
 	Budgets    []Budget
 	ConfigMaps []ConfigMap
 	Skipped    []Skipped
+	// ClusterBudgets are read as written; Namespaces, which they select,
+	// are among Skipped.
+	ClusterBudgets []Object
+}
+
+// Object is a ClusterLLMCostBudget, as written.
+type Object struct {
+	Source
+	Name string
+	JSON json.RawMessage
 }
 
 // Skipped is an object of a kind that eval does not read.
 type Skipped struct {
 	Source
 	APIVersion, Kind, Name string
+	JSON                   json.RawMessage // as written
 }
 
 // Read reads every named file ("-" is stdin, read once; a directory is its

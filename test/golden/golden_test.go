@@ -136,11 +136,12 @@ type (
 	}
 	customizeResponse struct {
 		RelatedResources []struct {
-			APIVersion    string         `json:"apiVersion"`
-			Resource      string         `json:"resource"`
-			LabelSelector map[string]any `json:"labelSelector"`
-			Namespace     string         `json:"namespace"`
-			Names         []string       `json:"names"`
+			APIVersion        string         `json:"apiVersion"`
+			Resource          string         `json:"resource"`
+			LabelSelector     map[string]any `json:"labelSelector"`
+			NamespaceSelector map[string]any `json:"namespaceSelector"`
+			Namespace         string         `json:"namespace"`
+			Names             []string       `json:"names"`
 		} `json:"relatedResources"`
 	}
 )
@@ -154,7 +155,7 @@ func assertMetacontrollerDecodes(t *testing.T, path string, body []byte) {
 	case strings.HasSuffix(path, "/customize"):
 		var r customizeResponse
 		require.NoError(t, dec.Decode(&r))
-	case strings.HasPrefix(path, "/budget/"):
+	case strings.HasPrefix(path, "/budget/"), strings.HasPrefix(path, "/clusterbudget/"):
 		var r compositeResponse
 		require.NoError(t, dec.Decode(&r))
 		objs = r.Children
@@ -170,5 +171,7 @@ func assertMetacontrollerDecodes(t *testing.T, path string, body []byte) {
 		md, _ := o["metadata"].(map[string]any)
 		require.NotNil(t, md)
 		assert.NotEmpty(t, md["name"])
+		// Metacontroller needs the namespace of every namespaced child of a cluster-scoped parent.
+		assert.NotEmpty(t, md["namespace"])
 	}
 }

@@ -246,8 +246,50 @@ def workload_cases():
     write("workload", "sync", "budget-unknown", r3)
 
 
+CLUSTER_NOW = "2026-12-01T08:46:00Z"  # a minute after the cluster captures
+
+
+def cluster_spend(req, namespace, data, annotations=None):
+    cm = req["related"]["ConfigMap.v1"][namespace + "/llm-spend"]
+    cm["data"] = data
+    if annotations is not None:
+        cm["metadata"].setdefault("annotations", {}).update(annotations)
+    return req
+
+
+def cluster_cases():
+    """ClusterLLMCostBudget ml-department over namespaces labelled department=ml."""
+    copy_capture("clusterbudget", "customize", "capture", "clusterbudget-customize")
+    write("clusterbudget", "sync", "capture-first-sync-under-budget", load("clusterbudget-sync-first"), CLUSTER_NOW)
+    write("clusterbudget", "finalize", "capture-quotas-in-three-namespaces", load("clusterbudget-finalize-quotas"), CLUSTER_NOW)
+    write("clusterbudget", "finalize", "capture-quotas-gone", load("clusterbudget-finalize-done"), CLUSTER_NOW)
+
+    # Closed (the example's policy) and a namespace without its ConfigMap: Unknown, blocking everywhere.
+    missing = load("clusterbudget-sync-configmap-missing")
+    write("clusterbudget", "sync", "capture-configmap-missing-closed-blocks", missing, CLUSTER_NOW)
+    r = copy.deepcopy(missing)
+    r["parent"]["spec"]["enforcement"]["failurePolicy"] = "Open"
+    write("clusterbudget", "sync", "configmap-missing-open-skips", r, CLUSTER_NOW)
+
+    # ml-serving left the selector while the department is over budget: quotas stay
+    # only in the namespaces still selected (Metacontroller deletes the third).
+    left = cluster_spend(load("clusterbudget-sync-namespace-left"), "ml-research", {"2026-12-01": "19999.50"})
+    write("clusterbudget", "sync", "capture-namespace-left-while-over-budget", left, CLUSTER_NOW)
+
+    # Total sources must declare the budget's period.
+    total = load("clusterbudget-sync-first")
+    total["parent"]["spec"]["costSource"] = {"spendSource": "llm-spend", "format": "Total", "key": "spend-usd"}
+    cluster_spend(total, "ml-research", {"spend-usd": "7000"}, {"llmbudget.dev/period-start": "2026-12-01T00:00:00Z"})
+    cluster_spend(total, "ml-serving", {"spend-usd": "1200.50"}, {"llmbudget.dev/period-start": "2026-12-01T00:00:00+00:00"})
+    write("clusterbudget", "sync", "total-sources-of-the-period-are-summed", total, CLUSTER_NOW)
+    r = copy.deepcopy(total)
+    cluster_spend(r, "ml-serving", {"spend-usd": "1200.50"}, {"llmbudget.dev/period-start": "2026-11-01T00:00:00Z"})
+    write("clusterbudget", "sync", "total-source-of-another-period-is-unknown", r, CLUSTER_NOW)
+
+
 if __name__ == "__main__":
     budget_cases()
     model_cases()
     workload_cases()
+    cluster_cases()
     sys.exit(0)

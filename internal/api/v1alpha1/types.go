@@ -19,6 +19,11 @@ const (
 	Kind       = "LLMCostBudget"
 	Resource   = "llmcostbudgets"
 	APIVersion = Group + "/" + Version
+
+	// ClusterKind is the cluster-scoped budget over the namespaces its
+	// namespaceSelector matches; it shares Spec and Status with Kind.
+	ClusterKind     = "ClusterLLMCostBudget"
+	ClusterResource = "clusterllmcostbudgets"
 )
 
 // LabelBudget is the label that puts a workload (and the children made for
@@ -47,17 +52,19 @@ type ObjectMeta struct {
 	Labels            map[string]string `json:"labels,omitempty"`
 }
 
-// Spec is what a platform team declares.
+// Spec is what a platform team declares. NamespaceSelector and
+// CostSource.SpendSource belong to ClusterKind only (see ValidateCluster).
 type Spec struct {
-	LimitUSD             *string      `json:"limitUSD,omitempty" validate:"omitempty,usd"`
-	Period               Period       `json:"period"`
-	WarnThresholdPercent *int32       `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
-	Thresholds           []Threshold  `json:"thresholds,omitempty" validate:"max=10,dive"`
-	TokenLimits          *TokenLimits `json:"tokenLimits,omitempty"`
-	ModelLimits          []ModelLimit `json:"modelLimits,omitempty" validate:"max=20,dive"`
-	CostSource           CostSource   `json:"costSource"`
-	Enforcement          Enforcement  `json:"enforcement"`
-	Suspend              bool         `json:"suspend,omitempty"`
+	NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	LimitUSD             *string               `json:"limitUSD,omitempty" validate:"omitempty,usd"`
+	Period               Period                `json:"period"`
+	WarnThresholdPercent *int32                `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
+	Thresholds           []Threshold           `json:"thresholds,omitempty" validate:"max=10,dive"`
+	TokenLimits          *TokenLimits          `json:"tokenLimits,omitempty"`
+	ModelLimits          []ModelLimit          `json:"modelLimits,omitempty" validate:"max=20,dive"`
+	CostSource           CostSource            `json:"costSource"`
+	Enforcement          Enforcement           `json:"enforcement"`
+	Suspend              bool                  `json:"suspend,omitempty"`
 }
 
 // Period selects the calendar window a budget covers.
@@ -108,10 +115,13 @@ type ModelLimit struct {
 
 // CostSource names the ConfigMap a cost pipeline writes spend into.
 type CostSource struct {
-	ConfigMapName string       `json:"configMapName" validate:"required,dnssubdomain"`
-	Format        SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger"`
-	Key           string       `json:"key,omitempty" validate:"required_if=Format Total,omitempty,configmapkey"`
-	KeyPrefix     string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
+	ConfigMapName string `json:"configMapName,omitempty" validate:"required_without=SpendSource,omitempty,dnssubdomain"`
+	// SpendSource is, for ClusterKind, the value of LabelSpendSource on the
+	// spend ConfigMaps of the selected namespaces.
+	SpendSource string       `json:"spendSource,omitempty" validate:"omitempty,labelvalue"`
+	Format      SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger"`
+	Key         string       `json:"key,omitempty" validate:"required_if=Format Total,omitempty,configmapkey"`
+	KeyPrefix   string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
 }
 
 // SourceFormat is Total or DailyLedger, as package spend reads them.
@@ -151,6 +161,16 @@ type Scope string
 const (
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
+)
+
+// Labels and annotations of the cluster kind: the label marking a spend
+// ConfigMap as a cluster budget's source, the annotation by which a Total
+// source declares the start of the period its key covers (RFC 3339), and the
+// label on the children of a cluster budget.
+const (
+	LabelSpendSource      = Group + "/spend-source"
+	AnnotationPeriodStart = Group + "/period-start"
+	LabelClusterBudget    = Group + "/cluster-budget"
 )
 
 // Action is None or BlockNewWorkloads.
@@ -197,10 +217,30 @@ type Status struct {
 	Models             []ModelStatus        `json:"models,omitempty"`
 	Enforcement        *EnforcementStatus   `json:"enforcement,omitempty"`
 	History            []HistoryEntry       `json:"history,omitempty"`
+	NamespaceCount     *int32               `json:"namespaceCount,omitempty"`
+	Namespaces         []NamespaceStatus    `json:"namespaces,omitempty"`
+	NamespacesOmitted  int32                `json:"namespacesOmitted,omitempty"`
 	Announcements      []AnnouncementStatus `json:"announcements,omitempty"`
 	LastEvaluatedTime  *metav1.Time         `json:"lastEvaluatedTime,omitempty"`
 	Conditions         []metav1.Condition   `json:"conditions,omitempty"`
 }
+
+// NamespaceStatus is one selected namespace's part of a cluster budget:
+// its spend, its share of the total, and whether its spend could be read
+// (Reading is ReadingOK or the reason it could not).
+type NamespaceStatus struct {
+	Namespace        string `json:"namespace"`
+	ObservedSpendUSD string `json:"observedSpendUSD,omitempty"`
+	SharePercent     *int64 `json:"sharePercent,omitempty"`
+	Reading          string `json:"reading"`
+	Message          string `json:"message,omitempty"`
+}
+
+// ReadingOK is the Reading of a namespace whose spend was read.
+const ReadingOK = "Read"
+
+// MaxNamespaces is how many namespaces status.namespaces lists.
+const MaxNamespaces = 50
 
 // ModelStatus is where one limited model stands in the current period.
 type ModelStatus struct {
@@ -243,8 +283,10 @@ type EnforcementStatus struct {
 	Scope     Scope    `json:"scope,omitempty"`
 	Resources []string `json:"resources,omitempty"`
 	QuotaName string   `json:"quotaName,omitempty"`
-	Message   string   `json:"message,omitempty"`
-	Reason    string   `json:"reason,omitempty"`
+	// Namespaces are, for ClusterKind, the namespaces closed while blocking.
+	Namespaces []string `json:"namespaces,omitempty"`
+	Message    string   `json:"message,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
 }
 
 // AnnouncementStatus is an Event llmbudget keeps while it is announced (55
@@ -282,6 +324,9 @@ const (
 	ReasonCostKeyMissing    = "CostKeyMissing"
 	ReasonInvalidCostData   = "InvalidCostData"
 	ReasonInvalidSpec       = "InvalidSpec"
+	// ReasonPeriodMismatch: a Total source of a cluster budget covers
+	// another period than the budget's, or does not say which.
+	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
 
 // MaxHistory is how many finished periods status.history keeps.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-playground/validator/v10"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/llmbudget/llmbudget/internal/money"
@@ -71,6 +72,9 @@ func newValidator() *validator.Validate {
 	must(v.RegisterValidation("configmapkey", func(fl validator.FieldLevel) bool {
 		return len(validation.IsConfigMapKey(fl.Field().String())) == 0
 	}))
+	must(v.RegisterValidation("labelvalue", func(fl validator.FieldLevel) bool {
+		return len(validation.IsValidLabelValue(fl.Field().String())) == 0
+	}))
 	must(v.RegisterValidation("modelname", func(fl validator.FieldLevel) bool {
 		return spend.ValidModelName(fl.Field().String())
 	}))
@@ -111,24 +115,57 @@ func CheckLimit(s string) error {
 	return nil
 }
 
-// Validate checks a defaulted spec against every rule of the API and returns a
-// ValidationError naming each broken field as spec.<path>.
+// Validate checks a defaulted LLMCostBudget spec against every rule of the
+// API and returns a ValidationError naming each broken field as spec.<path>.
 func (s *Spec) Validate() error {
+	errs := s.validate()
+	if s.NamespaceSelector != nil {
+		errs = append(errs, FieldError{"spec.namespaceSelector", "is only for " + ClusterKind})
+	}
+	if s.CostSource.SpendSource != "" {
+		errs = append(errs, FieldError{"spec.costSource.spendSource", "is only for " + ClusterKind + "; name the ConfigMap in configMapName"})
+	}
+	return errs.orNil()
+}
+
+// ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a
+// valid namespaceSelector and a spendSource instead of a configMapName, and
+// refuses scope Labelled (the budget label names a team budget).
+func (s *Spec) ValidateCluster() error {
+	errs := s.validate()
+	if s.NamespaceSelector == nil {
+		errs = append(errs, FieldError{"spec.namespaceSelector", "is required"})
+	} else if _, err := metav1.LabelSelectorAsSelector(s.NamespaceSelector); err != nil {
+		errs = append(errs, FieldError{"spec.namespaceSelector", err.Error()})
+	}
+	if s.CostSource.ConfigMapName != "" {
+		errs = append(errs, FieldError{"spec.costSource.configMapName", "is not used by " + ClusterKind + "; set spendSource, the value of the label " + LabelSpendSource})
+	}
+	if s.Enforcement.Scope == ScopeLabelled {
+		errs = append(errs, FieldError{"spec.enforcement.scope", "must be Namespace for " + ClusterKind})
+	}
+	return errs.orNil()
+}
+
+func (e ValidationError) orNil() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return e
+}
+
+func (s *Spec) validate() ValidationError {
 	var errs ValidationError
 	if err := validate.Struct(s); err != nil {
 		var verrs validator.ValidationErrors
 		if !errors.As(err, &verrs) {
-			return fmt.Errorf("validate spec: %w", err)
+			return ValidationError{{"spec", err.Error()}}
 		}
 		for _, fe := range verrs {
 			errs = append(errs, FieldError{Path: specPath(fe.Namespace()), Message: s.message(fe)})
 		}
 	}
-	errs = append(errs, s.crossFieldErrors()...)
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
+	return append(errs, s.crossFieldErrors()...)
 }
 
 // specPath turns validator's "Spec.period.startDay" into "spec.period.startDay".
@@ -139,7 +176,7 @@ func specPath(ns string) string {
 
 func (s *Spec) message(fe validator.FieldError) string {
 	switch fe.Tag() {
-	case "required":
+	case "required", "required_without":
 		return "is required"
 	case "required_if":
 		field, value, _ := strings.Cut(fe.Param(), " ")
@@ -165,6 +202,8 @@ func (s *Spec) message(fe validator.FieldError) string {
 		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
 	case "configmapkey":
 		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
+	case "labelvalue":
+		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
 	case "modelname":
 		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
 	case "resourcename":

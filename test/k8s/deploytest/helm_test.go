@@ -156,9 +156,9 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	}
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
 
-	vap := ofKind(all, "ValidatingAdmissionPolicy")
-	require.Len(t, vap, 1)
-	rules, _ := dig(vap[0], "spec", "matchConstraints", "resourceRules")
+	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
+	require.Len(t, vap, 2, "the gates of LLMCostBudget and ClusterLLMCostBudget")
+	rules, _ := dig(vap["llmbudget-budgets"], "spec", "matchConstraints", "resourceRules")
 	var ruleValues []any
 	for _, r := range rules.([]any) {
 		groups, _ := dig(r, "apiGroups")
@@ -174,11 +174,23 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	hdc := ofKind(charted, "DecoratorController")
 	require.Len(t, hdc, 1)
 	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
-	hvap := ofKind(charted, "ValidatingAdmissionPolicy")
-	require.Len(t, hvap, 1)
-	assert.Equal(t, withoutHelmLabels(t, vap[0]), withoutHelmLabels(t, hvap[0]), "the Policy gate sees the same kinds")
+	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
+	require.Len(t, hvap, 2)
+	for name, p := range vap {
+		assert.Equal(t, withoutHelmLabels(t, p), withoutHelmLabels(t, hvap[name]), "%s sees the same kinds", name)
+	}
 	assert.Equal(t, workloadRules(t, all, decorated), workloadRules(t, charted, decorated),
 		"Metacontroller may read and patch the same decorated kinds")
+}
+
+// byName keys objects by metadata.name.
+func byName(objs []object) map[string]object {
+	out := map[string]object{}
+	for _, o := range objs {
+		name, _ := dig(o, "metadata", "name")
+		out[fmt.Sprint(name)] = o
+	}
+	return out
 }
 
 func TestChartWithoutThePolicyGateRendersNoAdmissionPolicy(t *testing.T) {
@@ -297,12 +309,14 @@ func TestChartWebhooksFollowTheTLSAndTokenValues(t *testing.T) {
 
 func TestChartCRDIsTheCRDOfDeploy(t *testing.T) {
 	var charted, deployed object
-	readYAML(t, "deploy/helm/llmbudget/crds/llmcostbudgets.llmbudget.dev.yaml", &charted)
-	readYAML(t, "deploy/crd/llmcostbudgets.llmbudget.dev.yaml", &deployed)
-	if !reflect.DeepEqual(deployed, charted) {
-		want, _ := yaml.Marshal(deployed)
-		got, _ := yaml.Marshal(charted)
-		assert.Equal(t, string(want), string(got), "deploy/helm/llmbudget/crds/ is a copy of deploy/crd/: copy it again")
+	for _, crd := range []string{"llmcostbudgets.llmbudget.dev.yaml", "clusterllmcostbudgets.llmbudget.dev.yaml"} {
+		readYAML(t, "deploy/helm/llmbudget/crds/"+crd, &charted)
+		readYAML(t, "deploy/crd/"+crd, &deployed)
+		if !reflect.DeepEqual(deployed, charted) {
+			want, _ := yaml.Marshal(deployed)
+			got, _ := yaml.Marshal(charted)
+			assert.Equal(t, string(want), string(got), "deploy/helm/llmbudget/crds/ is a copy of deploy/crd/: copy it again")
+		}
 	}
 }
 

@@ -89,7 +89,7 @@ func loadKSMConfig(t testing.TB) ksmConfig {
 	t.Helper()
 	var cfg ksmConfig
 	readYAML(t, ksmConfigFile, &cfg)
-	require.Len(t, cfg.Spec.Resources, 1, "one resource: LLMCostBudget")
+	require.Len(t, cfg.Spec.Resources, 2, "LLMCostBudget and ClusterLLMCostBudget")
 	return cfg
 }
 
@@ -211,9 +211,13 @@ type sampleBudget struct {
 	obj  map[string]any
 }
 
-func sampleBudgets(t testing.TB) []sampleBudget {
+func sampleBudgets(t testing.TB) []sampleBudget { return sampleParents(t, "budget") }
+
+// sampleParents are the parents of the golden sync responses of controller, each with the
+// status its response writes.
+func sampleParents(t testing.TB, controller string) []sampleBudget {
 	t.Helper()
-	dir := repoPath(t, "test", "fixtures", "budget", "sync")
+	dir := repoPath(t, "test", "fixtures", controller, "sync")
 	responses, err := filepath.Glob(filepath.Join(dir, "*.response.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, responses)
@@ -394,9 +398,19 @@ func metricPaths(m ksmMetric) [][]string {
 
 func TestKubeStateMetricsPathsExistInTheCRDAndInRealStatuses(t *testing.T) {
 	cfg := loadKSMConfig(t)
-	crd := budgetCRD(t, "deploy/crd/llmcostbudgets.llmbudget.dev.yaml")
-	samples := sampleBudgets(t)
-	r := cfg.Spec.Resources[0]
+	require.Len(t, cfg.Spec.Resources, 2, "LLMCostBudget and ClusterLLMCostBudget")
+	t.Run("LLMCostBudget", func(t *testing.T) {
+		assertPathsExist(t, cfg.Spec.Resources[0], "deploy/crd/llmcostbudgets.llmbudget.dev.yaml", sampleBudgets(t))
+	})
+	t.Run("ClusterLLMCostBudget", func(t *testing.T) {
+		r := cfg.Spec.Resources[1]
+		assert.Equal(t, "ClusterLLMCostBudget", r.GroupVersionKind.Kind)
+		assertPathsExist(t, r, "deploy/crd/clusterllmcostbudgets.llmbudget.dev.yaml", sampleParents(t, "clusterbudget"))
+	})
+}
+
+func assertPathsExist(t *testing.T, r ksmResource, crdFile string, samples []sampleBudget) {
+	crd := budgetCRD(t, crdFile)
 
 	for label, p := range r.LabelsFromPath {
 		_, ok := schemaAt(crd.schema, p)
@@ -450,7 +464,7 @@ func TestKubeStateMetricsHelmValuesCarryTheSameConfig(t *testing.T) {
 	enabled, _ := dig(values, "kube-state-metrics", "customResourceState", "enabled")
 	assert.Equal(t, true, enabled)
 	rules, _ := dig(values, "kube-state-metrics", "rbac", "extraRules")
-	assert.Contains(t, rules, map[string]any{"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets"}, "verbs": []any{"list", "watch"}})
+	assert.Contains(t, rules, map[string]any{"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets", "clusterllmcostbudgets"}, "verbs": []any{"list", "watch"}})
 
 	objs := byKey(t, kustomize(t, "deploy/monitoring/kube-state-metrics"))
 	cm, ok := objs["ConfigMap monitoring/llmbudget-kube-state-metrics"]

@@ -134,9 +134,16 @@ func TestPolicyGateStillRefusesWithoutAMessage(t *testing.T) {
 func installPolicyGate(t *testing.T) {
 	t.Helper()
 	installBudgetCRD(t)
+	installPolicy(t, "llmbudget-budgets", "validatingadmissionpolicy.yaml", "validatingadmissionpolicybinding.yaml")
+}
+
+// installPolicy applies a policy and its binding from deploy/base/admission with failurePolicy
+// Fail, and waits until the API server has type-checked it without warnings.
+func installPolicy(t *testing.T, name string, files ...string) {
+	t.Helper()
 	dir := filepath.Join(repoRoot, "deploy", "base", "admission")
 	var docs []string
-	for _, f := range []string{"validatingadmissionpolicy.yaml", "validatingadmissionpolicybinding.yaml"} {
+	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
 		docs = append(docs, string(data))
@@ -149,10 +156,10 @@ func installPolicyGate(t *testing.T) {
 		_, _ = kube.KubectlErr(t, manifest, "delete", "--ignore-not-found", "-f", "-")
 	})
 	cluster.WaitFor(t, 30*time.Second, "the policy to be type-checked", func() (bool, string) {
-		out, err := kube.KubectlErr(t, "", "get", "validatingadmissionpolicy", "llmbudget-budgets", "-o", "jsonpath={.status}")
+		out, err := kube.KubectlErr(t, "", "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status}")
 		return err == nil && strings.Contains(out, "observedGeneration"), out
 	})
-	warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", "llmbudget-budgets", "-o", "jsonpath={.status.typeChecking.expressionWarnings}")
+	warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status.typeChecking.expressionWarnings}")
 	assert.Empty(t, warnings, "the API server type-checks every expression against the CRD's schema")
 }
 

@@ -1,0 +1,323 @@
+package clusterbudget
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+)
+
+var now = time.Date(2026, 12, 10, 12, 0, 0, 0, time.UTC)
+
+const periodStart = "2026-12-01T00:00:00Z"
+
+// request builds a sync request for a department budget over the namespaces
+// labelled department=ml; spec overrides merge into the default spec.
+type request struct {
+	spec       map[string]any
+	namespaces map[string]map[string]string // name -> labels
+	configMaps []configMap
+	quotasIn   []string
+	finalizing bool
+}
+
+type configMap struct {
+	namespace, name, source string
+	annotations             map[string]string
+	data                    map[string]string
+}
+
+func ledger(ns, usd string) configMap {
+	return configMap{namespace: ns, name: "llm-spend", source: "llm-spend", data: map[string]string{"2026-12-05": usd}}
+}
+
+func total(ns, usd, start string) configMap {
+	cm := configMap{namespace: ns, name: "llm-spend", source: "llm-spend", data: map[string]string{"spend-usd": usd}}
+	if start != "" {
+		cm.annotations = map[string]string{api.AnnotationPeriodStart: start}
+	}
+	return cm
+}
+
+func ml(names ...string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range names {
+		out[n] = map[string]string{"department": "ml"}
+	}
+	return out
+}
+
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func (r request) build(t testing.TB) hookwire.CompositeRequest {
+	t.Helper()
+	spec := map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]string{"department": "ml"}},
+		"limitUSD":          "1000",
+		"costSource":        map[string]any{"spendSource": "llm-spend", "format": "DailyLedger"},
+		"enforcement":       map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Both"},
+	}
+	for k, v := range r.spec {
+		spec[k] = v
+	}
+	parent := map[string]any{
+		"apiVersion": api.APIVersion, "kind": api.ClusterKind,
+		"metadata": map[string]any{"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z"},
+		"spec":     spec,
+	}
+	req := hookwire.CompositeRequest{
+		Parent:     mustJSON(t, parent),
+		Related:    hookwire.ObjectMap{hookwire.NamespaceGroup: {}, hookwire.ConfigMapGroup: {}},
+		Children:   hookwire.ObjectMap{hookwire.ResourceQuotaGroup: {}},
+		Finalizing: r.finalizing,
+	}
+	for name, labels := range r.namespaces {
+		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": name, "labels": labels}})
+	}
+	for _, cm := range r.configMaps {
+		md := map[string]any{"name": cm.name, "namespace": cm.namespace, "labels": map[string]string{api.LabelSpendSource: cm.source}, "annotations": cm.annotations}
+		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
+	}
+	for _, ns := range r.quotasIn {
+		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, "llmbudget-cluster-ml-department")] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": "llmbudget-cluster-ml-department", "namespace": ns}})
+	}
+	return req
+}
+
+func sync(t testing.TB, r request) (api.Status, []any, hookwire.CompositeResponse) {
+	t.Helper()
+	resp, _, err := Sync(r.build(t), now)
+	require.NoError(t, err)
+	st, ok := resp.Status.(api.Status)
+	if !ok {
+		return api.Status{}, resp.Children, resp
+	}
+	return st, resp.Children, resp
+}
+
+func reason(st api.Status) string {
+	c := meta.FindStatusCondition(st.Conditions, api.ConditionBudgetEvaluated)
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}
+
+func quotaNamespaces(kids []any) []string {
+	var out []string
+	for _, k := range kids {
+		if q, ok := k.(children.ResourceQuota); ok {
+			out = append(out, q.Metadata.Namespace)
+		}
+	}
+	return out
+}
+
+func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
+	cases := []struct {
+		name       string
+		req        request
+		state      api.State
+		reason     string
+		spent      string
+		quotas     []string
+		namespaces []string // status.namespaces, in order
+	}{
+		{
+			name:  "ledgers of every selected namespace add up and the biggest spender comes first",
+			req:   request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100.25"), ledger("b", "300")}},
+			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "400.25", namespaces: []string{"b", "a"},
+		},
+		{
+			name: "a namespace that left the selector is neither summed nor closed",
+			req: request{
+				namespaces: map[string]map[string]string{"a": {"department": "ml"}, "gone": {"department": "search"}},
+				configMaps: []configMap{ledger("a", "1200"), ledger("gone", "5000")},
+				quotasIn:   []string{"a", "gone"},
+			},
+			state: api.OverBudget, reason: api.ReasonEvaluated, spent: "1200.00", quotas: []string{"a"}, namespaces: []string{"a"},
+		},
+		{
+			name:  "a ConfigMap labelled for another source is not read",
+			req:   request{namespaces: ml("a"), configMaps: []configMap{ledger("a", "10"), {namespace: "a", name: "other", source: "other", data: map[string]string{"2026-12-05": "900"}}}},
+			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "10.00", namespaces: []string{"a"},
+		},
+		{
+			name: "Total sources that declare the budget's period are summed",
+			req: request{
+				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
+				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-12-01T01:00:00+01:00")},
+			},
+			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "3.00", namespaces: []string{"b", "a"},
+		},
+		{
+			name: "mixed periods are refused even under failurePolicy Open",
+			req: request{
+				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
+				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-11-01T00:00:00Z")},
+			},
+			state: api.Unknown, reason: api.ReasonPeriodMismatch, namespaces: []string{"b", "a"},
+		},
+		{
+			name: "a Total source that does not declare its period is refused",
+			req: request{
+				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
+				namespaces: ml("a"), configMaps: []configMap{total("a", "1", "")},
+			},
+			state: api.Unknown, reason: api.ReasonPeriodMismatch, namespaces: []string{"a"},
+		},
+		{
+			name:  "under Open an unreadable namespace is reported and skipped",
+			req:   request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")}},
+			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "100.00", namespaces: []string{"b", "a"},
+		},
+		{
+			name: "under Closed an unreadable namespace makes the sum Unknown and closes every namespace",
+			req: request{
+				spec:       map[string]any{"enforcement": map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Quota", "failurePolicy": "Closed"}},
+				namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100")},
+			},
+			state: api.Unknown, reason: api.ReasonCostSourceMissing, quotas: []string{"a", "b"}, namespaces: []string{"b", "a"},
+		},
+		{
+			name:  "no namespace readable under Open is Unknown, not zero",
+			req:   request{namespaces: ml("a")},
+			state: api.Unknown, reason: api.ReasonCostSourceMissing, namespaces: []string{"a"},
+		},
+		{
+			name:  "a selector that matches no namespace spends nothing",
+			req:   request{namespaces: map[string]map[string]string{"x": {"department": "search"}}},
+			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "0.00",
+		},
+		{
+			name:  "an invalid selector is InvalidSpec and selects nothing",
+			req:   request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In"}}}}, namespaces: ml("a")},
+			state: api.Unknown, reason: api.ReasonInvalidSpec,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, kids, _ := sync(t, tc.req)
+			assert.Equal(t, tc.state, st.State)
+			assert.Equal(t, tc.reason, reason(st))
+			assert.Equal(t, tc.spent, st.ObservedSpendUSD)
+			assert.Equal(t, tc.quotas, quotaNamespaces(kids))
+			var listed []string
+			for _, n := range st.Namespaces {
+				listed = append(listed, n.Namespace)
+			}
+			assert.Equal(t, tc.namespaces, listed)
+		})
+	}
+}
+
+func TestAnUnreadableNamespaceIsNamedInTheBreakdownAndTheCondition(t *testing.T) {
+	st, _, _ := sync(t, request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")}})
+	require.Len(t, st.Namespaces, 2)
+	assert.Equal(t, api.ReasonInvalidCostData, st.Namespaces[0].Reading)
+	assert.Contains(t, st.Namespaces[0].Message, "ConfigMap b/llm-spend")
+	assert.Equal(t, api.ReadingOK, st.Namespaces[1].Reading)
+	assert.Equal(t, int64(100), *st.Namespaces[1].SharePercent)
+	c := meta.FindStatusCondition(st.Conditions, api.ConditionBudgetEvaluated)
+	require.NotNil(t, c)
+	assert.Contains(t, c.Message, "1 unreadable namespaces skipped")
+}
+
+func TestFiveHundredNamespacesListTheTopFiftyAndSumThemAll(t *testing.T) {
+	r := request{namespaces: map[string]map[string]string{}, spec: map[string]any{"limitUSD": "200000"}}
+	for i := 1; i <= 500; i++ {
+		ns := fmt.Sprintf("team-%03d", i)
+		r.namespaces[ns] = map[string]string{"department": "ml"}
+		r.configMaps = append(r.configMaps, ledger(ns, fmt.Sprintf("%d.01", i)))
+	}
+	st, _, _ := sync(t, r)
+	require.Equal(t, api.UnderBudget, st.State)
+	// 1.01 + 2.01 + ... + 500.01 = 125250 + 5.00
+	assert.Equal(t, "125255.00", st.ObservedSpendUSD)
+	require.NotNil(t, st.NamespaceCount)
+	assert.Equal(t, int32(500), *st.NamespaceCount)
+	require.Len(t, st.Namespaces, api.MaxNamespaces)
+	assert.Equal(t, int32(450), st.NamespacesOmitted)
+	assert.Equal(t, "team-500", st.Namespaces[0].Namespace)
+	assert.Equal(t, "team-451", st.Namespaces[49].Namespace)
+	assert.Equal(t, "500.01", st.Namespaces[0].ObservedSpendUSD)
+}
+
+func TestFiveHundredBlockedNamespacesEachGetTheirQuota(t *testing.T) {
+	r := request{namespaces: map[string]map[string]string{}}
+	for i := 1; i <= 500; i++ {
+		ns := fmt.Sprintf("team-%03d", i)
+		r.namespaces[ns] = map[string]string{"department": "ml"}
+		r.configMaps = append(r.configMaps, ledger(ns, "3"))
+	}
+	st, kids, _ := sync(t, r)
+	require.Equal(t, api.OverBudget, st.State)
+	assert.Len(t, st.Enforcement.Namespaces, 500)
+	assert.Len(t, quotaNamespaces(kids), 500)
+}
+
+func TestEventsOfTheClusterBudgetGoToDefault(t *testing.T) {
+	_, kids, _ := sync(t, request{namespaces: ml("a"), configMaps: []configMap{ledger("a", "2000")}})
+	var events int
+	for _, k := range kids {
+		if e, ok := k.(children.Event); ok {
+			events++
+			assert.Equal(t, "default", e.Metadata.Namespace)
+			assert.Equal(t, api.ClusterKind, e.InvolvedObject.Kind)
+			assert.Empty(t, e.InvolvedObject.Namespace)
+			assert.Equal(t, "ml-department", e.Metadata.Labels[api.LabelClusterBudget])
+		}
+	}
+	assert.Positive(t, events)
+}
+
+func TestFinalizeWaitsForTheQuotasOfEveryNamespace(t *testing.T) {
+	cases := []struct {
+		name      string
+		quotasIn  []string
+		finalized bool
+	}{
+		{"quotas left in two namespaces keep the budget", []string{"a", "b"}, false},
+		{"no quota left lets it go", nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, kids, resp := sync(t, request{namespaces: ml("a", "b"), quotasIn: tc.quotasIn, finalizing: true})
+			assert.Empty(t, kids)
+			assert.Equal(t, tc.finalized, resp.Finalized)
+		})
+	}
+}
+
+func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
+	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}}}}}}
+	resp, err := Customize(hookwire.CustomizeRequest{Parent: req.build(t).Parent})
+	require.NoError(t, err)
+	require.Len(t, resp.RelatedResources, 2)
+	ns, cms := resp.RelatedResources[0], resp.RelatedResources[1]
+	assert.Equal(t, "namespaces", ns.Resource)
+	assert.Equal(t, "department", ns.LabelSelector.MatchExpressions[0].Key)
+	assert.Equal(t, "configmaps", cms.Resource)
+	assert.Equal(t, ns.LabelSelector, cms.NamespaceSelector)
+	assert.Equal(t, map[string]string{api.LabelSpendSource: "llm-spend"}, cms.LabelSelector.MatchLabels)
+}
+
+func TestARequestWithoutParentIsRefused(t *testing.T) {
+	_, _, err := Sync(hookwire.CompositeRequest{}, now)
+	require.ErrorIs(t, err, hookwire.ErrBadRequest)
+	_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{}}`)})
+	require.ErrorIs(t, err, hookwire.ErrBadRequest)
+}
