@@ -11,11 +11,13 @@ import (
 	"regexp"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // budgetListKind is the kind kubectl get llmb -o yaml prints for one budget type.
@@ -42,18 +44,19 @@ type list struct {
 // object is one document or List item being decoded.
 type object struct {
 	file   string
-	lines  lineIndex
-	prefix string // "items[2]." inside a List
+	node   *yaml.Node // locates lines; nil when the stream does not parse
+	prefix string     // "items[2]." inside a List
 	js     []byte
 }
 
 // at is the source of the field at path within the object.
 func (o object) at(path string) Source {
-	return Source{File: o.file, Line: o.lines.line(path)}
+	line, _ := Find(o.node, path)
+	return Source{File: o.file, Line: line}
 }
 
 func (r *reader) readStream(file string, data []byte) {
-	lines := documentLines(data)
+	nodes := documentNodes(data)
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for n := 0; ; {
 		doc, err := docs.Read()
@@ -64,22 +67,40 @@ func (r *reader) readStream(file string, data []byte) {
 			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
 			return
 		}
-		var idx lineIndex
-		if n < len(lines) {
-			idx = lines[n]
+		o := object{file: file}
+		if n < len(nodes) {
+			o.node = nodes[n]
 		}
-		js, err := yaml.YAMLToJSONStrict(doc)
-		if err != nil {
+		if o.js, err = sigsyaml.YAMLToJSONStrict(doc); err != nil {
 			// The YAML parser counts lines from the document's start, hence its number.
 			msg := strings.ReplaceAll(err.Error(), "\n ", "")
-			r.errs = append(r.errs, Error{Source: Source{File: file, Line: idx.line("")}, Message: fmt.Sprintf("document %d: %s", n+1, msg)})
+			r.errs = append(r.errs, Error{Source: o.at(""), Message: fmt.Sprintf("document %d: %s", n+1, msg)})
 			return
 		}
-		if isEmpty(js) {
+		if isEmpty(o.js) {
 			continue
 		}
 		n++
-		r.readObject(object{file: file, lines: idx, js: js})
+		r.readObject(o)
+	}
+}
+
+// documentNodes is the root of every document of a YAML stream that holds
+// something, in order; nil when the stream does not parse, so that errors
+// are still reported, without lines.
+func documentNodes(data []byte) []*yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return docs
+		} else if err != nil {
+			return nil
+		}
+		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
+			docs = append(docs, doc.Content[0])
+		}
 	}
 }
 
@@ -166,7 +187,8 @@ func (r *reader) readList(o object) {
 	}
 	for i, item := range l.Items {
 		prefix := fmt.Sprintf("items[%d]", i)
-		r.readObject(object{file: o.file, lines: o.lines.sub(prefix), prefix: o.prefix + prefix + ".", js: item})
+		_, node := Find(o.node, prefix)
+		r.readObject(object{file: o.file, node: node, prefix: o.prefix + prefix + ".", js: item})
 	}
 }
 
@@ -219,12 +241,9 @@ func typeErrorMessage(err error, target reflect.Type) (path, msg string) {
 // fieldType is the type of the field at a JSON path ("spec.period.startDay")
 // of t, or nil when the path leaves t's structs.
 func fieldType(t reflect.Type, path string) reflect.Type {
-	for _, step := range splitPath(path) {
+	for _, step := range strings.Split(path, ".") {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
-		}
-		if strings.HasPrefix(step, "[") {
-			continue
 		}
 		if t.Kind() != reflect.Struct {
 			return nil
