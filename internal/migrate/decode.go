@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // input is one object of the input in two forms: its JSON, which the
@@ -24,7 +25,7 @@ type input struct {
 // mapping, repeated keys, and values JSON cannot hold (.inf, a key that is
 // not a string), with their line.
 func readInput(n *goyaml.Node) (*input, error) {
-	n = deref(n)
+	n = manifest.Deref(n)
 	if n.Kind != goyaml.MappingNode {
 		return nil, &fieldError{msg: "not a Kubernetes object: a YAML mapping is expected", line: n.Line}
 	}
@@ -86,7 +87,7 @@ func (o *input) decode(v any) error {
 	for i, e := range strict {
 		var fe interface{ FieldPath() string }
 		if errors.As(e, &fe) {
-			line, _ := find(o.node, fe.FieldPath())
+			line, _ := manifest.Find(o.node, fe.FieldPath())
 			e = &fieldError{msg: e.Error(), line: line}
 		}
 		msgs[i] = e.Error()
@@ -108,7 +109,7 @@ func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 	default:
 		return "", false, o.errAt(path, "must be a number or a string")
 	}
-	_, n := find(o.node, path)
+	_, n := manifest.Find(o.node, path)
 	if n == nil || n.Kind != goyaml.ScalarNode {
 		return "", false, o.errAt(path, "must be written in place, not through a YAML merge key")
 	}
@@ -117,7 +118,7 @@ func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 
 // errAt refuses the field at path: "spec.x: must be a string (line 7)".
 func (o *input) errAt(path, format string, args ...any) error {
-	line, _ := find(o.node, path)
+	line, _ := manifest.Find(o.node, path)
 	return &fieldError{msg: path + ": " + fmt.Sprintf(format, args...), line: line}
 }
 
@@ -132,46 +133,4 @@ func (e *fieldError) Error() string {
 		return fmt.Sprintf("%s (line %d)", e.msg, e.line)
 	}
 	return e.msg
-}
-
-// find walks path ("spec.costSource.key", "status.conditions[0].type") down
-// from n. It returns the line of the field, or of the deepest field on the
-// way when it is absent, and the field's value when it is present.
-func find(n *goyaml.Node, path string) (int, *goyaml.Node) {
-	line := n.Line
-	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
-		key, value := child(deref(n), seg)
-		if value == nil {
-			return line, nil
-		}
-		line, n = key.Line, value
-	}
-	return line, deref(n)
-}
-
-// child returns the key and value of seg in a mapping, or the item at index
-// seg of a sequence (as both).
-func child(n *goyaml.Node, seg string) (key, value *goyaml.Node) {
-	switch n.Kind {
-	case goyaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == seg {
-				return n.Content[i], n.Content[i+1]
-			}
-		}
-	case goyaml.SequenceNode:
-		if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(n.Content) {
-			return n.Content[i], n.Content[i]
-		}
-	}
-	return nil, nil
-}
-
-// deref follows a YAML alias to the node it stands for; an anchored node is
-// never an alias itself, and decoding has refused cycles.
-func deref(n *goyaml.Node) *goyaml.Node {
-	if n.Kind == goyaml.AliasNode {
-		return n.Alias
-	}
-	return n
 }

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )

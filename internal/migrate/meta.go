@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
 // lastApplied is written by kubectl apply; it describes the old object and

@@ -42,9 +42,11 @@ import (
 	"io"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // ErrUnknownKind marks a document that is not a budget migrate converts.
@@ -179,7 +181,7 @@ func (res *Result) list(in *input, source string, doc int, opts Options) error {
 	if err := in.decode(&list); err != nil {
 		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
 	}
-	_, items := find(in.node, "items")
+	_, items := manifest.Find(in.node, "items")
 	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
 		return &Error{Source: source, Doc: doc, Object: "List", Err: in.errAt("items", "must be written in place, not through a YAML merge key")}
 	}
