@@ -13,17 +13,15 @@ import (
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
-// input is one object of the input in two forms: its JSON, which the
-// typed decoding reads as the API server would, and its YAML node, which
-// only locates a field's line and keeps a number's literal text.
+// input is one object as JSON, which typed decoding reads as the API server
+// would, and as a YAML node, which locates lines and keeps literal numbers.
 type input struct {
 	node *goyaml.Node
 	json []byte
 }
 
-// readInput turns a YAML node into an input; it refuses anything but a
-// mapping, repeated keys, and values JSON cannot hold (.inf, a key that is
-// not a string), with their line.
+// readInput refuses anything but a mapping, repeated keys, and values JSON
+// cannot hold (.inf, a key that is not a string), with their line.
 func readInput(n *goyaml.Node) (*input, error) {
 	n = manifest.Deref(n)
 	if n.Kind != goyaml.MappingNode {
@@ -67,10 +65,7 @@ func typeWords(goType string) string {
 	return goType
 }
 
-// decode reads the object into v like the API server with strict field
-// validation: field names match case-sensitively, and an unknown or
-// repeated field or a value of the wrong type is refused with its path and
-// line.
+// decode reads the object into v strictly, naming each refused field's line.
 func (o *input) decode(v any) error {
 	strict, err := kjson.UnmarshalStrict(o.json, v)
 	if m := typeError.FindStringSubmatch(fmt.Sprint(err)); m != nil {
@@ -98,9 +93,8 @@ func (o *input) decode(v any) error {
 	return nil
 }
 
-// literal returns the number or string the JSON form holds as v at path
-// exactly as written, which JSON does not keep ("12.50" is 12.5 there):
-// money never passes through float64. ok is false when the field is absent.
+// literal is the number or string v, decoded from path, as written: JSON
+// reads "12.50" as 12.5. ok is false when the field is absent.
 func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 	switch v.(type) {
 	case nil:

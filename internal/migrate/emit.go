@@ -82,20 +82,6 @@ func comment(lines ...string) string {
 	return strings.Join(out, "\n")
 }
 
-// encode renders one document.
-func encode(doc *goyaml.Node) ([]byte, error) {
-	var b bytes.Buffer
-	e := goyaml.NewEncoder(&b)
-	e.SetIndent(2)
-	if err := e.Encode(doc); err != nil {
-		return nil, fmt.Errorf("encode the converted budget: %w", err)
-	}
-	if err := e.Close(); err != nil {
-		return nil, fmt.Errorf("encode the converted budget: %w", err)
-	}
-	return b.Bytes(), nil
-}
-
 // budgetDocument assembles an llmbudget LLMCostBudget document.
 func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
 	root := newObject()
@@ -106,13 +92,19 @@ func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }
 
-// validateOutput reads back the document exactly as it was printed and
-// holds its spec to the API's own rules, defaults applied, so that what
-// migrate prints is what kubectl apply and the hook will accept.
-func validateOutput(out []byte) error {
-	js, err := yaml.YAMLToJSON(out)
+// render prints a converted budget and reads it back exactly as printed,
+// holding its spec to the API's own rules, defaults applied: what migrate
+// prints is what kubectl apply and the hook accept.
+func render(doc *goyaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	e := goyaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := errors.Join(e.Encode(doc), e.Close()); err != nil {
+		return nil, fmt.Errorf("encode the converted budget: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(b.Bytes())
 	if err != nil {
-		return fmt.Errorf("read back the converted budget: %w", err)
+		return nil, fmt.Errorf("read back the converted budget: %w", err)
 	}
 	var obj struct {
 		APIVersion string   `json:"apiVersion"`
@@ -122,11 +114,11 @@ func validateOutput(out []byte) error {
 	}
 	strict, err := kjson.UnmarshalStrict(js, &obj)
 	if err = errors.Join(append(strict, err)...); err != nil {
-		return fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
+		return nil, fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
 	}
 	obj.Spec.Default()
 	if err := obj.Spec.Validate(); err != nil {
-		return fmt.Errorf("the converted budget is not valid: %w", err)
+		return nil, fmt.Errorf("the converted budget is not valid: %w", err)
 	}
-	return nil
+	return b.Bytes(), nil
 }

@@ -3,30 +3,22 @@
 // (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
 // (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
 //
-// # Expected flow
-//
-//  1. Split the input into YAML documents; a kubectl List is read item by item.
-//  2. Decode each object strictly against the source API, as the API server
-//     does with strict field validation (sigs.k8s.io/json): field names match
-//     case-sensitively, and an unknown or repeated field or a value of the
-//     wrong type is refused with its path and line, so a typo never vanishes.
-//  3. Map what maps; write a YAML comment next to what does not, saying
-//     what the user must do instead.
-//  4. Read the printed document back and hold it to the llmbudget API's own
-//     defaults and validation.
+// Each object (a kubectl List item by item) is decoded strictly against its
+// source API, as the API server's strict field validation does: an unknown
+// or repeated field or a value of the wrong type is refused with its path
+// and line, so a typo never vanishes. What does not map gets a YAML comment
+// saying what to do instead.
 //
 // # Guarantees
 //
 //   - Money never passes through float64: a limit keeps its literal digits
-//     ("1500.00" stays "1500.00"), a Kubernetes quantity ("12500m") becomes
-//     the exact plain decimal Kubernetes reads it as ("12.5"), and a value
-//     that needs more than 6 decimals is refused rather than rounded.
-//   - Every document printed passes spec.Default and spec.Validate.
+//     ("1500.00"), a Kubernetes quantity ("12500m") becomes the exact plain
+//     decimal Kubernetes reads ("12.5"), and a value that needs more than 6
+//     decimals is refused rather than rounded.
+//   - Every document printed, read back, passes spec.Default and spec.Validate.
 //   - Name, namespace, labels and annotations are kept (without kubectl's
 //     last-applied-configuration); status and server-set metadata are dropped.
 //   - Output is deterministic: same input, same bytes.
-//
-// # Errors
 //
 // An *Error names the input, the document (and List item), the object and
 // the field: `stdin: document 2 (LLMCostBudget team-ml/chatbot): unknown
@@ -54,19 +46,13 @@ var ErrUnknownKind = errors.New("not a kind migrate converts")
 
 // Options tune a migration.
 type Options struct {
-	// SkipUnknownKinds turns a document of another kind into a note
-	// instead of an error.
-	SkipUnknownKinds bool
+	SkipUnknownKinds bool // a document of another kind is a note, not an error
 }
 
 // Result is the outcome of migrating one input.
 type Result struct {
-	// Documents are the converted budgets, each a complete YAML document
-	// without a "---" separator, in input order.
-	Documents [][]byte
-	// Notes are for a person: skipped documents, dropped fields, what to do
-	// next. Each names its document.
-	Notes []string
+	Documents [][]byte // converted budgets in input order, without "---"
+	Notes     []string // for a person, each naming its document
 }
 
 // Error is the refusal of one document.
@@ -161,7 +147,11 @@ func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Opt
 		res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
 		return nil
 	}
-	out, notes, err := render(convert(in))
+	node, notes, err := convert(in)
+	var out []byte
+	if err == nil {
+		out, err = render(node)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -191,21 +181,6 @@ func (res *Result) list(in *input, source string, doc int, opts Options) error {
 		}
 	}
 	return nil
-}
-
-// render prints a converted budget and holds it to the llmbudget API.
-func render(doc *goyaml.Node, notes []string, err error) ([]byte, []string, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := encode(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := validateOutput(out); err != nil {
-		return nil, nil, err
-	}
-	return out, notes, nil
 }
 
 func unknownKind(apiVersion, kind string) error {
