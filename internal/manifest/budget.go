@@ -67,7 +67,7 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	// An unknown field is often a misspelt one: the spec's rules would only
 	// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
 	strictOK := len(r.errs) == before
-	bad := r.checkMeta(o, name, doc.Metadata, true) || !strictOK
+	r.checkMeta(o, name, doc.Metadata, true)
 	if !strictOK {
 		return
 	}
@@ -77,18 +77,15 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	}
 	spec := *doc.Spec
 	spec.Default()
-	if err := spec.Validate(); err != nil {
-		var verrs api.ValidationError
-		if !errors.As(err, &verrs) {
-			r.fail(o, "spec", name, "%s%v", o.prefix, err)
-			return
-		}
+	var verrs api.ValidationError
+	if err := spec.Validate(); errors.As(err, &verrs) {
 		for _, fe := range verrs {
 			r.fail(o, fe.Path, name, "%s%s", o.prefix, fe.Error())
 		}
-		bad = true
+	} else if err != nil {
+		r.fail(o, "spec", name, "%s%v", o.prefix, err)
 	}
-	if bad {
+	if len(r.errs) > before {
 		return
 	}
 	ns := namespaceOf(doc.Metadata)
@@ -102,7 +99,10 @@ func (r *reader) readConfigMap(o object, tm typeMeta) {
 	name := describe(tm)
 	var doc configMapDocument
 	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) || r.checkMeta(o, name, doc.Metadata, false) || len(r.errs) > before {
+	if !r.decodeStrict(o, &doc, name) {
+		return
+	}
+	if r.checkMeta(o, name, doc.Metadata, false); len(r.errs) > before {
 		return
 	}
 	r.set.ConfigMaps = append(r.set.ConfigMaps, ConfigMap{
@@ -110,32 +110,24 @@ func (r *reader) readConfigMap(o object, tm typeMeta) {
 	})
 }
 
-// checkMeta records what the API server would refuse in metadata and reports
-// whether it found anything.
-func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) bool {
-	var msgs []string
-	path := "metadata.name"
+// checkMeta records what the API server would refuse in metadata.
+func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) {
+	fail := func(path, msg string) { r.fail(o, path, name, "%s%s", o.prefix, msg) }
 	switch {
 	case md.Name == "":
-		msgs = append(msgs, "metadata.name: is required")
+		fail("metadata.name", "metadata.name: is required")
 	case budget && len(md.Name) > MaxBudgetNameLength:
-		msgs = append(msgs, budgetNameTooLong)
+		fail("metadata.name", budgetNameTooLong)
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
-			msgs = append(msgs, fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
+			fail("metadata.name", fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
 		}
 	}
-	for _, m := range msgs {
-		r.fail(o, path, name, "%s%s", o.prefix, m)
-	}
-	bad := len(msgs) > 0
 	if md.Namespace != "" {
 		for _, m := range validation.IsDNS1123Label(md.Namespace) {
-			r.fail(o, "metadata.namespace", name, "%smetadata.namespace: Invalid value: %q: %s", o.prefix, md.Namespace, m)
-			bad = true
+			fail("metadata.namespace", fmt.Sprintf("metadata.namespace: Invalid value: %q: %s", md.Namespace, m))
 		}
 	}
-	return bad
 }
 
 // namespaceOf is the object's namespace, "default" when unset (kubectl's
