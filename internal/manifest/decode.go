@@ -126,15 +126,11 @@ func (r *reader) readObject(o object) {
 	case tm.APIVersion == "v1" && tm.Kind == "List", tm.APIVersion == api.APIVersion && tm.Kind == budgetListKind:
 		r.readList(o)
 	case group == api.Group || strings.EqualFold(tm.Kind, api.Kind):
-		if msg := wrongBudgetType(tm.APIVersion, tm.Kind, version); msg != "" {
-			path := "kind"
-			if group == api.Group && version != api.Version {
-				path = "apiVersion"
-			}
+		if path, msg := wrongBudgetType(tm, group, version); msg != "" {
 			r.fail(o, path, describe(tm), "%s", msg)
-			return
+		} else {
+			r.readBudget(o, tm)
 		}
-		r.readBudget(o, tm)
 	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
 		r.readConfigMap(o, tm)
 	case tm.Kind == "ConfigMap" && group == "":
@@ -145,19 +141,18 @@ func (r *reader) readObject(o object) {
 }
 
 // wrongBudgetType says what is wrong with an apiVersion and kind that look
-// like an LLMCostBudget's, or "" when they are right.
-func wrongBudgetType(apiVersion, kind, version string) string {
-	group, _ := splitAPIVersion(apiVersion)
+// like an LLMCostBudget's, and at which field; "" when they are right.
+func wrongBudgetType(tm typeMeta, group, version string) (path, msg string) {
 	switch {
 	case group != api.Group:
-		return fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
-			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", apiVersion, api.APIVersion)
+		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", tm.APIVersion, api.APIVersion)
 	case version != api.Version:
-		return fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", apiVersion, api.APIVersion)
-	case kind != api.Kind:
-		return fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", kind, api.APIVersion, api.Kind)
+		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", tm.APIVersion, api.APIVersion)
+	case tm.Kind != api.Kind:
+		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", tm.Kind, api.APIVersion, api.Kind)
 	}
-	return ""
+	return "", ""
 }
 
 func splitAPIVersion(apiVersion string) (group, version string) {
@@ -196,7 +191,7 @@ func (r *reader) readList(o object) {
 // duplicate fields, and records every problem. It reports whether v was
 // decoded: a value of the wrong type stops decoding, an unknown field does not.
 func (r *reader) decodeStrict(o object, v any, name string) bool {
-	strict, err := kjson.UnmarshalStrict(o.js, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	strict, err := kjson.UnmarshalStrict(o.js, v)
 	if err != nil {
 		path, msg := typeErrorMessage(err, reflect.TypeOf(v))
 		r.fail(o, path, name, "%s%s", o.prefix, msg)
@@ -248,23 +243,19 @@ func fieldType(t reflect.Type, path string) reflect.Type {
 		if t.Kind() != reflect.Struct {
 			return nil
 		}
-		f, ok := fieldByTag(t, step)
-		if !ok {
+		next := t
+		for i := range t.NumField() {
+			if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == step {
+				next = t.Field(i).Type
+				break
+			}
+		}
+		if next == t {
 			return nil
 		}
-		t = f.Type
+		t = next
 	}
 	return t
-}
-
-func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }
 
 // schemaType is the OpenAPI type a Go type is written as.
