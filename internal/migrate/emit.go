@@ -63,24 +63,10 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 	return n
 }
 
-// comment turns lines into a YAML comment block. Text from the source
-// object never contains a line break here: names and selectors are
+// comment is a YAML comment block; the encoder starts each line with "# ".
+// No line is empty or holds a line break: names and selectors are
 // validated first, and everything else is our own prose.
-func comment(lines ...string) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		l = strings.ReplaceAll(l, "\n", " ")
-		if l == "" {
-			out[i] = "#"
-		} else {
-			out[i] = "# " + l
-		}
-	}
-	return strings.Join(out, "\n")
-}
+func comment(lines ...string) string { return strings.Join(lines, "\n") }
 
 // budgetDocument assembles an llmbudget LLMCostBudget document.
 func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
