@@ -25,7 +25,7 @@ type input struct {
 func readInput(n *goyaml.Node) (*input, error) {
 	n = manifest.Deref(n)
 	if n.Kind != goyaml.MappingNode {
-		return nil, &fieldError{msg: "not a Kubernetes object: a YAML mapping is expected", line: n.Line}
+		return nil, atLine(n.Line, "not a Kubernetes object: a YAML mapping is expected")
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
@@ -37,7 +37,7 @@ func readInput(n *goyaml.Node) (*input, error) {
 	}
 	js, err := json.Marshal(v)
 	if err != nil {
-		return nil, &fieldError{msg: fmt.Sprintf("has a value JSON cannot hold (%v)", err), line: n.Line}
+		return nil, atLine(n.Line, fmt.Sprintf("has a value JSON cannot hold (%v)", err))
 	}
 	return &input{node: n, json: js}, nil
 }
@@ -83,7 +83,7 @@ func (o *input) decode(v any) error {
 		var fe interface{ FieldPath() string }
 		if errors.As(e, &fe) {
 			line, _ := manifest.Find(o.node, fe.FieldPath())
-			e = &fieldError{msg: e.Error(), line: line}
+			e = atLine(line, e.Error())
 		}
 		msgs[i] = e.Error()
 	}
@@ -113,18 +113,13 @@ func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 // errAt refuses the field at path: "spec.x: must be a string (line 7)".
 func (o *input) errAt(path, format string, args ...any) error {
 	line, _ := manifest.Find(o.node, path)
-	return &fieldError{msg: path + ": " + fmt.Sprintf(format, args...), line: line}
+	return atLine(line, path+": "+fmt.Sprintf(format, args...))
 }
 
-// fieldError refuses one field of a source object.
-type fieldError struct {
-	msg  string
-	line int // 1-based line in the input, 0 when unknown
-}
-
-func (e *fieldError) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("%s (line %d)", e.msg, e.line)
+// atLine is msg at a 1-based line of the input, 0 when unknown.
+func atLine(line int, msg string) error {
+	if line > 0 {
+		return fmt.Errorf("%s (line %d)", msg, line)
 	}
-	return e.msg
+	return errors.New(msg)
 }
