@@ -77,7 +77,7 @@ func (r *reader) readStream(file string, data []byte) {
 			r.errs = append(r.errs, Error{Source: o.at(""), Message: fmt.Sprintf("document %d: %s", n+1, msg)})
 			return
 		}
-		if isEmpty(o.js) {
+		if js := bytes.TrimSpace(o.js); len(js) == 0 || string(js) == "null" {
 			continue
 		}
 		n++
@@ -102,11 +102,6 @@ func documentNodes(data []byte) []*yaml.Node {
 			docs = append(docs, doc.Content[0])
 		}
 	}
-}
-
-func isEmpty(js []byte) bool {
-	js = bytes.TrimSpace(js)
-	return len(js) == 0 || bytes.Equal(js, []byte("null"))
 }
 
 func (r *reader) fail(o object, path, object, format string, args ...any) {

@@ -24,7 +24,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -147,6 +146,5 @@ func manifestFiles(dir string) ([]string, error) {
 			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}
-	slices.Sort(files)
-	return files, nil
+	return files, nil // sorted, as ReadDir is
 }

@@ -35,14 +35,6 @@ func integer(v int64) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(v, 10)}
 }
 
-func list(items ...string) *goyaml.Node {
-	n := &goyaml.Node{Kind: goyaml.SequenceNode}
-	for _, it := range items {
-		n.Content = append(n.Content, str(it))
-	}
-	return n
-}
-
 // object is a mapping under construction whose fields keep insertion order.
 type object struct{ node *goyaml.Node }
 

@@ -139,7 +139,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		costSourceComment(&b.ObjectMeta, selector.String(), tz.name, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
-		set("resources", list(kelosTasks)).
+		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
 		set("failurePolicy", str(string(api.FailOpen))).
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
