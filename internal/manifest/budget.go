@@ -12,14 +12,6 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// MaxBudgetNameLength is the CRD's limit on a budget's name: workloads name
-// their budget in a label value, which holds at most 63 characters.
-const MaxBudgetNameLength = validation.LabelValueMaxLength
-
-// budgetNameTooLong is the CRD's message for a name over MaxBudgetNameLength.
-const budgetNameTooLong = "metadata.name must be at most 63 characters: workloads name their budget in " +
-	"the llmbudget.dev/budget label, whose values are limited to 63 characters"
-
 // Budget is a valid LLMCostBudget.
 type Budget struct {
 	Source
@@ -116,8 +108,9 @@ func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget b
 	switch {
 	case md.Name == "":
 		fail("metadata.name", "metadata.name: is required")
-	case budget && len(md.Name) > MaxBudgetNameLength:
-		fail("metadata.name", budgetNameTooLong)
+	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
+		fail("metadata.name", "metadata.name must be at most 63 characters: workloads name their budget in "+
+			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
 			fail("metadata.name", fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
