@@ -64,21 +64,26 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string {
-	return where(e.Source, e.Doc, e.Item, e.Object) + ": " + e.Err.Error()
-}
+func (e *Error) Error() string { return e.where() + ": " + e.Err.Error() }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func where(source string, doc, item int, object string) string {
-	s := fmt.Sprintf("%s: document %d", source, doc)
-	if item > 0 {
-		s += fmt.Sprintf(" item %d", item)
+// where names the document, item and object, for errors and notes alike.
+func (e Error) where() string {
+	s := fmt.Sprintf("%s: document %d", e.Source, e.Doc)
+	if e.Item > 0 {
+		s += fmt.Sprintf(" item %d", e.Item)
 	}
-	if object != "" {
-		s += " (" + object + ")"
+	if e.Object != "" {
+		s += " (" + e.Object + ")"
 	}
 	return s
+}
+
+// with is e refusing for err.
+func (e Error) with(err error) error {
+	e.Err = err
+	return &e
 }
 
 // Join makes one multi-document YAML stream of documents.
@@ -99,22 +104,22 @@ func Migrate(source string, data []byte, opts Options) (Result, error) {
 			return res, nil
 		}
 		if err != nil {
-			return Result{}, &Error{Source: source, Doc: doc, Err: fmt.Errorf("not valid YAML: %w", err)}
+			return Result{}, Error{Source: source, Doc: doc}.with(fmt.Errorf("not valid YAML: %w", err))
 		}
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue // an empty document, like the one after a trailing ---
 		}
-		if err := res.object(n.Content[0], source, doc, 0, opts); err != nil {
+		if err := res.object(n.Content[0], Error{Source: source, Doc: doc}, opts); err != nil {
 			return Result{}, err
 		}
 	}
 }
 
-// object converts one object, or each item of a List.
-func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Options) error {
+// object converts one object, or each item of a List; at says where it is.
+func (res *Result) object(n *goyaml.Node, at Error, opts Options) error {
 	in, err := readInput(n)
 	if err != nil {
-		return &Error{Source: source, Doc: doc, Item: item, Err: err}
+		return at.with(err)
 	}
 	var head struct {
 		metav1.TypeMeta `json:",inline"`
@@ -127,24 +132,21 @@ func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Opt
 	// its kind says what is wrong with it.
 	_ = kjson.UnmarshalCaseSensitivePreserveInts(in.json, &head)
 	apiVersion, kind := head.APIVersion, head.Kind
-	object := identify(kind, head.Metadata.Namespace, head.Metadata.Name)
-	fail := func(err error) error {
-		return &Error{Source: source, Doc: doc, Item: item, Object: object, Err: err}
-	}
+	at.Object = identify(kind, head.Metadata.Namespace, head.Metadata.Name)
 	var convert func(*input) (*goyaml.Node, []string, error)
 	switch {
 	case apiVersion == operatorAPIVersion && kind == operatorKind:
 		convert = convertOperator
 	case apiVersion == kelosAPIVersion && kind == kelosKind:
 		convert = convertKelos
-	case apiVersion == "v1" && kind == "List" && item == 0:
-		return res.list(in, source, doc, opts)
+	case apiVersion == "v1" && kind == "List" && at.Item == 0:
+		return res.list(in, at, opts)
 	default:
 		err = unknownKind(apiVersion, kind)
 		if !opts.SkipUnknownKinds {
-			return fail(err)
+			return at.with(err)
 		}
-		res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
+		res.Notes = append(res.Notes, at.where()+": skipped: "+err.Error())
 		return nil
 	}
 	node, notes, err := convert(in)
@@ -153,30 +155,31 @@ func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Opt
 		out, err = render(node)
 	}
 	if err != nil {
-		return fail(err)
+		return at.with(err)
 	}
 	res.Documents = append(res.Documents, out)
 	for _, msg := range notes {
-		res.Notes = append(res.Notes, where(source, doc, item, object)+": "+msg)
+		res.Notes = append(res.Notes, at.where()+": "+msg)
 	}
 	return nil
 }
 
-func (res *Result) list(in *input, source string, doc int, opts Options) error {
+func (res *Result) list(in *input, at Error, opts Options) error {
 	var list struct {
 		metav1.TypeMeta `json:",inline"`
 		Metadata        metav1.ListMeta `json:"metadata"`
 		Items           []any           `json:"items"`
 	}
+	at.Object = "List"
 	if err := in.decode(&list); err != nil {
-		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
+		return at.with(err)
 	}
 	_, items := manifest.Find(in.node, "items")
 	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
-		return &Error{Source: source, Doc: doc, Object: "List", Err: in.errAt("items", "must be written in place, not through a YAML merge key")}
+		return at.with(in.errAt("items", "must be written in place, not through a YAML merge key"))
 	}
 	for i := range list.Items {
-		if err := res.object(items.Content[i], source, doc, i+1, opts); err != nil {
+		if err := res.object(items.Content[i], Error{Source: at.Source, Doc: at.Doc, Item: i + 1}, opts); err != nil {
 			return err
 		}
 	}
