@@ -23,7 +23,8 @@ import (
 // budgetListKind is the kind kubectl get llmb -o yaml prints for one budget type.
 const budgetListKind = api.Kind + "List"
 
-// typeMeta is what every document is first read as, leniently, to learn its kind.
+// typeMeta is what every document is first read as, leniently, to learn its
+// kind. Its name is in the message for a document that is not an object.
 type typeMeta struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -33,8 +34,8 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-// list is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
-type list struct {
+// List is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
+type List struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   metav1.ListMeta   `json:"metadata"`
@@ -171,7 +172,7 @@ func describe(tm typeMeta) string {
 }
 
 func (r *reader) readList(o object) {
-	var l list
+	var l List
 	if !r.decodeStrict(o, &l, "") {
 		return
 	}

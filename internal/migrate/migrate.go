@@ -35,7 +35,6 @@ import (
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/llmbudget/llmbudget/internal/manifest"
@@ -122,8 +121,9 @@ func (res *Result) object(n *goyaml.Node, at Error, opts Options) error {
 		return at.with(err)
 	}
 	var head struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
@@ -165,11 +165,7 @@ func (res *Result) object(n *goyaml.Node, at Error, opts Options) error {
 }
 
 func (res *Result) list(in *input, at Error, opts Options) error {
-	var list struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ListMeta `json:"metadata"`
-		Items           []any           `json:"items"`
-	}
+	var list manifest.List
 	at.Object = "List"
 	if err := in.decode(&list); err != nil {
 		return at.with(err)
