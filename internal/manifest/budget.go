@@ -49,8 +49,7 @@ type configMapDocument struct {
 	Immutable  *bool             `json:"immutable,omitempty"`
 }
 
-func (r *reader) readBudget(o object, tm typeMeta) {
-	name := describe(tm)
+func (r *reader) readBudget(o object, name string) {
 	var doc budgetDocument
 	before := len(r.errs)
 	if !r.decodeStrict(o, &doc, name) {
@@ -87,8 +86,7 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	})
 }
 
-func (r *reader) readConfigMap(o object, tm typeMeta) {
-	name := describe(tm)
+func (r *reader) readConfigMap(o object, name string) {
 	var doc configMapDocument
 	before := len(r.errs)
 	if !r.decodeStrict(o, &doc, name) {

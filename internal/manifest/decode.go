@@ -125,10 +125,10 @@ func (r *reader) readObject(o object) {
 		if path, msg := wrongBudgetType(tm, group, version); msg != "" {
 			r.fail(o, path, describe(tm), "%s", msg)
 		} else {
-			r.readBudget(o, tm)
+			r.readBudget(o, describe(tm))
 		}
 	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
-		r.readConfigMap(o, tm)
+		r.readConfigMap(o, describe(tm))
 	case tm.Kind == "ConfigMap" && group == "":
 		r.fail(o, "apiVersion", describe(tm), "ConfigMap is apiVersion v1, not %q", tm.APIVersion)
 	default:
