@@ -17,29 +17,38 @@ func Find(n *yaml.Node, path string) (int, *yaml.Node) {
 		return 0, nil
 	}
 	line := n.Line
-	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
-		key, value := child(Deref(n), seg)
-		if value == nil {
-			return line, nil
+	for _, part := range strings.Split(path, ".") {
+		for part != "" {
+			// A step is a key, or an index written "[2]" (a key may hold "]").
+			end := strings.IndexByte(part[1:], '[') + 1
+			if end == 0 {
+				end = len(part)
+			}
+			key, value := child(Deref(n), part[:end])
+			if value == nil {
+				return line, nil
+			}
+			line, n, part = key.Line, value, part[end:]
 		}
-		line, n = key.Line, value
 	}
 	return line, Deref(n)
 }
 
-// child returns the key and value of seg in a mapping, or the item at index
-// seg of a sequence (as both).
-func child(n *yaml.Node, seg string) (key, value *yaml.Node) {
-	switch n.Kind {
-	case yaml.MappingNode:
+// child returns the key and value of step in a mapping, or the item at an
+// index step ("[2]") of a sequence (as both).
+func child(n *yaml.Node, step string) (key, value *yaml.Node) {
+	if i, ok := strings.CutPrefix(step, "["); ok {
+		idx, err := strconv.Atoi(strings.TrimSuffix(i, "]"))
+		if err != nil || n.Kind != yaml.SequenceNode || idx < 0 || idx >= len(n.Content) {
+			return nil, nil
+		}
+		return n.Content[idx], n.Content[idx]
+	}
+	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == seg {
+			if n.Content[i].Value == step {
 				return n.Content[i], n.Content[i+1]
 			}
-		}
-	case yaml.SequenceNode:
-		if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(n.Content) {
-			return n.Content[i], n.Content[i]
 		}
 	}
 	return nil, nil
