@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
@@ -214,19 +214,15 @@ func strictMessage(prefix string, err error, path string) string {
 	return msg
 }
 
-// typeError matches encoding/json's "cannot unmarshal string into Go struct
-// field Period.spec.period.startDay of type int32".
-var typeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w*\.(\S+) of type (\S+)`)
-
 // typeErrorMessage turns a decoding error into "path: must be of type
 // integer, got string", naming the field's path and its type in the API's
 // terms (target is the type decoded into).
 func typeErrorMessage(err error, target reflect.Type) (path, msg string) {
-	m := typeError.FindStringSubmatch(err.Error())
-	if m == nil {
+	path, _, got, ok := decode.TypeMismatch(err)
+	if !ok || path == "" || strings.Contains(got, " ") { // "number 1e99" for an integer
 		return "", strings.TrimPrefix(err.Error(), "json: ")
 	}
-	return m[2], fmt.Sprintf("%s: must be of type %s, got %s", m[2], schemaType(fieldType(target, m[2])), m[1])
+	return path, fmt.Sprintf("%s: must be of type %s, got %s", path, schemaType(fieldType(target, path)), got)
 }
 
 // fieldType is the type of the field at a JSON path ("spec.period.startDay")

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
@@ -42,10 +42,6 @@ func readInput(n *goyaml.Node) (*input, error) {
 	return &input{node: n, json: js}, nil
 }
 
-// typeError matches the message of a value of the wrong type; kjson does
-// not export the error's type.
-var typeError = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go struct field \w*\.(\S+) of type (.+)$`)
-
 // jsonWords names the kinds of JSON value in a type error as YAML has them.
 var jsonWords = strings.NewReplacer("array", "a list", "object", "a mapping", "bool", "a boolean", "string", "a string", "number", "a number")
 
@@ -68,12 +64,12 @@ func typeWords(goType string) string {
 // decode reads the object into v strictly, naming each refused field's line.
 func (o *input) decode(v any) error {
 	strict, err := kjson.UnmarshalStrict(o.json, v)
-	if m := typeError.FindStringSubmatch(fmt.Sprint(err)); m != nil {
-		want, got := typeWords(m[3]), jsonWords.Replace(m[1])
+	if path, t, value, ok := decode.TypeMismatch(err); ok && path != "" {
+		want, got := typeWords(t.String()), jsonWords.Replace(value)
 		if want == "a string" && got != "a mapping" && got != "a list" {
 			got += " (quote it)"
 		}
-		return o.errAt(m[2], "must be %s, got %s", want, got)
+		return o.errAt(path, "must be %s, got %s", want, got)
 	}
 	if err != nil {
 		return err
