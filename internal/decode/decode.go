@@ -54,26 +54,28 @@ func describe(root string, err error) error {
 	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
 		return fmt.Errorf("%smalformed JSON at byte %d: %v", prefix(root), offset, err)
 	}
-	if field, want, got, ok := typeError(err); ok {
-		return fmt.Errorf("%smust be %s, got JSON %s", prefix(join(root, field)), want, got)
+	if field, want, got, ok := TypeMismatch(err); ok {
+		return fmt.Errorf("%smust be %s, got JSON %s", prefix(join(root, field)), jsonType(want.Kind()), got)
 	}
 	return fmt.Errorf("%s%w", prefix(root), err)
 }
 
-// typeError reads a type mismatch: sigs.k8s.io/json returns its own copy of
-// encoding/json's UnmarshalTypeError, whose fields are exported but whose
-// type cannot be imported.
-func typeError(err error) (field, want, got string, ok bool) {
+// TypeMismatch reads a value of the wrong JSON type from a decoding error:
+// the field's JSON path ("spec.period.startDay"), the Go type wanted and the
+// JSON value found ("string", "number 1.5"). sigs.k8s.io/json returns its
+// own copy of encoding/json's UnmarshalTypeError, whose fields are exported
+// but whose type cannot be imported.
+func TypeMismatch(err error) (field string, want reflect.Type, got string, ok bool) {
 	v := reflect.ValueOf(err)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
-		return "", "", "", false
+		return "", nil, "", false
 	}
 	s := v.Elem()
 	t, isType := s.FieldByName("Type").Interface().(reflect.Type)
 	if !isType || t == nil {
-		return "", "", "", false
+		return "", nil, "", false
 	}
-	return s.FieldByName("Field").String(), jsonType(t.Kind()), s.FieldByName("Value").String(), true
+	return s.FieldByName("Field").String(), t, s.FieldByName("Value").String(), true
 }
 
 func jsonType(k reflect.Kind) string {

@@ -12,14 +12,6 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// MaxBudgetNameLength is the CRD's limit on a budget's name: workloads name
-// their budget in a label value, which holds at most 63 characters.
-const MaxBudgetNameLength = validation.LabelValueMaxLength
-
-// budgetNameTooLong is the CRD's message for a name over MaxBudgetNameLength.
-const budgetNameTooLong = "metadata.name must be at most 63 characters: workloads name their budget in " +
-	"the llmbudget.dev/budget label, whose values are limited to 63 characters"
-
 // Budget is a valid LLMCostBudget.
 type Budget struct {
 	Source
@@ -57,8 +49,7 @@ type configMapDocument struct {
 	Immutable  *bool             `json:"immutable,omitempty"`
 }
 
-func (r *reader) readBudget(o object, tm typeMeta) {
-	name := describe(tm)
+func (r *reader) readBudget(o object, name string) {
 	var doc budgetDocument
 	before := len(r.errs)
 	if !r.decodeStrict(o, &doc, name) {
@@ -67,7 +58,7 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	// An unknown field is often a misspelt one: the spec's rules would only
 	// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
 	strictOK := len(r.errs) == before
-	bad := r.checkMeta(o, name, doc.Metadata, true) || !strictOK
+	r.checkMeta(o, name, doc.Metadata, true)
 	if !strictOK {
 		return
 	}
@@ -77,18 +68,15 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	}
 	spec := *doc.Spec
 	spec.Default()
-	if err := spec.Validate(); err != nil {
-		var verrs api.ValidationError
-		if !errors.As(err, &verrs) {
-			r.fail(o, "spec", name, "%s%v", o.prefix, err)
-			return
-		}
+	var verrs api.ValidationError
+	if err := spec.Validate(); errors.As(err, &verrs) {
 		for _, fe := range verrs {
 			r.fail(o, fe.Path, name, "%s%s", o.prefix, fe.Error())
 		}
-		bad = true
+	} else if err != nil {
+		r.fail(o, "spec", name, "%s%v", o.prefix, err)
 	}
-	if bad {
+	if len(r.errs) > before {
 		return
 	}
 	ns := namespaceOf(doc.Metadata)
@@ -98,11 +86,13 @@ func (r *reader) readBudget(o object, tm typeMeta) {
 	})
 }
 
-func (r *reader) readConfigMap(o object, tm typeMeta) {
-	name := describe(tm)
+func (r *reader) readConfigMap(o object, name string) {
 	var doc configMapDocument
 	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) || r.checkMeta(o, name, doc.Metadata, false) || len(r.errs) > before {
+	if !r.decodeStrict(o, &doc, name) {
+		return
+	}
+	if r.checkMeta(o, name, doc.Metadata, false); len(r.errs) > before {
 		return
 	}
 	r.set.ConfigMaps = append(r.set.ConfigMaps, ConfigMap{
@@ -110,32 +100,25 @@ func (r *reader) readConfigMap(o object, tm typeMeta) {
 	})
 }
 
-// checkMeta records what the API server would refuse in metadata and reports
-// whether it found anything.
-func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) bool {
-	var msgs []string
-	path := "metadata.name"
+// checkMeta records what the API server would refuse in metadata.
+func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) {
+	fail := func(path, msg string) { r.fail(o, path, name, "%s%s", o.prefix, msg) }
 	switch {
 	case md.Name == "":
-		msgs = append(msgs, "metadata.name: is required")
-	case budget && len(md.Name) > MaxBudgetNameLength:
-		msgs = append(msgs, budgetNameTooLong)
+		fail("metadata.name", "metadata.name: is required")
+	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
+		fail("metadata.name", "metadata.name must be at most 63 characters: workloads name their budget in "+
+			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
-			msgs = append(msgs, fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
+			fail("metadata.name", fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
 		}
 	}
-	for _, m := range msgs {
-		r.fail(o, path, name, "%s%s", o.prefix, m)
-	}
-	bad := len(msgs) > 0
 	if md.Namespace != "" {
 		for _, m := range validation.IsDNS1123Label(md.Namespace) {
-			r.fail(o, "metadata.namespace", name, "%smetadata.namespace: Invalid value: %q: %s", o.prefix, md.Namespace, m)
-			bad = true
+			fail("metadata.namespace", fmt.Sprintf("metadata.namespace: Invalid value: %q: %s", md.Namespace, m))
 		}
 	}
-	return bad
 }
 
 // namespaceOf is the object's namespace, "default" when unset (kubectl's

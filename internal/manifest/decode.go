@@ -8,20 +8,23 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // budgetListKind is the kind kubectl get llmb -o yaml prints for one budget type.
 const budgetListKind = api.Kind + "List"
 
-// typeMeta is what every document is first read as, leniently, to learn its kind.
+// typeMeta is what every document is first read as, leniently, to learn its
+// kind. Its name is in the message for a document that is not an object.
 type typeMeta struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -31,8 +34,8 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-// list is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
-type list struct {
+// List is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
+type List struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   metav1.ListMeta   `json:"metadata"`
@@ -42,18 +45,19 @@ type list struct {
 // object is one document or List item being decoded.
 type object struct {
 	file   string
-	lines  lineIndex
-	prefix string // "items[2]." inside a List
+	node   *yaml.Node // locates lines; nil when the stream does not parse
+	prefix string     // "items[2]." inside a List
 	js     []byte
 }
 
 // at is the source of the field at path within the object.
 func (o object) at(path string) Source {
-	return Source{File: o.file, Line: o.lines.line(path)}
+	line, _ := Find(o.node, path)
+	return Source{File: o.file, Line: line}
 }
 
 func (r *reader) readStream(file string, data []byte) {
-	lines := documentLines(data)
+	nodes := documentNodes(data)
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for n := 0; ; {
 		doc, err := docs.Read()
@@ -64,28 +68,41 @@ func (r *reader) readStream(file string, data []byte) {
 			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
 			return
 		}
-		var idx lineIndex
-		if n < len(lines) {
-			idx = lines[n]
+		o := object{file: file}
+		if n < len(nodes) {
+			o.node = nodes[n]
 		}
-		js, err := yaml.YAMLToJSONStrict(doc)
-		if err != nil {
+		if o.js, err = sigsyaml.YAMLToJSONStrict(doc); err != nil {
 			// The YAML parser counts lines from the document's start, hence its number.
 			msg := strings.ReplaceAll(err.Error(), "\n ", "")
-			r.errs = append(r.errs, Error{Source: Source{File: file, Line: idx.line("")}, Message: fmt.Sprintf("document %d: %s", n+1, msg)})
+			r.errs = append(r.errs, Error{Source: o.at(""), Message: fmt.Sprintf("document %d: %s", n+1, msg)})
 			return
 		}
-		if isEmpty(js) {
+		if js := bytes.TrimSpace(o.js); len(js) == 0 || string(js) == "null" {
 			continue
 		}
 		n++
-		r.readObject(object{file: file, lines: idx, js: js})
+		r.readObject(o)
 	}
 }
 
-func isEmpty(js []byte) bool {
-	js = bytes.TrimSpace(js)
-	return len(js) == 0 || bytes.Equal(js, []byte("null"))
+// documentNodes is the root of every document of a YAML stream that holds
+// something, in order; nil when the stream does not parse, so that errors
+// are still reported, without lines.
+func documentNodes(data []byte) []*yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return docs
+		} else if err != nil {
+			return nil
+		}
+		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
+			docs = append(docs, doc.Content[0])
+		}
+	}
 }
 
 func (r *reader) fail(o object, path, object, format string, args ...any) {
@@ -107,17 +124,13 @@ func (r *reader) readObject(o object) {
 	case tm.APIVersion == api.APIVersion && tm.Kind == api.ClusterKind:
 		r.set.ClusterBudgets = append(r.set.ClusterBudgets, Object{Source: o.at(""), Name: tm.Metadata.Name, JSON: o.js})
 	case group == api.Group || strings.EqualFold(tm.Kind, api.Kind):
-		if msg := wrongBudgetType(tm.APIVersion, tm.Kind, version); msg != "" {
-			path := "kind"
-			if group == api.Group && version != api.Version {
-				path = "apiVersion"
-			}
+		if path, msg := wrongBudgetType(tm, group, version); msg != "" {
 			r.fail(o, path, describe(tm), "%s", msg)
-			return
+		} else {
+			r.readBudget(o, describe(tm))
 		}
-		r.readBudget(o, tm)
 	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
-		r.readConfigMap(o, tm)
+		r.readConfigMap(o, describe(tm))
 	case tm.Kind == "ConfigMap" && group == "":
 		r.fail(o, "apiVersion", describe(tm), "ConfigMap is apiVersion v1, not %q", tm.APIVersion)
 	default:
@@ -126,19 +139,18 @@ func (r *reader) readObject(o object) {
 }
 
 // wrongBudgetType says what is wrong with an apiVersion and kind that look
-// like an LLMCostBudget's, or "" when they are right.
-func wrongBudgetType(apiVersion, kind, version string) string {
-	group, _ := splitAPIVersion(apiVersion)
+// like an LLMCostBudget's, and at which field; "" when they are right.
+func wrongBudgetType(tm typeMeta, group, version string) (path, msg string) {
 	switch {
 	case group != api.Group:
-		return fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
-			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", apiVersion, api.APIVersion)
+		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", tm.APIVersion, api.APIVersion)
 	case version != api.Version:
-		return fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", apiVersion, api.APIVersion)
-	case kind != api.Kind:
-		return fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", kind, api.APIVersion, api.Kind)
+		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", tm.APIVersion, api.APIVersion)
+	case tm.Kind != api.Kind:
+		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", tm.Kind, api.APIVersion, api.Kind)
 	}
-	return ""
+	return "", ""
 }
 
 func splitAPIVersion(apiVersion string) (group, version string) {
@@ -162,13 +174,14 @@ func describe(tm typeMeta) string {
 }
 
 func (r *reader) readList(o object) {
-	var l list
+	var l List
 	if !r.decodeStrict(o, &l, "") {
 		return
 	}
 	for i, item := range l.Items {
 		prefix := fmt.Sprintf("items[%d]", i)
-		r.readObject(object{file: o.file, lines: o.lines.sub(prefix), prefix: o.prefix + prefix + ".", js: item})
+		_, node := Find(o.node, prefix)
+		r.readObject(object{file: o.file, node: node, prefix: o.prefix + prefix + ".", js: item})
 	}
 }
 
@@ -176,7 +189,7 @@ func (r *reader) readList(o object) {
 // duplicate fields, and records every problem. It reports whether v was
 // decoded: a value of the wrong type stops decoding, an unknown field does not.
 func (r *reader) decodeStrict(o object, v any, name string) bool {
-	strict, err := kjson.UnmarshalStrict(o.js, v, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	strict, err := kjson.UnmarshalStrict(o.js, v)
 	if err != nil {
 		path, msg := typeErrorMessage(err, reflect.TypeOf(v))
 		r.fail(o, path, name, "%s%s", o.prefix, msg)
@@ -203,51 +216,40 @@ func strictMessage(prefix string, err error, path string) string {
 	return msg
 }
 
-// typeError matches encoding/json's "cannot unmarshal string into Go struct
-// field Period.spec.period.startDay of type int32".
-var typeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w*\.(\S+) of type (\S+)`)
-
 // typeErrorMessage turns a decoding error into "path: must be of type
 // integer, got string", naming the field's path and its type in the API's
 // terms (target is the type decoded into).
 func typeErrorMessage(err error, target reflect.Type) (path, msg string) {
-	m := typeError.FindStringSubmatch(err.Error())
-	if m == nil {
+	path, _, got, ok := decode.TypeMismatch(err)
+	if !ok || path == "" || strings.Contains(got, " ") { // "number 1e99" for an integer
 		return "", strings.TrimPrefix(err.Error(), "json: ")
 	}
-	return m[2], fmt.Sprintf("%s: must be of type %s, got %s", m[2], schemaType(fieldType(target, m[2])), m[1])
+	return path, fmt.Sprintf("%s: must be of type %s, got %s", path, schemaType(fieldType(target, path)), got)
 }
 
 // fieldType is the type of the field at a JSON path ("spec.period.startDay")
 // of t, or nil when the path leaves t's structs.
 func fieldType(t reflect.Type, path string) reflect.Type {
-	for _, step := range splitPath(path) {
+	for _, step := range strings.Split(path, ".") {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 			t = t.Elem()
-		}
-		if strings.HasPrefix(step, "[") {
-			continue
 		}
 		if t.Kind() != reflect.Struct {
 			return nil
 		}
-		f, ok := fieldByTag(t, step)
-		if !ok {
+		next := t
+		for i := range t.NumField() {
+			if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == step {
+				next = t.Field(i).Type
+				break
+			}
+		}
+		if next == t {
 			return nil
 		}
-		t = f.Type
+		t = next
 	}
 	return t
-}
-
-func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }
 
 // schemaType is the OpenAPI type a Go type is written as.

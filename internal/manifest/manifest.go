@@ -25,7 +25,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -127,21 +126,13 @@ func (r *reader) readPath(name string) error {
 		r.readStream("stdin", data)
 		return nil
 	}
-	info, err := os.Stat(name)
-	if err != nil {
+	files := []string{name}
+	if info, err := os.Stat(name); err != nil {
 		return err
-	}
-	if !info.IsDir() {
-		data, err := os.ReadFile(name)
-		if err != nil {
+	} else if info.IsDir() {
+		if files, err = manifestFiles(name); err != nil {
 			return err
 		}
-		r.readStream(name, data)
-		return nil
-	}
-	files, err := manifestFiles(name)
-	if err != nil {
-		return err
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -167,6 +158,5 @@ func manifestFiles(dir string) ([]string, error) {
 			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}
-	slices.Sort(files)
-	return files, nil
+	return files, nil // sorted, as ReadDir is
 }

@@ -197,3 +197,13 @@ func TestReadReadsStdinOnce(t *testing.T) {
 	_, err := manifest.Read([]string{"-", "-"}, strings.NewReader(validBudget))
 	assert.EqualError(t, err, "-f - given twice: stdin can be read only once")
 }
+
+func TestReadNamesTheLineWhereAFieldReachedThroughAnAliasIsWritten(t *testing.T) {
+	text := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot}\n" +
+		"x-spec: &spec\n  limitUSD: \"5\"\n  bogus: 1\n  costSource: {configMapName: c, key: k}\nspec: *spec\n"
+	_, err := readText(t, text)
+	assert.Equal(t, []string{
+		`6: LLMCostBudget chatbot: unknown field "spec.bogus"`,
+		`4: LLMCostBudget chatbot: unknown field "x-spec"`,
+	}, problems(t, err))
+}

@@ -4,29 +4,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
-// input is one object of the input in two forms: its JSON, which the
-// typed decoding reads as the API server would, and its YAML node, which
-// only locates a field's line and keeps a number's literal text.
+// input is one object as JSON, which typed decoding reads as the API server
+// would, and as a YAML node, which locates lines and keeps literal numbers.
 type input struct {
 	node *goyaml.Node
 	json []byte
 }
 
-// readInput turns a YAML node into an input; it refuses anything but a
-// mapping, repeated keys, and values JSON cannot hold (.inf, a key that is
-// not a string), with their line.
+// readInput refuses anything but a mapping, repeated keys, and values JSON
+// cannot hold (.inf, a key that is not a string), with their line.
 func readInput(n *goyaml.Node) (*input, error) {
-	n = deref(n)
+	n = manifest.Deref(n)
 	if n.Kind != goyaml.MappingNode {
-		return nil, &fieldError{msg: "not a Kubernetes object: a YAML mapping is expected", line: n.Line}
+		return nil, atLine(n.Line, "not a Kubernetes object: a YAML mapping is expected")
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
@@ -38,14 +37,10 @@ func readInput(n *goyaml.Node) (*input, error) {
 	}
 	js, err := json.Marshal(v)
 	if err != nil {
-		return nil, &fieldError{msg: fmt.Sprintf("has a value JSON cannot hold (%v)", err), line: n.Line}
+		return nil, atLine(n.Line, fmt.Sprintf("has a value JSON cannot hold (%v)", err))
 	}
 	return &input{node: n, json: js}, nil
 }
-
-// typeError matches the message of a value of the wrong type; kjson does
-// not export the error's type.
-var typeError = regexp.MustCompile(`^json: cannot unmarshal (.+) into Go struct field \w*\.(\S+) of type (.+)$`)
 
 // jsonWords names the kinds of JSON value in a type error as YAML has them.
 var jsonWords = strings.NewReplacer("array", "a list", "object", "a mapping", "bool", "a boolean", "string", "a string", "number", "a number")
@@ -66,18 +61,15 @@ func typeWords(goType string) string {
 	return goType
 }
 
-// decode reads the object into v like the API server with strict field
-// validation: field names match case-sensitively, and an unknown or
-// repeated field or a value of the wrong type is refused with its path and
-// line.
+// decode reads the object into v strictly, naming each refused field's line.
 func (o *input) decode(v any) error {
 	strict, err := kjson.UnmarshalStrict(o.json, v)
-	if m := typeError.FindStringSubmatch(fmt.Sprint(err)); m != nil {
-		want, got := typeWords(m[3]), jsonWords.Replace(m[1])
+	if path, t, value, ok := decode.TypeMismatch(err); ok && path != "" {
+		want, got := typeWords(t.String()), jsonWords.Replace(value)
 		if want == "a string" && got != "a mapping" && got != "a list" {
 			got += " (quote it)"
 		}
-		return o.errAt(m[2], "must be %s, got %s", want, got)
+		return o.errAt(path, "must be %s, got %s", want, got)
 	}
 	if err != nil {
 		return err
@@ -86,8 +78,8 @@ func (o *input) decode(v any) error {
 	for i, e := range strict {
 		var fe interface{ FieldPath() string }
 		if errors.As(e, &fe) {
-			line, _ := find(o.node, fe.FieldPath())
-			e = &fieldError{msg: e.Error(), line: line}
+			line, _ := manifest.Find(o.node, fe.FieldPath())
+			e = atLine(line, e.Error())
 		}
 		msgs[i] = e.Error()
 	}
@@ -97,9 +89,8 @@ func (o *input) decode(v any) error {
 	return nil
 }
 
-// literal returns the number or string the JSON form holds as v at path
-// exactly as written, which JSON does not keep ("12.50" is 12.5 there):
-// money never passes through float64. ok is false when the field is absent.
+// literal is the number or string v, decoded from path, as written: JSON
+// reads "12.50" as 12.5. ok is false when the field is absent.
 func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 	switch v.(type) {
 	case nil:
@@ -108,7 +99,7 @@ func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 	default:
 		return "", false, o.errAt(path, "must be a number or a string")
 	}
-	_, n := find(o.node, path)
+	_, n := manifest.Find(o.node, path)
 	if n == nil || n.Kind != goyaml.ScalarNode {
 		return "", false, o.errAt(path, "must be written in place, not through a YAML merge key")
 	}
@@ -117,61 +108,14 @@ func (o *input) literal(path string, v any) (text string, ok bool, err error) {
 
 // errAt refuses the field at path: "spec.x: must be a string (line 7)".
 func (o *input) errAt(path, format string, args ...any) error {
-	line, _ := find(o.node, path)
-	return &fieldError{msg: path + ": " + fmt.Sprintf(format, args...), line: line}
+	line, _ := manifest.Find(o.node, path)
+	return atLine(line, path+": "+fmt.Sprintf(format, args...))
 }
 
-// fieldError refuses one field of a source object.
-type fieldError struct {
-	msg  string
-	line int // 1-based line in the input, 0 when unknown
-}
-
-func (e *fieldError) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("%s (line %d)", e.msg, e.line)
+// atLine is msg at a 1-based line of the input, 0 when unknown.
+func atLine(line int, msg string) error {
+	if line > 0 {
+		return fmt.Errorf("%s (line %d)", msg, line)
 	}
-	return e.msg
-}
-
-// find walks path ("spec.costSource.key", "status.conditions[0].type") down
-// from n. It returns the line of the field, or of the deepest field on the
-// way when it is absent, and the field's value when it is present.
-func find(n *goyaml.Node, path string) (int, *goyaml.Node) {
-	line := n.Line
-	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
-		key, value := child(deref(n), seg)
-		if value == nil {
-			return line, nil
-		}
-		line, n = key.Line, value
-	}
-	return line, deref(n)
-}
-
-// child returns the key and value of seg in a mapping, or the item at index
-// seg of a sequence (as both).
-func child(n *goyaml.Node, seg string) (key, value *goyaml.Node) {
-	switch n.Kind {
-	case goyaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == seg {
-				return n.Content[i], n.Content[i+1]
-			}
-		}
-	case goyaml.SequenceNode:
-		if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(n.Content) {
-			return n.Content[i], n.Content[i]
-		}
-	}
-	return nil, nil
-}
-
-// deref follows a YAML alias to the node it stands for; an anchored node is
-// never an alias itself, and decoding has refused cycles.
-func deref(n *goyaml.Node) *goyaml.Node {
-	if n.Kind == goyaml.AliasNode {
-		return n.Alias
-	}
-	return n
+	return errors.New(msg)
 }

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
@@ -35,14 +35,6 @@ func integer(v int64) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(v, 10)}
 }
 
-func list(items ...string) *goyaml.Node {
-	n := &goyaml.Node{Kind: goyaml.SequenceNode}
-	for _, it := range items {
-		n.Content = append(n.Content, str(it))
-	}
-	return n
-}
-
 // object is a mapping under construction whose fields keep insertion order.
 type object struct{ node *goyaml.Node }
 
@@ -63,38 +55,10 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 	return n
 }
 
-// comment turns lines into a YAML comment block. Text from the source
-// object never contains a line break here: names and selectors are
+// comment is a YAML comment block; the encoder starts each line with "# ".
+// No line is empty or holds a line break: names and selectors are
 // validated first, and everything else is our own prose.
-func comment(lines ...string) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		l = strings.ReplaceAll(l, "\n", " ")
-		if l == "" {
-			out[i] = "#"
-		} else {
-			out[i] = "# " + l
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// encode renders one document.
-func encode(doc *goyaml.Node) ([]byte, error) {
-	var b bytes.Buffer
-	e := goyaml.NewEncoder(&b)
-	e.SetIndent(2)
-	if err := e.Encode(doc); err != nil {
-		return nil, fmt.Errorf("encode the converted budget: %w", err)
-	}
-	if err := e.Close(); err != nil {
-		return nil, fmt.Errorf("encode the converted budget: %w", err)
-	}
-	return b.Bytes(), nil
-}
+func comment(lines ...string) string { return strings.Join(lines, "\n") }
 
 // budgetDocument assembles an llmbudget LLMCostBudget document.
 func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
@@ -106,13 +70,19 @@ func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }
 
-// validateOutput reads back the document exactly as it was printed and
-// holds its spec to the API's own rules, defaults applied, so that what
-// migrate prints is what kubectl apply and the hook will accept.
-func validateOutput(out []byte) error {
-	js, err := yaml.YAMLToJSON(out)
+// render prints a converted budget and reads it back exactly as printed,
+// holding its spec to the API's own rules, defaults applied: what migrate
+// prints is what kubectl apply and the hook accept.
+func render(doc *goyaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	e := goyaml.NewEncoder(&b)
+	e.SetIndent(2)
+	if err := errors.Join(e.Encode(doc), e.Close()); err != nil {
+		return nil, fmt.Errorf("encode the converted budget: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(b.Bytes())
 	if err != nil {
-		return fmt.Errorf("read back the converted budget: %w", err)
+		return nil, fmt.Errorf("read back the converted budget: %w", err)
 	}
 	var obj struct {
 		APIVersion string   `json:"apiVersion"`
@@ -122,11 +92,11 @@ func validateOutput(out []byte) error {
 	}
 	strict, err := kjson.UnmarshalStrict(js, &obj)
 	if err = errors.Join(append(strict, err)...); err != nil {
-		return fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
+		return nil, fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
 	}
 	obj.Spec.Default()
 	if err := obj.Spec.Validate(); err != nil {
-		return fmt.Errorf("the converted budget is not valid: %w", err)
+		return nil, fmt.Errorf("the converted budget is not valid: %w", err)
 	}
-	return nil
+	return b.Bytes(), nil
 }

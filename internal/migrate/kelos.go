@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
@@ -139,7 +139,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		costSourceComment(&b.ObjectMeta, selector.String(), tz.name, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
-		set("resources", list(kelosTasks)).
+		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
 		set("failurePolicy", str(string(api.FailOpen))).
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
@@ -180,39 +180,34 @@ func kelosZone(in *input, b *taskBudget) (zone, error) {
 	return zone{name: p.Timezone, origin: "was spec.period.timezone"}, nil
 }
 
-// usage is what Kelos had counted for its current period when the object
-// was exported; it helps seed the first ledger key.
-type usage struct {
-	start               string
-	cost, input, output string
-}
-
-func kelosUsed(in *input, b *taskBudget) (*usage, error) {
-	st := b.Status
-	if st.Used == nil {
-		return nil, nil
+// kelosUsed words what Kelos had counted for its current period when the
+// object was exported, to help seed the first ledger key; "" without
+// status.used.
+func kelosUsed(in *input, b *taskBudget) (string, error) {
+	used := b.Status.Used
+	if used == nil {
+		return "", nil
 	}
-	u := &usage{
-		cost:  "0",
-		input: strconv.FormatInt(st.Used.InputTokens, 10), output: strconv.FormatInt(st.Used.OutputTokens, 10),
-	}
-	if st.CurrentPeriodStart != "" {
-		t, err := time.Parse(time.RFC3339, st.CurrentPeriodStart)
+	when := "its current period"
+	if start := b.Status.CurrentPeriodStart; start != "" {
+		t, err := time.Parse(time.RFC3339, start)
 		if err != nil {
-			return nil, in.errAt("status.currentPeriodStart", "%q is not an RFC 3339 time", st.CurrentPeriodStart)
+			return "", in.errAt("status.currentPeriodStart", "%q is not an RFC 3339 time", start)
 		}
-		u.start = t.UTC().Format(time.RFC3339)
+		when = "the day from " + t.UTC().Format(time.RFC3339)
 	}
-	text, ok, err := in.literal("status.used.costUSD", st.Used.CostUSD)
-	if err != nil || !ok {
-		return u, err
+	text, ok, err := in.literal("status.used.costUSD", used.CostUSD)
+	cost := "0"
+	switch {
+	case err != nil:
+		return "", err
+	case ok:
+		if cost, _, err = quantity(text); err != nil {
+			cost = strconv.Quote(text)
+		}
 	}
-	if d, _, err := quantity(text); err == nil {
-		u.cost = d
-	} else {
-		u.cost = strconv.Quote(text)
-	}
-	return u, nil
+	return fmt.Sprintf("When exported, Kelos had counted %s USD, %d input and %d output tokens for %s.",
+		cost, used.InputTokens, used.OutputTokens, when), nil
 }
 
 // selectorComment tells the user which workloads to label, with a command.
@@ -240,7 +235,7 @@ func selectorComment(m *metav1.ObjectMeta, selector string) []string {
 }
 
 // costSourceComment says where the spend data must come from.
-func costSourceComment(m *metav1.ObjectMeta, selector, tz string, used *usage) []string {
+func costSourceComment(m *metav1.ObjectMeta, selector, tz, used string) []string {
 	sel := ""
 	if selector != "" {
 		sel = " -l '" + selector + "'"
@@ -258,13 +253,8 @@ func costSourceComment(m *metav1.ObjectMeta, selector, tz string, used *usage) [
 		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
 		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
 	}
-	if used != nil {
-		when := "its current period"
-		if used.start != "" {
-			when = "the day from " + used.start
-		}
-		lines = append(lines, fmt.Sprintf("When exported, Kelos had counted %s USD, %s input and %s output tokens for %s.",
-			used.cost, used.input, used.output, when))
+	if used != "" {
+		lines = append(lines, used)
 	}
 	return lines
 }

@@ -5,29 +5,22 @@ import (
 	"slices"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
-// lastApplied is written by kubectl apply; it describes the old object and
-// would make the next kubectl apply of the new one compute a wrong diff.
+// lastApplied describes the old object: kubectl apply would diff against it.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-// decodeObject decodes a source object strictly and checks its metadata,
-// which is md inside v.
+// decodeObject decodes a source object strictly and holds its metadata, md
+// inside v, to what a budget needs: a fixed, valid name. Fields the API
+// server owns (uid, managedFields, ...) are dropped silently; those that tie
+// the object to its old controller are dropped with a note.
 func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	if err := in.decode(v); err != nil {
 		return nil, err
 	}
-	return checkMeta(in, md)
-}
-
-// checkMeta holds the metadata to what a budget needs: a fixed, valid name.
-// The fields the API server owns (uid, resourceVersion, managedFields, ...)
-// are dropped silently; the ones that tie the object to its old controller
-// are dropped with a note.
-func checkMeta(in *input, md *metav1.ObjectMeta) ([]string, error) {
 	switch {
 	case md.Name == "" && md.GenerateName != "":
 		return nil, in.errAt("metadata.name", "is required: a budget needs a fixed name (generateName is not enough)")
@@ -52,8 +45,7 @@ func checkMeta(in *input, md *metav1.ObjectMeta) ([]string, error) {
 	return notes, nil
 }
 
-// metaOutput renders the kept metadata: name, namespace, labels and
-// annotations, without kubectl's last-applied copy.
+// metaOutput renders the kept metadata.
 func metaOutput(md *metav1.ObjectMeta) *object {
 	o := newObject()
 	o.set("name", str(md.Name))
@@ -71,7 +63,7 @@ func metaOutput(md *metav1.ObjectMeta) *object {
 	return o
 }
 
-// pairs renders a string map in key order, so that output is deterministic.
+// pairs renders a string map in key order.
 func pairs(m map[string]string) *goyaml.Node {
 	n := &goyaml.Node{Kind: goyaml.MappingNode}
 	for _, k := range slices.Sorted(maps.Keys(m)) {

@@ -3,30 +3,22 @@
 // (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
 // (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
 //
-// # Expected flow
-//
-//  1. Split the input into YAML documents; a kubectl List is read item by item.
-//  2. Decode each object strictly against the source API, as the API server
-//     does with strict field validation (sigs.k8s.io/json): field names match
-//     case-sensitively, and an unknown or repeated field or a value of the
-//     wrong type is refused with its path and line, so a typo never vanishes.
-//  3. Map what maps; write a YAML comment next to what does not, saying
-//     what the user must do instead.
-//  4. Read the printed document back and hold it to the llmbudget API's own
-//     defaults and validation.
+// Each object (a kubectl List item by item) is decoded strictly against its
+// source API, as the API server's strict field validation does: an unknown
+// or repeated field or a value of the wrong type is refused with its path
+// and line, so a typo never vanishes. What does not map gets a YAML comment
+// saying what to do instead.
 //
 // # Guarantees
 //
 //   - Money never passes through float64: a limit keeps its literal digits
-//     ("1500.00" stays "1500.00"), a Kubernetes quantity ("12500m") becomes
-//     the exact plain decimal Kubernetes reads it as ("12.5"), and a value
-//     that needs more than 6 decimals is refused rather than rounded.
-//   - Every document printed passes spec.Default and spec.Validate.
+//     ("1500.00"), a Kubernetes quantity ("12500m") becomes the exact plain
+//     decimal Kubernetes reads ("12.5"), and a value that needs more than 6
+//     decimals is refused rather than rounded.
+//   - Every document printed, read back, passes spec.Default and spec.Validate.
 //   - Name, namespace, labels and annotations are kept (without kubectl's
 //     last-applied-configuration); status and server-set metadata are dropped.
 //   - Output is deterministic: same input, same bytes.
-//
-// # Errors
 //
 // An *Error names the input, the document (and List item), the object and
 // the field: `stdin: document 2 (LLMCostBudget team-ml/chatbot): unknown
@@ -42,9 +34,10 @@ import (
 	"io"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	goyaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // ErrUnknownKind marks a document that is not a budget migrate converts.
@@ -52,19 +45,13 @@ var ErrUnknownKind = errors.New("not a kind migrate converts")
 
 // Options tune a migration.
 type Options struct {
-	// SkipUnknownKinds turns a document of another kind into a note
-	// instead of an error.
-	SkipUnknownKinds bool
+	SkipUnknownKinds bool // a document of another kind is a note, not an error
 }
 
 // Result is the outcome of migrating one input.
 type Result struct {
-	// Documents are the converted budgets, each a complete YAML document
-	// without a "---" separator, in input order.
-	Documents [][]byte
-	// Notes are for a person: skipped documents, dropped fields, what to do
-	// next. Each names its document.
-	Notes []string
+	Documents [][]byte // converted budgets in input order, without "---"
+	Notes     []string // for a person, each naming its document
 }
 
 // Error is the refusal of one document.
@@ -76,21 +63,26 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string {
-	return where(e.Source, e.Doc, e.Item, e.Object) + ": " + e.Err.Error()
-}
+func (e *Error) Error() string { return e.where() + ": " + e.Err.Error() }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func where(source string, doc, item int, object string) string {
-	s := fmt.Sprintf("%s: document %d", source, doc)
-	if item > 0 {
-		s += fmt.Sprintf(" item %d", item)
+// where names the document, item and object, for errors and notes alike.
+func (e Error) where() string {
+	s := fmt.Sprintf("%s: document %d", e.Source, e.Doc)
+	if e.Item > 0 {
+		s += fmt.Sprintf(" item %d", e.Item)
 	}
-	if object != "" {
-		s += " (" + object + ")"
+	if e.Object != "" {
+		s += " (" + e.Object + ")"
 	}
 	return s
+}
+
+// with is e refusing for err.
+func (e Error) with(err error) error {
+	e.Err = err
+	return &e
 }
 
 // Join makes one multi-document YAML stream of documents.
@@ -111,26 +103,27 @@ func Migrate(source string, data []byte, opts Options) (Result, error) {
 			return res, nil
 		}
 		if err != nil {
-			return Result{}, &Error{Source: source, Doc: doc, Err: fmt.Errorf("not valid YAML: %w", err)}
+			return Result{}, Error{Source: source, Doc: doc}.with(fmt.Errorf("not valid YAML: %w", err))
 		}
 		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
 			continue // an empty document, like the one after a trailing ---
 		}
-		if err := res.object(n.Content[0], source, doc, 0, opts); err != nil {
+		if err := res.object(n.Content[0], Error{Source: source, Doc: doc}, opts); err != nil {
 			return Result{}, err
 		}
 	}
 }
 
-// object converts one object, or each item of a List.
-func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Options) error {
+// object converts one object, or each item of a List; at says where it is.
+func (res *Result) object(n *goyaml.Node, at Error, opts Options) error {
 	in, err := readInput(n)
 	if err != nil {
-		return &Error{Source: source, Doc: doc, Item: item, Err: err}
+		return at.with(err)
 	}
 	var head struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
@@ -139,71 +132,54 @@ func (res *Result) object(n *goyaml.Node, source string, doc, item int, opts Opt
 	// its kind says what is wrong with it.
 	_ = kjson.UnmarshalCaseSensitivePreserveInts(in.json, &head)
 	apiVersion, kind := head.APIVersion, head.Kind
-	object := identify(kind, head.Metadata.Namespace, head.Metadata.Name)
-	fail := func(err error) error {
-		return &Error{Source: source, Doc: doc, Item: item, Object: object, Err: err}
-	}
+	at.Object = identify(kind, head.Metadata.Namespace, head.Metadata.Name)
 	var convert func(*input) (*goyaml.Node, []string, error)
 	switch {
 	case apiVersion == operatorAPIVersion && kind == operatorKind:
 		convert = convertOperator
 	case apiVersion == kelosAPIVersion && kind == kelosKind:
 		convert = convertKelos
-	case apiVersion == "v1" && kind == "List" && item == 0:
-		return res.list(in, source, doc, opts)
+	case apiVersion == "v1" && kind == "List" && at.Item == 0:
+		return res.list(in, at, opts)
 	default:
 		err = unknownKind(apiVersion, kind)
 		if !opts.SkipUnknownKinds {
-			return fail(err)
+			return at.with(err)
 		}
-		res.Notes = append(res.Notes, where(source, doc, item, object)+": skipped: "+err.Error())
+		res.Notes = append(res.Notes, at.where()+": skipped: "+err.Error())
 		return nil
 	}
-	out, notes, err := render(convert(in))
+	node, notes, err := convert(in)
+	var out []byte
+	if err == nil {
+		out, err = render(node)
+	}
 	if err != nil {
-		return fail(err)
+		return at.with(err)
 	}
 	res.Documents = append(res.Documents, out)
 	for _, msg := range notes {
-		res.Notes = append(res.Notes, where(source, doc, item, object)+": "+msg)
+		res.Notes = append(res.Notes, at.where()+": "+msg)
 	}
 	return nil
 }
 
-func (res *Result) list(in *input, source string, doc int, opts Options) error {
-	var list struct {
-		metav1.TypeMeta `json:",inline"`
-		Metadata        metav1.ListMeta `json:"metadata"`
-		Items           []any           `json:"items"`
-	}
+func (res *Result) list(in *input, at Error, opts Options) error {
+	var list manifest.List
+	at.Object = "List"
 	if err := in.decode(&list); err != nil {
-		return &Error{Source: source, Doc: doc, Object: "List", Err: err}
+		return at.with(err)
 	}
-	_, items := find(in.node, "items")
+	_, items := manifest.Find(in.node, "items")
 	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
-		return &Error{Source: source, Doc: doc, Object: "List", Err: in.errAt("items", "must be written in place, not through a YAML merge key")}
+		return at.with(in.errAt("items", "must be written in place, not through a YAML merge key"))
 	}
 	for i := range list.Items {
-		if err := res.object(items.Content[i], source, doc, i+1, opts); err != nil {
+		if err := res.object(items.Content[i], Error{Source: at.Source, Doc: at.Doc, Item: i + 1}, opts); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// render prints a converted budget and holds it to the llmbudget API.
-func render(doc *goyaml.Node, notes []string, err error) ([]byte, []string, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := encode(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := validateOutput(out); err != nil {
-		return nil, nil, err
-	}
-	return out, notes, nil
 }
 
 func unknownKind(apiVersion, kind string) error {

@@ -1,8 +1,8 @@
 package migrate
 
 import (
+	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
