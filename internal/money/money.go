@@ -15,6 +15,7 @@
 package money
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -65,23 +66,12 @@ func (a Amount) MulDiv(num, den int64) Amount {
 	if den == 0 {
 		panic("money: MulDiv with zero denominator")
 	}
-	q, _, ok := mulDiv(a.n, num, den)
-	if !ok {
-		return saturated((a.n < 0) != (num < 0) != (den < 0))
-	}
+	q, _ := mulDiv(a.n, num, den)
 	return Amount{n: q}
 }
 
 // Cmp compares a and b and returns -1, 0 or +1.
-func (a Amount) Cmp(b Amount) int {
-	switch {
-	case a.n < b.n:
-		return -1
-	case a.n > b.n:
-		return 1
-	}
-	return 0
-}
+func (a Amount) Cmp(b Amount) int { return cmp.Compare(a.n, b.n) }
 
 // Sign returns -1, 0 or +1 by the sign of a.
 func (a Amount) Sign() int { return a.Cmp(Amount{}) }
@@ -94,40 +84,31 @@ func (a Amount) PercentOf(limit Amount) int64 {
 	if limit.Sign() <= 0 {
 		return 0
 	}
-	q, exact, ok := mulDiv(a.n, 100, limit.n)
-	switch {
-	case !ok:
-		return saturated(a.n < 0).n
-	case a.n < 0 && !exact:
-		return q - 1 // floor, not truncation
+	q, truncated := mulDiv(a.n, 100, limit.n)
+	if a.n < 0 && truncated && q > math.MinInt64 {
+		q-- // floor, not truncation
 	}
 	return q
 }
 
-func saturated(negative bool) Amount {
-	if negative {
-		return Amount{n: math.MinInt64}
-	}
-	return Max
-}
-
-// mulDiv returns a*num/den truncated toward zero, whether the division was
-// exact, and false when the quotient does not fit in an int64.
-func mulDiv(a, num, den int64) (q int64, exact, ok bool) {
+// mulDiv returns a*num/den truncated toward zero and saturating at the
+// bounds of an int64, and whether it dropped a remainder or saturated.
+func mulDiv(a, num, den int64) (q int64, truncated bool) {
 	negative := (a < 0) != (num < 0) != (den < 0)
 	hi, lo := bits.Mul64(abs(a), abs(num))
-	d := abs(den)
-	if hi >= d {
-		return 0, false, false
+	if d := abs(den); hi < d {
+		u, rem := bits.Div64(hi, lo, d)
+		switch {
+		case negative && u <= 1<<63:
+			return -int64(u), rem != 0 // -int64(1<<63) wraps to MinInt64, which is right
+		case !negative && u <= math.MaxInt64:
+			return int64(u), rem != 0
+		}
 	}
-	u, rem := bits.Div64(hi, lo, d)
-	switch {
-	case negative && u <= 1<<63:
-		return -int64(u), rem == 0, true // -int64(1<<63) wraps to MinInt64, which is right
-	case !negative && u <= math.MaxInt64:
-		return int64(u), rem == 0, true
+	if negative {
+		return math.MinInt64, true
 	}
-	return 0, false, false
+	return math.MaxInt64, true
 }
 
 // abs is |x|, correct for math.MinInt64 too.
@@ -214,7 +195,7 @@ func split(s string) (intPart, frac string, err error) {
 	intPart, frac, point := strings.Cut(mantissa, ".")
 	switch {
 	case !digits(intPart) || point && !digits(frac) || hasExponent && !digits(exponent):
-		return "", "", notDecimal(s) // "12.", ".5", "-", "NaN", "1e", ...
+		return "", "", fmt.Errorf("%s is not a decimal number", quote(s)) // "12.", ".5", "-", "NaN", "1e", ...
 	case hasExponent:
 		return "", "", fmt.Errorf("%s: exponents are not allowed", quote(s))
 	case negative:
@@ -226,10 +207,6 @@ func split(s string) (intPart, frac string, err error) {
 // digits reports whether s is one or more ASCII digits.
 func digits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-func notDecimal(s string) error {
-	return fmt.Errorf("%s is not a decimal number", quote(s))
 }
 
 // quote quotes s for an error message, shortening inputs too long to read.

@@ -125,11 +125,9 @@ func (s Spec) Containing(now time.Time) Window {
 		return Window{}
 	}
 	w := s.byLocalDate(now)
-	// Where the clocks fell back across midnight, an instant can read a
-	// date whose period has already ended (America/Goose_Bay, October 1987:
-	// 00:01 became 23:01 the day before). Periods are cut at the first
-	// instant of each start date, so such an instant belongs to the later
-	// period. Each step moves to a later start date, so this ends.
+	// Where the clocks fell back across midnight, now may read a date whose
+	// period has already ended; it belongs to the later period (see the
+	// package doc). Each step moves to a later start date, so this ends.
 	for !now.Before(w.End) {
 		w = s.byLocalDate(w.End)
 	}
@@ -141,29 +139,23 @@ func (s Spec) Containing(now time.Time) Window {
 func (s Spec) byLocalDate(now time.Time) Window {
 	local := now.In(s.Location)
 	y, m, d := local.Date()
+	// The dates may be denormalised (day 0, month 13), as in time.Date.
+	between := func(m1 time.Month, d1 int, m2 time.Month, d2 int) Window {
+		return Window{Start: startOfDay(y, m1, d1, s.Location), End: startOfDay(y, m2, d2, s.Location)}
+	}
 	switch s.Kind {
 	case Daily:
-		return s.between(y, m, d, y, m, d+1)
+		return between(m, d, m, d+1)
 	case Weekly:
-		weekday := int(local.Weekday()) // Sunday is 0 in Go, 7 in ISO 8601
-		if weekday == 0 {
-			weekday = 7
-		}
-		d -= (weekday - s.StartDay + 7) % 7
-		return s.between(y, m, d, y, m, d+7)
+		isoWeekday := (int(local.Weekday())+6)%7 + 1 // Go counts from Sunday = 0
+		d -= (isoWeekday - s.StartDay + 7) % 7
+		return between(m, d, m, d+7)
 	default: // Monthly
 		if d < s.StartDay {
 			m--
 		}
-		return s.between(y, m, s.StartDay, y, m+1, s.StartDay)
+		return between(m, s.StartDay, m+1, s.StartDay)
 	}
-}
-
-// between returns the window from the start of one local date to the start
-// of another. The dates may be denormalised (day 0, month 13), as in
-// time.Date.
-func (s Spec) between(y1 int, m1 time.Month, d1 int, y2 int, m2 time.Month, d2 int) Window {
-	return Window{Start: startOfDay(y1, m1, d1, s.Location), End: startOfDay(y2, m2, d2, s.Location)}
 }
 
 // Duration is the real time the window lasts, DST changes included.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -47,26 +48,26 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 	}
 	// byModel[window][measure][model] is the growth; "" is series without a model label.
 	byModel := make([]map[Measure]map[string]float64, len(p.Windows))
-	empty := make([]int, len(p.Windows))
+	empty := make([]int, len(p.Windows)) // how many of the window's queries found no series
 	for i, q := range p.Queries {
 		if byModel[q.Window] == nil {
 			byModel[q.Window] = map[Measure]map[string]float64{}
-		}
-		if len(answers[i]) == 0 {
-			empty[q.Window]++
 		}
 		vals := map[string]float64{}
 		for _, s := range answers[i] {
 			vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
 		}
 		byModel[q.Window][q.Measure] = vals
+		if len(vals) == 0 {
+			empty[q.Window]++
+		}
 	}
 	// A finished day without any series is left out, so the value written
 	// while Prometheus still had its data stays; anything else partial is
 	// an error.
-	for _, q := range p.Queries {
+	for i, q := range p.Queries {
 		w := p.Windows[q.Window]
-		if e := empty[q.Window]; e > 0 && (w.Open || e < len(byModel[q.Window])) && len(byModel[q.Window][q.Measure]) == 0 {
+		if len(answers[i]) == 0 && (w.Open || empty[q.Window] < len(byModel[q.Window])) {
 			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
 		}
 	}
@@ -91,19 +92,16 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 // window adds one window's models up; the total is the exact sum of the
 // rounded per-model figures, so the breakdown always adds up.
 func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage, error) {
-	var names []string
+	names := map[string]bool{}
 	for _, m := range vals {
 		for name := range m {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
+			names[name] = true
 		}
 	}
-	slices.Sort(names)
 	total := usage{Models: map[string]usage{}}
 	var missing []string
 	sum := money.Amount{}
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		if name != "" && !spend.ValidModelName(name) {
 			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
 		}

@@ -62,9 +62,7 @@ func (u Usage) Add(v Usage) Usage {
 	}
 	if len(u.Models)+len(v.Models) > 0 {
 		sum.Models = make(map[string]Usage, len(u.Models)+len(v.Models))
-		for name, m := range u.Models {
-			sum.Models[name] = m
-		}
+		maps.Copy(sum.Models, u.Models)
 		for name, m := range v.Models {
 			sum.Models[name] = sum.Models[name].Add(m)
 		}
@@ -182,13 +180,6 @@ func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 }
 
 func readLedger(prefix string, data map[string]string, w period.Window) (Usage, error) {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	// Dates() is a run of consecutive days, and "YYYY-MM-DD" sorts like the
 	// dates it names, so membership is a range check.
 	var first, last string
@@ -196,8 +187,11 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		first, last = dates[0], dates[len(dates)-1]
 	}
 	var sum Usage
-	for _, k := range keys {
-		date := k[len(prefix):]
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		date, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
 		if err := checkDate(date); err != nil {
 			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
 		}
@@ -262,8 +256,7 @@ func DecodeData(raw []byte) (map[string]string, error) {
 		Data map[string]json.RawMessage `json:"data"`
 	}
 	if decode.Lenient(raw, &loose, "ConfigMap") == nil {
-		keys := slices.Sorted(maps.Keys(loose.Data))
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(loose.Data)) {
 			if v := loose.Data[k]; v[0] != '"' && string(v) != "null" {
 				return nil, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the value is %s, not a string", describe(v))}
 			}

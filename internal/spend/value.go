@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,16 +21,9 @@ const MaxModelNameLength = 253
 // ASCII characters without spaces, quotes or backslashes, which covers
 // "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
 func ValidModelName(name string) bool {
-	if name == "" || len(name) > MaxModelNameLength {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
+		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
+	})
 }
 
 // ParseValue parses one ConfigMap value: a plain decimal string of USD with
@@ -80,13 +74,9 @@ func (v valueJSON) usage() (Usage, error) {
 	if err != nil || v.Models == nil {
 		return u, err
 	}
-	names := make([]string, 0, len(v.Models))
-	for name := range v.Models {
-		names = append(names, name)
-	}
-	slices.Sort(names) // the same data always reports the same model
-	u.Models = make(map[string]Usage, len(names))
-	for _, name := range names {
+	u.Models = make(map[string]Usage, len(v.Models))
+	// In sorted order, so that the same data always reports the same model.
+	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
 		if !ValidModelName(name) {
 			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
 		}
