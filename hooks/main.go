@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -146,25 +147,19 @@ func usage() string {
 
 // commandHelp is a command's usage line, description and flags with their defaults.
 func commandHelp(c command, fs *flag.FlagSet) string {
-	var b strings.Builder
+	var b, flags strings.Builder
 	fmt.Fprintf(&b, "usage: llmbudget %s", c.name)
 	if c.synopsis != "" {
 		b.WriteString(" " + c.synopsis)
 	}
 	b.WriteString("\n\n" + c.about + "\n")
-	if fs != nil && hasFlags(fs) {
-		b.WriteString("\nflags:\n")
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	if flags.Len() > 0 {
+		b.WriteString("\nflags:\n" + flags.String())
 	}
 	return b.String()
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
 }
 
 // newFlagSet is a command's flag set; parseFlags reports its errors, and
@@ -200,8 +195,36 @@ func badUsage(fs *flag.FlagSet, format string, args ...any) error {
 	return &usageError{fs: fs, err: fmt.Errorf(format, args...)}
 }
 
+// parseFileFlags parses the flags of a command that reads the -f files,
+// which it requires.
+func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
+	}
+	if len(*files) == 0 {
+		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
+	}
+	return nil
+}
+
 // fileList collects repeated -f flags.
 type fileList []string
 
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// parseClock is a --now flag: time.Now when empty, else always that RFC 3339
+// instant; example is one for the error.
+func parseClock(now, example string) (func() time.Time, error) {
+	if now == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		return nil, fmt.Errorf("--now %q: must be RFC 3339, like %s", now, example)
+	}
+	return func() time.Time { return t }, nil
+}
