@@ -1,14 +1,8 @@
-// Command llmbudget is the llmbudget hook service and its offline tools.
-//
-//	llmbudget serve [--addr :8080]   serve Metacontroller hooks
-//	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
-//	llmbudget migrate -f old-budgets.yaml [--skip-unknown-kinds]
-//	llmbudget version
-//
-// `llmbudget` alone, `llmbudget help` or `-h` lists the commands;
-// `llmbudget <command> -h` prints a command's flags with their defaults.
-// Exit status: 0 success, 1 failure, 2 a command line that cannot be run
-// (unknown command or flag, missing argument).
+// Command llmbudget is the llmbudget hook service (serve) and its offline
+// tools (eval, migrate, spend). `llmbudget` alone, `llmbudget help` or -h
+// lists the commands; `llmbudget <command> -h` prints a command's flags with
+// their defaults. Exit status: 0 success, 1 failure, 2 a command line that
+// cannot be run (unknown command or flag, missing argument).
 package main
 
 import (
@@ -17,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,34 +65,31 @@ var commands = []command{
 }
 
 func lookup(name string) (command, bool) {
-	for _, c := range commands {
-		if c.name == name {
-			return c, true
-		}
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
 	}
-	return command{}, false
+	return commands[i], true
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	streams := stdio{in: stdin, out: stdout, err: stderr}
+	std := stdio{in: stdin, out: stdout, err: stderr}
 	if len(args) == 0 {
-		return help(nil, streams)
+		return help(nil, std)
 	}
-	switch name := args[0]; name {
-	case "help", "-h", "-help", "--help":
-		return help(args[1:], streams)
-	default:
-		if strings.HasPrefix(name, "-") {
-			fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", name, usage())
-			return exitUsage
-		}
-		c, ok := lookup(name)
-		if !ok {
-			fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", name, usage())
-			return exitUsage
-		}
-		return runCommand(c, args[1:], streams)
+	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		return help(args[1:], std)
 	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", args[0], usage())
+		return exitUsage
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", args[0], usage())
+		return exitUsage
+	}
+	return runCommand(c, args[1:], std)
 }
 
 // help prints the command list, or one command's help for `help <command>`.
@@ -179,7 +171,6 @@ type usageError struct {
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
 
 // parseFlags parses args into fs, turning every flag error (and -h) into a
 // usageError.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,12 +168,9 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 	if err != nil {
 		return manifest.Budget{}, err
 	}
-	var found []manifest.Budget
-	for _, b := range set.Budgets {
-		if name == "" || name == b.Namespace+"/"+b.Name {
-			found = append(found, b)
-		}
-	}
+	found := slices.DeleteFunc(set.Budgets, func(b manifest.Budget) bool {
+		return name != "" && name != b.Namespace+"/"+b.Name
+	})
 	switch {
 	case len(found) == 1:
 		return found[0], nil
