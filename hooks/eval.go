@@ -106,14 +106,29 @@ func skippedNote(skipped []manifest.Skipped) string {
 }
 
 // evaluateOne is the sync hook's answer for an LLMCostBudget, as YAML under
-// a headline.
+// a headline that sums it up for a person.
 func evaluateOne(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
 	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
 	resp, sum, err := budget.Sync(req, now)
 	if err != nil {
 		return nil, err
 	}
-	head := fmt.Sprintf("# %s\nbudget: %s/%s\n", headline(sum, resp), sum.Namespace, sum.Name)
+	st, _ := resp.Status.(api.Status)
+	head := fmt.Sprintf("# %s/%s is %s", sum.Namespace, sum.Name, st.State)
+	if st.ObservedSpendUSD != "" && st.LimitUSD != "" && st.PercentUsed != nil {
+		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
+	}
+	if st.Period != nil {
+		head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+	}
+	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
+		head += " (" + sum.Reason + ")"
+	}
+	kids := "children"
+	if len(resp.Children) == 1 {
+		kids = "child"
+	}
+	head += fmt.Sprintf("; %d %s\nbudget: %s/%s\n", len(resp.Children), kids, sum.Namespace, sum.Name)
 	return appendYAML([]byte(head), map[string]any{"status": resp.Status},
 		map[string]any{"children": resp.Children}, map[string]any{"resyncAfterSeconds": resp.ResyncAfterSeconds})
 }
@@ -145,24 +160,4 @@ func appendYAML(out []byte, docs ...map[string]any) ([]byte, error) {
 		out = append(out, y...)
 	}
 	return out, nil
-}
-
-// headline sums an evaluation up in one line for a person reading eval output.
-func headline(sum budget.Summary, resp hookwire.CompositeResponse) string {
-	st, _ := resp.Status.(api.Status)
-	line := fmt.Sprintf("%s/%s is %s", sum.Namespace, sum.Name, st.State)
-	if st.ObservedSpendUSD != "" && st.LimitUSD != "" && st.PercentUsed != nil {
-		line += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
-	}
-	if st.Period != nil {
-		line += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
-	}
-	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
-		line += " (" + sum.Reason + ")"
-	}
-	kids := "children"
-	if len(resp.Children) == 1 {
-		kids = "child"
-	}
-	return fmt.Sprintf("%s; %d %s", line, len(resp.Children), kids)
 }
