@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/budget"
+	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
@@ -29,7 +31,7 @@ exit status:
   1  invalid input: a file cannot be read, an object or a budget's spec is invalid,
      or no LLMCostBudget was found
   2  usage: an unknown flag, no -f, or a --now that is not RFC 3339`,
-	run: func(args []string, std stdio) error { return evalCmd(args, std) },
+	run: evalCmd,
 }
 
 // evalCmd evaluates budgets offline exactly as the sync hook would, so a user
@@ -39,23 +41,14 @@ func evalCmd(args []string, std stdio) error {
 	var files fileList
 	fs.Var(&files, "f", "YAML or JSON file or directory with budgets and ConfigMaps (repeatable; - for stdin)")
 	nowFlag := fs.String("now", "", "evaluation time, RFC 3339 (default: the current time)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFileFlags(fs, &files, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
+	clock, err := parseClock(*nowFlag, "2026-11-20T12:00:00Z")
+	if err != nil {
+		return &usageError{fs: fs, err: err}
 	}
-	if len(files) == 0 {
-		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
-	}
-	now := time.Now()
-	if *nowFlag != "" {
-		t, err := time.Parse(time.RFC3339, *nowFlag)
-		if err != nil {
-			return badUsage(fs, "--now %q: must be RFC 3339, like 2026-11-20T12:00:00Z", *nowFlag)
-		}
-		now = t
-	}
+	now := clock()
 	set, err := manifest.Read(files, std.in)
 	if err != nil {
 		return err
@@ -69,37 +62,30 @@ func evalCmd(args []string, std stdio) error {
 			related[hookwire.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
 		}
 	}
-	clusters := set.ClusterBudgets
-	if len(set.Budgets)+len(clusters) == 0 {
+	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {
 		return fmt.Errorf("no LLMCostBudget (%s) found in %s%s", api.APIVersion, files.String(), skippedNote(set.Skipped))
 	}
-	var out bytes.Buffer
-	for i, b := range set.Budgets {
+	var docs [][]byte
+	for _, b := range set.Budgets {
 		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
 				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName, b.Namespace, b.Spec.CostSource.ConfigMapName)
 		}
-		text, err := evaluateOne(b.JSON, related, now)
+		doc, err := evaluateOne(b.JSON, related, now)
 		if err != nil {
 			return fmt.Errorf("%s: %s/%s: %w", b.Source, b.Namespace, b.Name, err)
 		}
-		if i > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(text)
+		docs = append(docs, doc)
 	}
-	for i, c := range clusters {
-		text, err := evaluateCluster(c.JSON, related, now)
+	for _, c := range set.ClusterBudgets {
+		doc, err := evaluateCluster(c.JSON, related, now)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", c.Source, c.Name, err)
 		}
-		if i > 0 || len(set.Budgets) > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(text)
+		docs = append(docs, doc)
 	}
-	_, err = std.out.Write(out.Bytes())
+	_, err = std.out.Write(bytes.Join(docs, []byte("---\n")))
 	return err
 }
 
@@ -119,45 +105,59 @@ func skippedNote(skipped []manifest.Skipped) string {
 	return "; skipped " + strings.Join(kinds, ", ")
 }
 
-func evaluateOne(parent []byte, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
+// evaluateOne is the sync hook's answer for an LLMCostBudget, as YAML under
+// a headline that sums it up for a person.
+func evaluateOne(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
 	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
 	resp, sum, err := budget.Sync(req, now)
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	fmt.Fprintf(&out, "# %s\n", headline(sum, resp))
-	fmt.Fprintf(&out, "budget: %s/%s\n", sum.Namespace, sum.Name)
-	// Sections in reading order (a YAML encoder would sort them).
-	for _, sec := range []struct {
-		key string
-		val any
-	}{{"status", resp.Status}, {"children", resp.Children}, {"resyncAfterSeconds", resp.ResyncAfterSeconds}} {
-		y, err := yaml.Marshal(map[string]any{sec.key: sec.val})
-		if err != nil {
-			return nil, err
-		}
-		out.Write(y)
-	}
-	return out.Bytes(), nil
-}
-
-// headline sums an evaluation up in one line for a person reading eval output.
-func headline(sum budget.Summary, resp hookwire.CompositeResponse) string {
 	st, _ := resp.Status.(api.Status)
-	line := fmt.Sprintf("%s/%s is %s", sum.Namespace, sum.Name, st.State)
+	head := fmt.Sprintf("# %s/%s is %s", sum.Namespace, sum.Name, st.State)
 	if st.ObservedSpendUSD != "" && st.LimitUSD != "" && st.PercentUsed != nil {
-		line += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
+		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
 	}
 	if st.Period != nil {
-		line += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+		head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
 	}
 	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
-		line += " (" + sum.Reason + ")"
+		head += " (" + sum.Reason + ")"
 	}
 	kids := "children"
 	if len(resp.Children) == 1 {
 		kids = "child"
 	}
-	return fmt.Sprintf("%s; %d %s", line, len(resp.Children), kids)
+	head += fmt.Sprintf("; %d %s\nbudget: %s/%s\n", len(resp.Children), kids, sum.Namespace, sum.Name)
+	return appendYAML([]byte(head), map[string]any{"status": resp.Status},
+		map[string]any{"children": resp.Children}, map[string]any{"resyncAfterSeconds": resp.ResyncAfterSeconds})
+}
+
+// evaluateCluster is evaluateOne for a ClusterLLMCostBudget.
+func evaluateCluster(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
+	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
+	resp, sum, err := clusterbudget.Sync(req, now)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := resp.Status.(api.Status)
+	head := fmt.Sprintf("# %s %s is %s", api.ClusterKind, sum.Name, st.State)
+	if st.ObservedSpendUSD != "" && st.PercentUsed != nil {
+		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
+	}
+	head += fmt.Sprintf("; %d children\n", len(resp.Children))
+	return appendYAML([]byte(head), map[string]any{"status": resp.Status, "children": resp.Children})
+}
+
+// appendYAML appends each document to out as YAML: in the order given, where
+// the keys of one document come sorted.
+func appendYAML(out []byte, docs ...map[string]any) ([]byte, error) {
+	for _, doc := range docs {
+		y, err := yaml.Marshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, y...)
+	}
+	return out, nil
 }

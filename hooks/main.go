@@ -1,14 +1,8 @@
-// Command llmbudget is the llmbudget hook service and its offline tools.
-//
-//	llmbudget serve [--addr :8080]   serve Metacontroller hooks
-//	llmbudget eval -f budget.yaml -f spend.yaml [--now RFC3339]
-//	llmbudget migrate -f old-budgets.yaml [--skip-unknown-kinds]
-//	llmbudget version
-//
-// `llmbudget` alone, `llmbudget help` or `-h` lists the commands;
-// `llmbudget <command> -h` prints a command's flags with their defaults.
-// Exit status: 0 success, 1 failure, 2 a command line that cannot be run
-// (unknown command or flag, missing argument).
+// Command llmbudget is the llmbudget hook service (serve) and its offline
+// tools (eval, migrate, spend). `llmbudget` alone, `llmbudget help` or -h
+// lists the commands; `llmbudget <command> -h` prints a command's flags with
+// their defaults. Exit status: 0 success, 1 failure, 2 a command line that
+// cannot be run (unknown command or flag, missing argument).
 package main
 
 import (
@@ -17,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -69,34 +65,31 @@ var commands = []command{
 }
 
 func lookup(name string) (command, bool) {
-	for _, c := range commands {
-		if c.name == name {
-			return c, true
-		}
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
 	}
-	return command{}, false
+	return commands[i], true
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	streams := stdio{in: stdin, out: stdout, err: stderr}
+	std := stdio{in: stdin, out: stdout, err: stderr}
 	if len(args) == 0 {
-		return help(nil, streams)
+		return help(nil, std)
 	}
-	switch name := args[0]; name {
-	case "help", "-h", "-help", "--help":
-		return help(args[1:], streams)
-	default:
-		if strings.HasPrefix(name, "-") {
-			fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", name, usage())
-			return exitUsage
-		}
-		c, ok := lookup(name)
-		if !ok {
-			fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", name, usage())
-			return exitUsage
-		}
-		return runCommand(c, args[1:], streams)
+	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		return help(args[1:], std)
 	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", args[0], usage())
+		return exitUsage
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", args[0], usage())
+		return exitUsage
+	}
+	return runCommand(c, args[1:], std)
 }
 
 // help prints the command list, or one command's help for `help <command>`.
@@ -146,25 +139,19 @@ func usage() string {
 
 // commandHelp is a command's usage line, description and flags with their defaults.
 func commandHelp(c command, fs *flag.FlagSet) string {
-	var b strings.Builder
+	var b, flags strings.Builder
 	fmt.Fprintf(&b, "usage: llmbudget %s", c.name)
 	if c.synopsis != "" {
 		b.WriteString(" " + c.synopsis)
 	}
 	b.WriteString("\n\n" + c.about + "\n")
-	if fs != nil && hasFlags(fs) {
-		b.WriteString("\nflags:\n")
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+	fs.SetOutput(&flags)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	if flags.Len() > 0 {
+		b.WriteString("\nflags:\n" + flags.String())
 	}
 	return b.String()
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
 }
 
 // newFlagSet is a command's flag set; parseFlags reports its errors, and
@@ -184,7 +171,6 @@ type usageError struct {
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
 
 // parseFlags parses args into fs, turning every flag error (and -h) into a
 // usageError.
@@ -200,8 +186,36 @@ func badUsage(fs *flag.FlagSet, format string, args ...any) error {
 	return &usageError{fs: fs, err: fmt.Errorf(format, args...)}
 }
 
+// parseFileFlags parses the flags of a command that reads the -f files,
+// which it requires.
+func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
+	}
+	if len(*files) == 0 {
+		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
+	}
+	return nil
+}
+
 // fileList collects repeated -f flags.
 type fileList []string
 
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
+
+// parseClock is a --now flag: time.Now when empty, else always that RFC 3339
+// instant; example is one for the error.
+func parseClock(now, example string) (func() time.Time, error) {
+	if now == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, now)
+	if err != nil {
+		return nil, fmt.Errorf("--now %q: must be RFC 3339, like %s", now, example)
+	}
+	return func() time.Time { return t }, nil
+}

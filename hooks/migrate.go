@@ -16,29 +16,23 @@ var migrateCommand = command{
 		"llmbudget.dev/v1alpha1 LLMCostBudgets, printed as YAML with a comment wherever\n" +
 		"something does not map. Nothing is printed unless every input converts, so a pipe\n" +
 		"into kubectl apply never applies half a migration.",
-	run: func(args []string, std stdio) error { return migrateCmd(args, std.in, std.out, std.err) },
+	run: migrateCmd,
 }
 
 // migrateCmd converts other tools' budgets into LLMCostBudgets.
-func migrateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func migrateCmd(args []string, std stdio) error {
 	fs := newFlagSet("migrate")
 	var files fileList
 	fs.Var(&files, "f", "YAML or JSON file with llm-cost-budget-operator or Kelos budgets (repeatable; - for stdin)")
 	skip := fs.Bool("skip-unknown-kinds", false, "skip documents of other kinds with a note instead of failing")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFileFlags(fs, &files, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
-	}
-	if len(files) == 0 {
-		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
 	var docs [][]byte
 	var notes []string
 	readStdin := false
 	for _, name := range files {
-		data, source, err := readInput(name, stdin, &readStdin)
+		data, source, err := readInput(name, std.in, &readStdin)
 		if err != nil {
 			return err
 		}
@@ -53,12 +47,12 @@ func migrateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 		notes = append(notes, res.Notes...)
 	}
 	for _, n := range notes {
-		fmt.Fprintf(stderr, "llmbudget migrate: note: %s\n", n)
+		fmt.Fprintf(std.err, "llmbudget migrate: note: %s\n", n)
 	}
 	if len(docs) == 0 {
 		return fmt.Errorf("nothing to convert in %s: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
 	}
-	_, err := stdout.Write(migrate.Join(docs))
+	_, err := std.out.Write(migrate.Join(docs))
 	return err
 }
 

@@ -21,15 +21,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
-// Server timeouts: hook calls are small and fast; these only cut off clients
-// that stall, so that a slow peer cannot hold a connection forever.
-const (
-	readHeaderTimeout = 5 * time.Second
-	readTimeout       = 30 * time.Second
-	writeTimeout      = 30 * time.Second
-	idleTimeout       = 120 * time.Second
-	shutdownTimeout   = 20 * time.Second
-)
+// shutdownTimeout bounds the drain of in-flight calls.
+const shutdownTimeout = 20 * time.Second
 
 // serveOptions are the serve command's flags.
 type serveOptions struct {
@@ -49,7 +42,13 @@ var serveCommand = command{
 	name: "serve", synopsis: "[flags]", summary: "serve the Metacontroller hooks",
 	about: "Serves the CompositeController and DecoratorController hooks, /healthz, /readyz and\n" +
 		"/metrics until SIGTERM or SIGINT, then drains in-flight calls.",
-	run: func(args []string, std stdio) error { return serve(args, std.err) },
+	run: func(args []string, std stdio) error {
+		o, err := parseServe(args)
+		if err != nil {
+			return err
+		}
+		return runServer(o, std.err)
+	},
 }
 
 func parseServe(args []string) (serveOptions, error) {
@@ -75,53 +74,45 @@ func parseServe(args []string) (serveOptions, error) {
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file go together")
 	}
-	if _, err := o.clock(); err != nil {
-		return o, err
-	}
 	return o, nil
-}
-
-func serve(args []string, stderr io.Writer) error {
-	o, err := parseServe(args)
-	if err != nil {
-		return err
-	}
-	return runServer(o, stderr)
 }
 
 // runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz
 // turns unready and in-flight calls finish within shutdownTimeout.
 func runServer(o serveOptions, stderr io.Writer) error {
+	now, err := parseClock(o.now, "2026-11-29T07:30:00Z")
+	if err != nil {
+		return err
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	if o.now != "" {
+		logger.Warn("the clock is fixed: every evaluation happens at --now", "now", o.now)
+	}
 	var draining atomic.Bool
-	hooks, metricsHandler, err := buildHandlers(o, logger, &draining)
+	hooks, metricsHandler, err := buildHandlers(o, now, logger, &draining)
 	if err != nil {
 		return err
 	}
-	tlsCfg, err := serverTLS(o, logger)
-	if err != nil {
-		return err
-	}
-	servers := []*http.Server{newServer(hooks, logger)}
-	addrs := []string{o.addr}
+	servers := []*http.Server{newServer(o.addr, hooks, logger)}
 	if metricsHandler != nil {
-		servers = append(servers, newServer(metricsHandler, logger))
-		addrs = append(addrs, o.metricsAddr)
+		servers = append(servers, newServer(o.metricsAddr, metricsHandler, logger))
 	}
-	lns, err := listenAll(addrs, tlsCfg)
+	lns, err := listen(o, servers, logger)
 	if err != nil {
 		return err
+	}
+	var metricsAt net.Addr
+	metricsLog := "beside the hooks"
+	if len(lns) > 1 {
+		metricsAt = lns[1].Addr()
+		metricsLog = metricsAt.String()
 	}
 	if o.onListen != nil {
-		var m net.Addr
-		if len(lns) > 1 {
-			m = lns[1].Addr()
-		}
-		o.onListen(lns[0].Addr(), m)
+		o.onListen(lns[0].Addr(), metricsAt)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -129,7 +120,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	for i, srv := range servers {
 		go func() { errc <- fmt.Errorf("serve on %s: %w", lns[i].Addr(), srv.Serve(lns[i])) }()
 	}
-	logger.Info("serving hooks", "addr", lns[0].Addr().String(), "metrics", metricsListening(lns), "version", version,
+	logger.Info("serving hooks", "addr", lns[0].Addr().String(), "metrics", metricsLog, "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
 	select {
 	case err := <-errc:
@@ -150,81 +141,56 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	return nil
 }
 
-func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+// newServer serves h on addr. Hook calls are small and fast: the timeouts
+// only cut off clients that stall, so that a slow peer cannot hold a
+// connection forever.
+func newServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
+		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
-func metricsListening(lns []net.Listener) string {
-	if len(lns) < 2 {
-		return "beside the hooks"
+// listen listens on every server's address, with TLS when --tls-cert-file is
+// set: the certificate is fetched per handshake, so renewals apply at once.
+func listen(o serveOptions, servers []*http.Server, logger *slog.Logger) ([]net.Listener, error) {
+	var tlsCfg *tls.Config
+	if o.certFile != "" {
+		rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+		if err != nil {
+			return nil, err
+		}
+		tlsCfg = rl.Config()
+		tlsCfg.NextProtos = []string{"http/1.1"} // Metacontroller speaks HTTP/1.1
 	}
-	return lns[1].Addr().String()
-}
-
-// serverTLS is the TLS configuration every listener shares, or nil without
-// --tls-cert-file.
-func serverTLS(o serveOptions, logger *slog.Logger) (*tls.Config, error) {
-	if o.certFile == "" {
-		return nil, nil
-	}
-	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
-	if err != nil {
-		return nil, err
-	}
-	return rl.Config(), nil
-}
-
-// listenAll listens on every address, with TLS when tlsCfg is set.
-func listenAll(addrs []string, tlsCfg *tls.Config) ([]net.Listener, error) {
 	var lns []net.Listener
-	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
+	for _, srv := range servers {
+		ln, err := net.Listen("tcp", srv.Addr)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()
 			}
-			return nil, fmt.Errorf("listen on %s: %w", addr, err)
+			return nil, fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
 		if tlsCfg != nil {
-			ln = tlsListener(ln, tlsCfg)
+			ln = tls.NewListener(ln, tlsCfg)
 		}
 		lns = append(lns, ln)
 	}
 	return lns, nil
 }
 
-// clock is time.Now, or the fixed instant of --now.
-func (o serveOptions) clock() (func() time.Time, error) {
-	if o.now == "" {
-		return time.Now, nil
-	}
-	t, err := time.Parse(time.RFC3339, o.now)
-	if err != nil {
-		return nil, fmt.Errorf("--now %q: must be RFC 3339, like 2026-11-29T07:30:00Z", o.now)
-	}
-	return func() time.Time { return t }, nil
-}
-
 // buildHandlers returns the hooks, behind the optional bearer token with the
 // probes open, and /metrics: on a handler of its own when --metrics-addr is
 // set (so that a NetworkPolicy can admit scrapers to that port alone), else
 // beside the hooks and open too.
-func buildHandlers(o serveOptions, logger *slog.Logger, draining *atomic.Bool) (hooks, metricsHandler http.Handler, err error) {
+func buildHandlers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) (hooks, metricsHandler http.Handler, err error) {
 	m := metrics.New(version)
-	now, err := o.clock()
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.now != "" {
-		logger.Warn("the clock is fixed: every evaluation happens at --now", "now", o.now)
-	}
 	api, err := httpapi.New(httpapi.Config{
 		Now:              now,
 		Logger:           logger,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,21 +14,19 @@ import (
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 
-	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
 // spendFlags are the flags of llmbudget spend.
 type spendFlags struct {
-	files                fileList
-	budget, prometheus   string
-	source, modelLabel   string
-	queries, match, pods fileList
-	sel                  promspend.Selection
-	prices, now, output  string
-	step, timeout        time.Duration
-	printQuery           bool
+	files, queries      fileList
+	budget, prometheus  string
+	source, modelLabel  string
+	sel                 promspend.Selection
+	prices, now, output string
+	step, timeout       time.Duration
+	printQuery          bool
 }
 
 var spendCommand = command{
@@ -38,7 +37,7 @@ Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and p
 spend ConfigMap in the budget's costSource format. Prints nothing and exits 1 when
 Prometheus cannot be reached, refuses a query, or has no series for the period, so a failed
 run leaves the ConfigMap as it was. --print-query shows the PromQL without querying.`,
-	run: func(args []string, std stdio) error { return spendCmd(args, std.in, std.out, std.err) },
+	run: spendCmd,
 }
 
 func parseSpendFlags(args []string) (spendFlags, error) {
@@ -53,9 +52,9 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.StringVar(&f.sel.Team, "team", "", "litellm: the LiteLLM team id (label team)")
 	fs.StringVar(&f.sel.Key, "key", "", "litellm: the hashed API key (label hashed_api_key)")
 	fs.StringVar(&f.sel.Namespace, "namespace", "", "vllm: the namespace of the vLLM pods (label namespace)")
-	fs.Var(&f.pods, "pod-label", "vllm: label=value copied from the pods onto the series (repeatable)")
+	fs.Var((*fileList)(&f.sel.PodLabels), "pod-label", "vllm: label=value copied from the pods onto the series (repeatable)")
 	fs.StringVar(&f.sel.Service, "service", "", "otel-genai: the service.name (label job)")
-	fs.Var(&f.match, "match", `extra matcher for every series, like env="prod" (repeatable)`)
+	fs.Var((*fileList)(&f.sel.Match), "match", `extra matcher for every series, like env="prod" (repeatable)`)
 	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
 	fs.DurationVar(&f.step, "step", 15*time.Second, "evaluation step: at most the scrape interval, dividing 15m")
 	fs.StringVar(&f.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
@@ -75,20 +74,17 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	case f.prometheus == "" && !f.printQuery:
 		return f, badUsage(fs, "no --prometheus URL")
 	}
-	f.sel.PodLabels, f.sel.Match = f.pods, f.match
 	return f, nil
 }
 
-// spendCmd prints the spend ConfigMap of a budget, computed from Prometheus.
-// It prints nothing when Prometheus cannot be reached, refuses a query or
-// has no series for the current period, so a failed run leaves the
-// ConfigMap as it was.
-func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// spendCmd prints the spend ConfigMap of a budget, computed from Prometheus,
+// or nothing when any query fails.
+func spendCmd(args []string, std stdio) error {
 	f, err := parseSpendFlags(args)
 	if err != nil {
 		return err
 	}
-	b, err := pickBudget(f.files, f.budget, stdin)
+	b, err := pickBudget(f.files, f.budget, std.in)
 	if err != nil {
 		return err
 	}
@@ -96,19 +92,18 @@ func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	if f.now != "" {
-		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
-			return fmt.Errorf("--now %q: must be RFC 3339, like 2026-11-20T12:00:00Z", f.now)
-		}
+	clock, err := parseClock(f.now, "2026-11-20T12:00:00Z")
+	if err != nil {
+		return err
 	}
+	now := clock()
 	plan, err := promspend.NewPlan(b.Spec, now, src, f.step)
 	if err != nil {
-		return fmt.Errorf("budget %s/%s: %w", b.Metadata.Namespace, b.Metadata.Name, err)
+		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	if f.printQuery {
 		for _, q := range plan.Queries {
-			fmt.Fprintf(stdout, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
+			fmt.Fprintf(std.out, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
 		}
 		return nil
 	}
@@ -131,7 +126,7 @@ func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		prices = &p
 	}
-	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, stderr)
+	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, std.err)
 	if err != nil {
 		return err
 	}
@@ -146,7 +141,7 @@ func spendCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if f.output != "" {
 		return os.WriteFile(f.output, out, 0o644)
 	}
-	_, err = stdout.Write(out)
+	_, err = std.out.Write(out)
 	return err
 }
 
@@ -168,29 +163,23 @@ func (f spendFlags) sourceOf() (promspend.Source, error) {
 }
 
 // pickBudget returns the one budget in files, or the one named ns/name.
-func pickBudget(files []string, name string, stdin io.Reader) (api.LLMCostBudget, error) {
+func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, error) {
 	set, err := manifest.Read(files, stdin)
 	if err != nil {
-		return api.LLMCostBudget{}, err
+		return manifest.Budget{}, err
 	}
-	var found []api.LLMCostBudget
-	for _, mb := range set.Budgets {
-		if name == "" || name == mb.Namespace+"/"+mb.Name {
-			found = append(found, api.LLMCostBudget{
-				APIVersion: api.APIVersion, Kind: api.Kind,
-				Metadata: api.ObjectMeta{Namespace: mb.Namespace, Name: mb.Name}, Spec: mb.Spec,
-			})
-		}
-	}
+	found := slices.DeleteFunc(set.Budgets, func(b manifest.Budget) bool {
+		return name != "" && name != b.Namespace+"/"+b.Name
+	})
 	switch {
 	case len(found) == 1:
 		return found[0], nil
 	case len(found) == 0 && name != "":
-		return api.LLMCostBudget{}, fmt.Errorf("no LLMCostBudget %s in %s", name, strings.Join(files, ", "))
+		return manifest.Budget{}, fmt.Errorf("no LLMCostBudget %s in %s", name, strings.Join(files, ", "))
 	case len(found) == 0:
-		return api.LLMCostBudget{}, fmt.Errorf("no LLMCostBudget in %s", strings.Join(files, ", "))
+		return manifest.Budget{}, fmt.Errorf("no LLMCostBudget in %s", strings.Join(files, ", "))
 	}
-	return api.LLMCostBudget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
+	return manifest.Budget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
 }
 
 // runQueries asks Prometheus every query, in order, through the client
@@ -222,11 +211,11 @@ func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend
 }
 
 // configMap is the spend ConfigMap of b holding data, as YAML.
-func configMap(b api.LLMCostBudget, data map[string]string) ([]byte, error) {
+func configMap(b manifest.Budget, data map[string]string) ([]byte, error) {
 	cm := map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Metadata.Namespace},
+		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace},
 		"data":       data,
 	}
 	return yaml.Marshal(cm)
