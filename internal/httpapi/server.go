@@ -13,6 +13,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,12 +83,8 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
 	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.MaxInFlightBytes == 0 {
-		c.MaxInFlightBytes = max(DefaultMaxInFlightBytes, c.MaxBodyBytes)
-	}
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.MaxInFlightBytes = cmp.Or(c.MaxInFlightBytes, max(DefaultMaxInFlightBytes, c.MaxBodyBytes))
 	if c.MaxInFlightBytes < c.MaxBodyBytes {
 		return fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", c.MaxInFlightBytes, c.MaxBodyBytes)
 	}
@@ -152,14 +149,10 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 			// tools plot and filter on (slog's Duration is integer nanoseconds).
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
 		}
-		if fields.budget != "" {
-			attrs = append(attrs, slog.String("budget", fields.budget))
-		}
-		if fields.state != "" {
-			attrs = append(attrs, slog.String("state", fields.state))
-		}
-		if fields.reason != "" {
-			attrs = append(attrs, slog.String("reason", fields.reason))
+		for _, a := range []slog.Attr{slog.String("budget", fields.budget), slog.String("state", fields.state), slog.String("reason", fields.reason)} {
+			if a.Value.String() != "" {
+				attrs = append(attrs, a)
+			}
 		}
 		attrs = append(attrs, fields.extra...)
 		level := slog.LevelInfo
@@ -230,11 +223,7 @@ func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) 
 func checkContentType(ct string) error {
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		got := ct
-		if got == "" {
-			got = "none"
-		}
-		return &hookError{status: http.StatusUnsupportedMediaType, reason: fmt.Sprintf("Content-Type must be application/json, got %s", got)}
+		return &hookError{status: http.StatusUnsupportedMediaType, reason: "Content-Type must be application/json, got " + cmp.Or(ct, "none")}
 	}
 	return nil
 }
