@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "cmp"
+
 // Defaults the CRD applies at admission; the hook applies them again so that
 // objects stored before a default existed evaluate the same way.
 const (
@@ -17,40 +19,18 @@ const (
 
 // Default fills every unset field with its documented default.
 func (s *Spec) Default() {
-	if s.Period.Type == "" {
-		s.Period.Type = DefaultPeriodType
-	}
-	if s.Period.TimeZone == "" {
-		s.Period.TimeZone = DefaultTimeZone
-	}
-	if s.Period.StartDay == nil {
-		d := DefaultStartDay
-		s.Period.StartDay = &d
-	}
-	if s.WarnThresholdPercent == nil {
-		w := DefaultWarnThreshold
-		s.WarnThresholdPercent = &w
-	}
+	s.Period.Type = cmp.Or(s.Period.Type, DefaultPeriodType)
+	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
+	s.Period.StartDay = cmp.Or(s.Period.StartDay, new(DefaultStartDay))
+	s.WarnThresholdPercent = cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
 	for i := range s.Thresholds {
-		if s.Thresholds[i].Basis == "" {
-			s.Thresholds[i].Basis = Actual
-		}
+		s.Thresholds[i].Basis = cmp.Or(s.Thresholds[i].Basis, Actual)
 	}
-	if s.CostSource.Format == "" {
-		s.CostSource.Format = DefaultSourceFormat
-	}
-	if s.Enforcement.Action == "" {
-		s.Enforcement.Action = DefaultAction
-	}
-	if s.Enforcement.FailurePolicy == "" {
-		s.Enforcement.FailurePolicy = DefaultFailurePolicy
-	}
-	if s.Enforcement.Gate == "" {
-		s.Enforcement.Gate = DefaultGate
-	}
-	if s.Enforcement.Scope == "" {
-		s.Enforcement.Scope = DefaultScope
-	}
+	s.CostSource.Format = cmp.Or(s.CostSource.Format, DefaultSourceFormat)
+	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, DefaultAction)
+	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, DefaultFailurePolicy)
+	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, DefaultGate)
+	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, DefaultScope)
 }
 
 // EffectiveThresholds is spec.thresholds, or when none are listed the warning
@@ -59,10 +39,7 @@ func (s *Spec) EffectiveThresholds() []Threshold {
 	if len(s.Thresholds) > 0 {
 		return s.Thresholds
 	}
-	warn := DefaultWarnThreshold
-	if s.WarnThresholdPercent != nil {
-		warn = *s.WarnThresholdPercent
-	}
+	warn := *cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
 	if warn == OverBudgetThreshold {
 		return []Threshold{{Percent: OverBudgetThreshold, Basis: Actual}}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -53,41 +54,58 @@ func (e ValidationError) Error() string {
 
 var validate = newValidator()
 
+// stringRules are the validator tags this package adds: each returns why a
+// string breaks it, which is the field's message, or "" when it holds.
+var stringRules = map[string]func(string) string{
+	"usd": func(s string) string {
+		if err := CheckLimit(s); err != nil {
+			return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, err)
+		}
+		return ""
+	},
+	"timezone": func(s string) string {
+		if _, err := period.LoadLocation(s); err != nil {
+			return fmt.Sprintf("must be an IANA time zone: %v", err)
+		}
+		return ""
+	},
+	"dnssubdomain": unless(k8sValid(validation.IsDNS1123Subdomain), "%q must be a ConfigMap name (lower-case DNS subdomain)"),
+	"configmapkey": unless(k8sValid(validation.IsConfigMapKey), "%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')"),
+	"labelvalue":   unless(k8sValid(validation.IsValidLabelValue), "%q must be a label value (at most 63 letters, digits, '-', '_', '.')"),
+	"modelname": unless(spend.ValidModelName,
+		"%q must be a model name: 1-"+strconv.Itoa(spend.MaxModelNameLength)+" printable characters without spaces or quotes"),
+	"resourcename": unless(validResourceName, "%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch"),
+}
+
+// unless is the rule that valid holds, worded by format with the value.
+func unless(valid func(string) bool, format string) func(string) string {
+	return func(s string) string {
+		if valid(s) {
+			return ""
+		}
+		return fmt.Sprintf(format, s)
+	}
+}
+
+// k8sValid adapts an apimachinery validator, which lists what is wrong.
+func k8sValid(check func(string) []string) func(string) bool {
+	return func(s string) bool { return len(check(s)) == 0 }
+}
+
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		return name
 	})
-	must(v.RegisterValidation("usd", func(fl validator.FieldLevel) bool {
-		return CheckLimit(fl.Field().String()) == nil
-	}))
-	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
-		_, err := period.LoadLocation(fl.Field().String())
-		return err == nil
-	}))
-	must(v.RegisterValidation("dnssubdomain", func(fl validator.FieldLevel) bool {
-		return len(validation.IsDNS1123Subdomain(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("configmapkey", func(fl validator.FieldLevel) bool {
-		return len(validation.IsConfigMapKey(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("labelvalue", func(fl validator.FieldLevel) bool {
-		return len(validation.IsValidLabelValue(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("modelname", func(fl validator.FieldLevel) bool {
-		return spend.ValidModelName(fl.Field().String())
-	}))
-	must(v.RegisterValidation("resourcename", func(fl validator.FieldLevel) bool {
-		return validResourceName(fl.Field().String())
-	}))
-	return v
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
+	for tag, rule := range stringRules {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
+			return rule(fl.Field().String()) == ""
+		}); err != nil {
+			panic(err)
+		}
 	}
+	return v
 }
 
 // validResourceName accepts `<plural>` or `<plural>.<group>`, lower case, as
@@ -193,21 +211,9 @@ func (s *Spec) message(fe validator.FieldError) string {
 		return fmt.Sprintf("must be at most %s", fe.Param())
 	case "oneof":
 		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
-	case "usd":
-		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
-	case "timezone":
-		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
-		return fmt.Sprintf("must be an IANA time zone: %v", err)
-	case "dnssubdomain":
-		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
-	case "configmapkey":
-		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
-	case "labelvalue":
-		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
-	case "modelname":
-		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
-	case "resourcename":
-		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
+	}
+	if rule, ok := stringRules[fe.Tag()]; ok {
+		return rule(fmt.Sprint(fe.Value()))
 	}
 	return fmt.Sprintf("fails rule %q", fe.Tag())
 }
