@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,14 +66,9 @@ func (t *FileToken) Token() ([]byte, error) {
 	return t.token, nil
 }
 
-// TokenSource yields the expected token.
-type TokenSource interface {
-	Token() ([]byte, error)
-}
-
 // Require wraps next so that every path except those in open needs the
 // bearer token. Failures to read the expected token go to logger.
-func Require(next http.Handler, src TokenSource, logger *slog.Logger, open ...string) http.Handler {
+func Require(next http.Handler, tok *FileToken, logger *slog.Logger, open ...string) http.Handler {
 	exempt := make(map[string]bool, len(open))
 	for _, p := range open {
 		exempt[p] = true
@@ -84,45 +78,33 @@ func Require(next http.Handler, src TokenSource, logger *slog.Logger, open ...st
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err := check(r.Header.Get("Authorization"), src); err != nil {
-			var unreadable *unreadableError
-			if errors.As(err, &unreadable) {
-				logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
-					slog.String("error", unreadable.err.Error()))
-			}
+		if reason := refusal(r, tok, logger); reason != "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="llmbudget"`)
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, err.Error()+"\n")
+			_, _ = io.WriteString(w, reason+"\n")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-var (
-	errMissing = errors.New("unauthorized: missing bearer token (configure the controller's webhook.authorization)")
-	errWrong   = errors.New("unauthorized: wrong bearer token")
-)
-
-// unreadableError is a token source's failure; callers see only
-// "unauthorized", the log gets err (which names the file).
-type unreadableError struct{ err error }
-
-func (e *unreadableError) Error() string { return "unauthorized" }
-
-func check(header string, src TokenSource) error {
-	scheme, got, ok := strings.Cut(header, " ")
+// refusal says why r does not carry the token, or "" when it does.
+func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || got == "" {
-		return errMissing
+		return "unauthorized: missing bearer token (configure the controller's webhook.authorization)"
 	}
-	want, err := src.Token()
+	want, err := tok.Token()
 	if err != nil {
-		// Fail closed: without a readable token nobody is let in.
-		return &unreadableError{err: err}
+		// Fail closed: without a readable token nobody is let in. The error
+		// names the file, so it goes to the log and not to the caller.
+		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
+			slog.String("error", err.Error()))
+		return "unauthorized"
 	}
 	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-		return errWrong
+		return "unauthorized: wrong bearer token"
 	}
-	return nil
+	return ""
 }
