@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sync/semaphore"
 )
 
 // Defaults for the bounds on memory; docs/operations.md ("Sizing the
@@ -99,13 +100,17 @@ func New(cfg Config) (http.Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, inFlight: &inFlight{limit: cfg.MaxInFlightBytes}}
+	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	return s.routes(), nil
 }
 
 type server struct {
-	cfg      Config
-	inFlight *inFlight
+	cfg Config
+	// inFlight holds MaxInFlightBytes. A call reserves its weight before
+	// its body is read and releases it when answered; a call that does not
+	// fit is refused at once (429), never queued, so memory stays bounded
+	// whatever the number of callers.
+	inFlight *semaphore.Weighted
 }
 
 // hookError is a refusal with its HTTP status and one-line reason.
@@ -167,10 +172,10 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 // refuses it with 429 otherwise.
 func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc) (int, logFields) {
 	n := weight(r, s.cfg.MaxBodyBytes)
-	if !s.inFlight.tryAcquire(n) {
+	if !s.inFlight.TryAcquire(n) {
 		return s.refuseBusy(w, r)
 	}
-	defer s.inFlight.release(n)
+	defer s.inFlight.Release(n)
 	return s.serveHook(w, r, fn)
 }
 
