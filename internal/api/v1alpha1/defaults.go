@@ -2,35 +2,30 @@ package v1alpha1
 
 import "cmp"
 
-// Defaults the CRD applies at admission; the hook applies them again so that
-// objects stored before a default existed evaluate the same way.
+// Defaults other packages need by name; Default applies these and all the
+// others.
 const (
 	DefaultTimeZone            = "UTC"
-	DefaultStartDay      int32 = 1
 	DefaultWarnThreshold int32 = 80
 	OverBudgetThreshold  int32 = 100
-	DefaultPeriodType          = Monthly
-	DefaultSourceFormat        = Total
-	DefaultAction              = ActionNone
-	DefaultFailurePolicy       = FailOpen
-	DefaultGate                = GatePolicy
-	DefaultScope               = ScopeNamespace
 )
 
-// Default fills every unset field with its documented default.
+// Default fills every unset field with the default the CRD applies at
+// admission; the hook applies them again so that objects stored before a
+// default existed evaluate the same way.
 func (s *Spec) Default() {
-	s.Period.Type = cmp.Or(s.Period.Type, DefaultPeriodType)
+	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
 	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
-	s.Period.StartDay = cmp.Or(s.Period.StartDay, new(DefaultStartDay))
+	s.Period.StartDay = cmp.Or(s.Period.StartDay, new(int32(1)))
 	s.WarnThresholdPercent = cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
 	for i := range s.Thresholds {
 		s.Thresholds[i].Basis = cmp.Or(s.Thresholds[i].Basis, Actual)
 	}
-	s.CostSource.Format = cmp.Or(s.CostSource.Format, DefaultSourceFormat)
-	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, DefaultAction)
-	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, DefaultFailurePolicy)
-	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, DefaultGate)
-	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, DefaultScope)
+	s.CostSource.Format = cmp.Or(s.CostSource.Format, Total)
+	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, ActionNone)
+	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
+	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
+	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 }
 
 // EffectiveThresholds is spec.thresholds, or when none are listed the warning
