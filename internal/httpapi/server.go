@@ -113,17 +113,14 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// hookError is a refusal with its HTTP status and one-line reason.
+// hookError is a refusal with another status than 400, the status of
+// every other error, and its one-line reason.
 type hookError struct {
 	status int
 	reason string
 }
 
 func (e *hookError) Error() string { return e.reason }
-
-func badRequest(format string, args ...any) *hookError {
-	return &hookError{status: http.StatusBadRequest, reason: fmt.Sprintf(format, args...)}
-}
 
 // logFields are what a hook adds to its log line.
 type logFields struct {
@@ -216,9 +213,9 @@ func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) 
 }
 
 func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) {
-	var he *hookError
-	if !errors.As(err, &he) {
-		he = badRequest("%v", err)
+	he, ok := errors.AsType[*hookError](err)
+	if !ok {
+		he = &hookError{status: http.StatusBadRequest, reason: err.Error()}
 	}
 	fields.reason = he.reason
 	writeError(w, he.status, he.reason)
@@ -243,14 +240,14 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
-	case err != nil:
-		return badRequest("read request body: %v", err)
-	case buf.Len() == 0:
-		return badRequest("request body is empty")
+	}
+	if err != nil {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	if buf.Len() == 0 {
+		return errors.New("request body is empty")
 	}
 	return nil
 }
