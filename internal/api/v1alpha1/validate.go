@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/go-playground/validator/v10"
@@ -54,58 +53,38 @@ func (e ValidationError) Error() string {
 
 var validate = newValidator()
 
-// stringRules are the validator tags this package adds: each returns why a
-// string breaks it, which is the field's message, or "" when it holds.
-var stringRules = map[string]func(string) string{
-	"usd": func(s string) string {
-		if err := CheckLimit(s); err != nil {
-			return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, err)
-		}
-		return ""
-	},
-	"timezone": func(s string) string {
-		if _, err := period.LoadLocation(s); err != nil {
-			return fmt.Sprintf("must be an IANA time zone: %v", err)
-		}
-		return ""
-	},
-	"dnssubdomain": unless(k8sValid(validation.IsDNS1123Subdomain), "%q must be a ConfigMap name (lower-case DNS subdomain)"),
-	"configmapkey": unless(k8sValid(validation.IsConfigMapKey), "%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')"),
-	"labelvalue":   unless(k8sValid(validation.IsValidLabelValue), "%q must be a label value (at most 63 letters, digits, '-', '_', '.')"),
-	"modelname": unless(spend.ValidModelName,
-		"%q must be a model name: 1-"+strconv.Itoa(spend.MaxModelNameLength)+" printable characters without spaces or quotes"),
-	"resourcename": unless(validResourceName, "%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch"),
-}
-
-// unless is the rule that valid holds, worded by format with the value.
-func unless(valid func(string) bool, format string) func(string) string {
-	return func(s string) string {
-		if valid(s) {
-			return ""
-		}
-		return fmt.Sprintf(format, s)
-	}
-}
-
-// k8sValid adapts an apimachinery validator, which lists what is wrong.
-func k8sValid(check func(string) []string) func(string) bool {
-	return func(s string) bool { return len(check(s)) == 0 }
-}
-
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		return name
 	})
-	for tag, rule := range stringRules {
-		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
-			return rule(fl.Field().String()) == ""
-		}); err != nil {
+	// The tags this package adds, on string fields; message words their failures.
+	for tag, valid := range map[string]func(string) bool{
+		"usd":          func(s string) bool { return CheckLimit(s) == nil },
+		"timezone":     validTimeZone,
+		"dnssubdomain": k8sValid(validation.IsDNS1123Subdomain),
+		"configmapkey": k8sValid(validation.IsConfigMapKey),
+		"labelvalue":   k8sValid(validation.IsValidLabelValue),
+		"modelname":    spend.ValidModelName,
+		"resourcename": validResourceName,
+	} {
+		err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return valid(fl.Field().String()) })
+		if err != nil {
 			panic(err)
 		}
 	}
 	return v
+}
+
+// k8sValid adapts an apimachinery validator, which lists what is wrong.
+func k8sValid(problems func(string) []string) func(string) bool {
+	return func(s string) bool { return len(problems(s)) == 0 }
+}
+
+func validTimeZone(s string) bool {
+	_, err := period.LoadLocation(s)
+	return err == nil
 }
 
 // validResourceName accepts `<plural>` or `<plural>.<group>`, lower case, as
@@ -199,21 +178,29 @@ func (s *Spec) message(fe validator.FieldError) string {
 	case "required_if":
 		field, value, _ := strings.Cut(fe.Param(), " ")
 		return fmt.Sprintf("is required when %s is %s", lowerFirst(field), value)
-	case "min":
+	case "min", "max":
+		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
 		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have at least %s items", fe.Param())
+			return fmt.Sprintf("must have %s %s items", bound, fe.Param())
 		}
-		return fmt.Sprintf("must be at least %s", fe.Param())
-	case "max":
-		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have at most %s items", fe.Param())
-		}
-		return fmt.Sprintf("must be at most %s", fe.Param())
+		return fmt.Sprintf("must be %s %s", bound, fe.Param())
 	case "oneof":
 		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
-	}
-	if rule, ok := stringRules[fe.Tag()]; ok {
-		return rule(fmt.Sprint(fe.Value()))
+	case "usd":
+		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
+	case "timezone":
+		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
+		return fmt.Sprintf("must be an IANA time zone: %v", err)
+	case "dnssubdomain":
+		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
+	case "configmapkey":
+		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
+	case "labelvalue":
+		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
+	case "modelname":
+		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
+	case "resourcename":
+		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
 	}
 	return fmt.Sprintf("fails rule %q", fe.Tag())
 }
