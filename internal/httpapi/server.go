@@ -46,6 +46,11 @@ const (
 // honours Retry-After on 429 and requeues the sync.
 const retryAfterSeconds = "1"
 
+// MinCallWeight is what any hook call counts against the in-flight bound,
+// however small its body: a call's goroutine, connection buffers and
+// decoded request cost tens of KiB beyond the body itself.
+const MinCallWeight = 64 << 10
+
 // Config configures the handler.
 type Config struct {
 	// Now is the clock; required so tests and `eval` can fix it.
@@ -174,6 +179,20 @@ func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc
 	}
 	defer s.inFlight.Release(n)
 	return s.serveHook(w, r, fn)
+}
+
+// weight is what r counts: its declared length, or the body limit when it
+// declares none, and never less than MinCallWeight. A declared length over
+// the body limit counts the minimum: readBody refuses it without reading.
+func weight(r *http.Request, maxBody int64) int64 {
+	n := r.ContentLength
+	switch {
+	case n < 0:
+		n = maxBody
+	case n > maxBody:
+		n = 0
+	}
+	return max(n, MinCallWeight)
 }
 
 // refuseBusy answers 429 with Retry-After. It reads the body first, through

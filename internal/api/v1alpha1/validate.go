@@ -154,8 +154,8 @@ func (e ValidationError) orNil() error {
 func (s *Spec) validate() ValidationError {
 	var errs ValidationError
 	if err := validate.Struct(s); err != nil {
-		var verrs validator.ValidationErrors
-		if !errors.As(err, &verrs) {
+		verrs, ok := errors.AsType[validator.ValidationErrors](err)
+		if !ok {
 			return ValidationError{{"spec", err.Error()}}
 		}
 		for _, fe := range verrs {
