@@ -14,7 +14,6 @@ package auth
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
 	"io"
@@ -22,16 +21,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 )
 
 // FileToken is a bearer token kept in a file, such as a mounted Secret key.
 type FileToken struct {
 	path string
-
-	mu    sync.Mutex
-	token []byte
-	sum   [sha256.Size]byte // of the file's bytes that token came from
 }
 
 // NewFileToken reads the token in path; surrounding white space is ignored
@@ -44,26 +38,19 @@ func NewFileToken(path string) (*FileToken, error) {
 	return t, nil
 }
 
-// Token returns the current token, re-reading the file and taking its
-// content as the token whenever the bytes differ from the last read. A
-// mounted Secret is a few bytes on tmpfs, so reading it per call is cheap.
+// Token returns the file's current content as the token: nothing is cached,
+// so no stamp of the file can hide a rotation. A mounted Secret is a few
+// bytes on tmpfs, so reading it per call is cheap.
 func (t *FileToken) Token() ([]byte, error) {
 	b, err := os.ReadFile(t.path)
 	if err != nil {
 		return nil, fmt.Errorf("read token file: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.token != nil && sum == t.sum {
-		return t.token, nil
-	}
 	tok := bytes.TrimSpace(b)
 	if len(tok) == 0 {
 		return nil, fmt.Errorf("token file %s is empty", t.path)
 	}
-	t.token, t.sum = tok, sum
-	return t.token, nil
+	return tok, nil
 }
 
 // Require wraps next so that every path except those in open needs the
