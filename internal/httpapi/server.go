@@ -118,8 +118,8 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// hookError is a refusal with another status than 400, the status of
-// every other error, and its one-line reason.
+// hookError is a refusal answered with its own status (any other error is
+// a 400) and its one-line reason.
 type hookError struct {
 	status int
 	reason string
