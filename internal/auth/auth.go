@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -56,12 +57,8 @@ func (t *FileToken) Token() ([]byte, error) {
 // Require wraps next so that every path except those in open needs the
 // bearer token. Failures to read the expected token go to logger.
 func Require(next http.Handler, tok *FileToken, logger *slog.Logger, open ...string) http.Handler {
-	exempt := make(map[string]bool, len(open))
-	for _, p := range open {
-		exempt[p] = true
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if exempt[r.URL.Path] {
+		if slices.Contains(open, r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
