@@ -14,25 +14,19 @@ package auth
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 )
 
 // FileToken is a bearer token kept in a file, such as a mounted Secret key.
 type FileToken struct {
 	path string
-
-	mu    sync.Mutex
-	token []byte
-	sum   [sha256.Size]byte // of the file's bytes that token came from
 }
 
 // NewFileToken reads the token in path; surrounding white space is ignored
@@ -45,84 +39,56 @@ func NewFileToken(path string) (*FileToken, error) {
 	return t, nil
 }
 
-// Token returns the current token, re-reading the file and taking its
-// content as the token whenever the bytes differ from the last read. A
-// mounted Secret is a few bytes on tmpfs, so reading it per call is cheap.
+// Token returns the file's current content as the token: nothing is cached,
+// so no stamp of the file can hide a rotation. A mounted Secret is a few
+// bytes on tmpfs, so reading it per call is cheap.
 func (t *FileToken) Token() ([]byte, error) {
 	b, err := os.ReadFile(t.path)
 	if err != nil {
 		return nil, fmt.Errorf("read token file: %w", err)
 	}
-	sum := sha256.Sum256(b)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.token != nil && sum == t.sum {
-		return t.token, nil
-	}
 	tok := bytes.TrimSpace(b)
 	if len(tok) == 0 {
 		return nil, fmt.Errorf("token file %s is empty", t.path)
 	}
-	t.token, t.sum = tok, sum
-	return t.token, nil
-}
-
-// TokenSource yields the expected token.
-type TokenSource interface {
-	Token() ([]byte, error)
+	return tok, nil
 }
 
 // Require wraps next so that every path except those in open needs the
 // bearer token. Failures to read the expected token go to logger.
-func Require(next http.Handler, src TokenSource, logger *slog.Logger, open ...string) http.Handler {
-	exempt := make(map[string]bool, len(open))
-	for _, p := range open {
-		exempt[p] = true
-	}
+func Require(next http.Handler, tok *FileToken, logger *slog.Logger, open ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if exempt[r.URL.Path] {
+		if slices.Contains(open, r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err := check(r.Header.Get("Authorization"), src); err != nil {
-			var unreadable *unreadableError
-			if errors.As(err, &unreadable) {
-				logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
-					slog.String("error", unreadable.err.Error()))
-			}
+		if reason := refusal(r, tok, logger); reason != "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="llmbudget"`)
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, err.Error()+"\n")
+			_, _ = io.WriteString(w, reason+"\n")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-var (
-	errMissing = errors.New("unauthorized: missing bearer token (configure the controller's webhook.authorization)")
-	errWrong   = errors.New("unauthorized: wrong bearer token")
-)
-
-// unreadableError is a token source's failure; callers see only
-// "unauthorized", the log gets err (which names the file).
-type unreadableError struct{ err error }
-
-func (e *unreadableError) Error() string { return "unauthorized" }
-
-func check(header string, src TokenSource) error {
-	scheme, got, ok := strings.Cut(header, " ")
+// refusal says why r does not carry the token, or "" when it does.
+func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || got == "" {
-		return errMissing
+		return "unauthorized: missing bearer token (configure the controller's webhook.authorization)"
 	}
-	want, err := src.Token()
+	want, err := tok.Token()
 	if err != nil {
-		// Fail closed: without a readable token nobody is let in.
-		return &unreadableError{err: err}
+		// Fail closed: without a readable token nobody is let in. The error
+		// names the file, so it goes to the log and not to the caller.
+		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
+			slog.String("error", err.Error()))
+		return "unauthorized"
 	}
 	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-		return errWrong
+		return "unauthorized: wrong bearer token"
 	}
-	return nil
+	return ""
 }

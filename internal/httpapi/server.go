@@ -13,6 +13,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/sync/semaphore"
 )
 
 // Defaults for the bounds on memory; docs/operations.md ("Sizing the
@@ -43,6 +45,11 @@ const (
 // retryAfterSeconds is what a refused caller is told to wait; Metacontroller
 // honours Retry-After on 429 and requeues the sync.
 const retryAfterSeconds = "1"
+
+// MinCallWeight is what any hook call counts against the in-flight bound,
+// however small its body: a call's goroutine, connection buffers and
+// decoded request cost tens of KiB beyond the body itself.
+const MinCallWeight = 64 << 10
 
 // Config configures the handler.
 type Config struct {
@@ -82,12 +89,8 @@ func (c *Config) validate() error {
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
 	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.MaxInFlightBytes == 0 {
-		c.MaxInFlightBytes = max(DefaultMaxInFlightBytes, c.MaxBodyBytes)
-	}
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.MaxInFlightBytes = cmp.Or(c.MaxInFlightBytes, max(DefaultMaxInFlightBytes, c.MaxBodyBytes))
 	if c.MaxInFlightBytes < c.MaxBodyBytes {
 		return fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", c.MaxInFlightBytes, c.MaxBodyBytes)
 	}
@@ -102,26 +105,27 @@ func New(cfg Config) (http.Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, inFlight: &inFlight{limit: cfg.MaxInFlightBytes}}
+	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	return s.routes(), nil
 }
 
 type server struct {
-	cfg      Config
-	inFlight *inFlight
+	cfg Config
+	// inFlight holds MaxInFlightBytes. A call reserves its weight before
+	// its body is read and releases it when answered; a call that does not
+	// fit is refused at once (429), never queued, so memory stays bounded
+	// whatever the number of callers.
+	inFlight *semaphore.Weighted
 }
 
-// hookError is a refusal with its HTTP status and one-line reason.
+// hookError is a refusal answered with its own status (any other error is
+// a 400) and its one-line reason.
 type hookError struct {
 	status int
 	reason string
 }
 
 func (e *hookError) Error() string { return e.reason }
-
-func badRequest(format string, args ...any) *hookError {
-	return &hookError{status: http.StatusBadRequest, reason: fmt.Sprintf(format, args...)}
-}
 
 // logFields are what a hook adds to its log line.
 type logFields struct {
@@ -152,14 +156,10 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 			// tools plot and filter on (slog's Duration is integer nanoseconds).
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
 		}
-		if fields.budget != "" {
-			attrs = append(attrs, slog.String("budget", fields.budget))
-		}
-		if fields.state != "" {
-			attrs = append(attrs, slog.String("state", fields.state))
-		}
-		if fields.reason != "" {
-			attrs = append(attrs, slog.String("reason", fields.reason))
+		for _, a := range []slog.Attr{slog.String("budget", fields.budget), slog.String("state", fields.state), slog.String("reason", fields.reason)} {
+			if a.Value.String() != "" {
+				attrs = append(attrs, a)
+			}
 		}
 		attrs = append(attrs, fields.extra...)
 		level := slog.LevelInfo
@@ -174,11 +174,25 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 // refuses it with 429 otherwise.
 func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc) (int, logFields) {
 	n := weight(r, s.cfg.MaxBodyBytes)
-	if !s.inFlight.tryAcquire(n) {
+	if !s.inFlight.TryAcquire(n) {
 		return s.refuseBusy(w, r)
 	}
-	defer s.inFlight.release(n)
+	defer s.inFlight.Release(n)
 	return s.serveHook(w, r, fn)
+}
+
+// weight is what r counts: its declared length, or the body limit when it
+// declares none, and never less than MinCallWeight. A declared length over
+// the body limit counts the minimum: readBody refuses it without reading.
+func weight(r *http.Request, maxBody int64) int64 {
+	n := r.ContentLength
+	switch {
+	case n < 0:
+		n = maxBody
+	case n > maxBody:
+		n = 0
+	}
+	return max(n, MinCallWeight)
 }
 
 // refuseBusy answers 429 with Retry-After. It reads the body first, through
@@ -218,9 +232,9 @@ func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) 
 }
 
 func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) {
-	var he *hookError
-	if !errors.As(err, &he) {
-		he = badRequest("%v", err)
+	he, ok := errors.AsType[*hookError](err)
+	if !ok {
+		he = &hookError{status: http.StatusBadRequest, reason: err.Error()}
 	}
 	fields.reason = he.reason
 	writeError(w, he.status, he.reason)
@@ -230,11 +244,7 @@ func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) 
 func checkContentType(ct string) error {
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		got := ct
-		if got == "" {
-			got = "none"
-		}
-		return &hookError{status: http.StatusUnsupportedMediaType, reason: fmt.Sprintf("Content-Type must be application/json, got %s", got)}
+		return &hookError{status: http.StatusUnsupportedMediaType, reason: "Content-Type must be application/json, got " + cmp.Or(ct, "none")}
 	}
 	return nil
 }
@@ -249,14 +259,14 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
+	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
-	case err != nil:
-		return badRequest("read request body: %v", err)
-	case buf.Len() == 0:
-		return badRequest("request body is empty")
+	}
+	if err != nil {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	if buf.Len() == 0 {
+		return errors.New("request body is empty")
 	}
 	return nil
 }

@@ -20,23 +20,15 @@ type Reloader struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
-	mu        sync.Mutex
-	cert      *tls.Certificate
-	certStamp stamp
-	keyStamp  stamp
+	mu     sync.Mutex
+	cert   *tls.Certificate
+	loaded [2]stamp // of certFile and keyFile when cert was last loaded
 }
 
+// stamp tells a renewed file from the loaded one without reading it.
 type stamp struct {
 	mod  time.Time
 	size int64
-}
-
-func stampOf(path string) (stamp, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return stamp{}, err
-	}
-	return stamp{fi.ModTime(), fi.Size()}, nil
 }
 
 // New loads the key pair once, failing if it cannot.
@@ -49,18 +41,18 @@ func New(certFile, keyFile string, log *slog.Logger) (*Reloader, error) {
 }
 
 func (r *Reloader) reload() error {
-	cs, err := stampOf(r.certFile)
-	if err != nil {
-		return fmt.Errorf("tls certificate: %w", err)
+	var now [2]stamp
+	for i, f := range [2]struct{ what, path string }{{"tls certificate", r.certFile}, {"tls key", r.keyFile}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.what, err)
+		}
+		now[i] = stamp{fi.ModTime(), fi.Size()}
 	}
-	ks, err := stampOf(r.keyFile)
-	if err != nil {
-		return fmt.Errorf("tls key: %w", err)
-	}
-	if r.cert != nil && cs == r.certStamp && ks == r.keyStamp {
+	if r.cert != nil && now == r.loaded {
 		return nil
 	}
-	r.certStamp, r.keyStamp = cs, ks
+	r.loaded = now
 	c, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
 	if err != nil {
 		return fmt.Errorf("load tls key pair %s, %s: %w", r.certFile, r.keyFile, err)

@@ -1,56 +1,31 @@
 package v1alpha1
 
-// Defaults the CRD applies at admission; the hook applies them again so that
-// objects stored before a default existed evaluate the same way.
+import "cmp"
+
+// Defaults other packages need by name; Default applies these and all the
+// others.
 const (
 	DefaultTimeZone            = "UTC"
-	DefaultStartDay      int32 = 1
 	DefaultWarnThreshold int32 = 80
 	OverBudgetThreshold  int32 = 100
-	DefaultPeriodType          = Monthly
-	DefaultSourceFormat        = Total
-	DefaultAction              = ActionNone
-	DefaultFailurePolicy       = FailOpen
-	DefaultGate                = GatePolicy
-	DefaultScope               = ScopeNamespace
 )
 
-// Default fills every unset field with its documented default.
+// Default fills every unset field with the default the CRD applies at
+// admission; the hook applies them again so that objects stored before a
+// default existed evaluate the same way.
 func (s *Spec) Default() {
-	if s.Period.Type == "" {
-		s.Period.Type = DefaultPeriodType
-	}
-	if s.Period.TimeZone == "" {
-		s.Period.TimeZone = DefaultTimeZone
-	}
-	if s.Period.StartDay == nil {
-		d := DefaultStartDay
-		s.Period.StartDay = &d
-	}
-	if s.WarnThresholdPercent == nil {
-		w := DefaultWarnThreshold
-		s.WarnThresholdPercent = &w
-	}
+	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
+	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
+	s.Period.StartDay = cmp.Or(s.Period.StartDay, new(int32(1)))
+	s.WarnThresholdPercent = cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
 	for i := range s.Thresholds {
-		if s.Thresholds[i].Basis == "" {
-			s.Thresholds[i].Basis = Actual
-		}
+		s.Thresholds[i].Basis = cmp.Or(s.Thresholds[i].Basis, Actual)
 	}
-	if s.CostSource.Format == "" {
-		s.CostSource.Format = DefaultSourceFormat
-	}
-	if s.Enforcement.Action == "" {
-		s.Enforcement.Action = DefaultAction
-	}
-	if s.Enforcement.FailurePolicy == "" {
-		s.Enforcement.FailurePolicy = DefaultFailurePolicy
-	}
-	if s.Enforcement.Gate == "" {
-		s.Enforcement.Gate = DefaultGate
-	}
-	if s.Enforcement.Scope == "" {
-		s.Enforcement.Scope = DefaultScope
-	}
+	s.CostSource.Format = cmp.Or(s.CostSource.Format, Total)
+	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, ActionNone)
+	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
+	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
+	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 }
 
 // EffectiveThresholds is spec.thresholds, or when none are listed the warning
@@ -59,10 +34,7 @@ func (s *Spec) EffectiveThresholds() []Threshold {
 	if len(s.Thresholds) > 0 {
 		return s.Thresholds
 	}
-	warn := DefaultWarnThreshold
-	if s.WarnThresholdPercent != nil {
-		warn = *s.WarnThresholdPercent
-	}
+	warn := *cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
 	if warn == OverBudgetThreshold {
 		return []Threshold{{Percent: OverBudgetThreshold, Basis: Actual}}
 	}

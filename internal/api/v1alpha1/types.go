@@ -22,8 +22,7 @@ const (
 
 	// ClusterKind is the cluster-scoped budget over the namespaces its
 	// namespaceSelector matches; it shares Spec and Status with Kind.
-	ClusterKind     = "ClusterLLMCostBudget"
-	ClusterResource = "clusterllmcostbudgets"
+	ClusterKind = "ClusterLLMCostBudget"
 )
 
 // LabelBudget is the label that puts a workload (and the children made for

@@ -59,35 +59,32 @@ func newValidator() *validator.Validate {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		return name
 	})
-	must(v.RegisterValidation("usd", func(fl validator.FieldLevel) bool {
-		return CheckLimit(fl.Field().String()) == nil
-	}))
-	must(v.RegisterValidation("timezone", func(fl validator.FieldLevel) bool {
-		_, err := period.LoadLocation(fl.Field().String())
-		return err == nil
-	}))
-	must(v.RegisterValidation("dnssubdomain", func(fl validator.FieldLevel) bool {
-		return len(validation.IsDNS1123Subdomain(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("configmapkey", func(fl validator.FieldLevel) bool {
-		return len(validation.IsConfigMapKey(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("labelvalue", func(fl validator.FieldLevel) bool {
-		return len(validation.IsValidLabelValue(fl.Field().String())) == 0
-	}))
-	must(v.RegisterValidation("modelname", func(fl validator.FieldLevel) bool {
-		return spend.ValidModelName(fl.Field().String())
-	}))
-	must(v.RegisterValidation("resourcename", func(fl validator.FieldLevel) bool {
-		return validResourceName(fl.Field().String())
-	}))
+	// The tags this package adds, on string fields; message words their failures.
+	for tag, valid := range map[string]func(string) bool{
+		"usd":          func(s string) bool { return CheckLimit(s) == nil },
+		"timezone":     validTimeZone,
+		"dnssubdomain": k8sValid(validation.IsDNS1123Subdomain),
+		"configmapkey": k8sValid(validation.IsConfigMapKey),
+		"labelvalue":   k8sValid(validation.IsValidLabelValue),
+		"modelname":    spend.ValidModelName,
+		"resourcename": validResourceName,
+	} {
+		err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return valid(fl.Field().String()) })
+		if err != nil {
+			panic(err)
+		}
+	}
 	return v
 }
 
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+// k8sValid adapts an apimachinery validator, which lists what is wrong.
+func k8sValid(problems func(string) []string) func(string) bool {
+	return func(s string) bool { return len(problems(s)) == 0 }
+}
+
+func validTimeZone(s string) bool {
+	_, err := period.LoadLocation(s)
+	return err == nil
 }
 
 // validResourceName accepts `<plural>` or `<plural>.<group>`, lower case, as
@@ -157,8 +154,8 @@ func (e ValidationError) orNil() error {
 func (s *Spec) validate() ValidationError {
 	var errs ValidationError
 	if err := validate.Struct(s); err != nil {
-		var verrs validator.ValidationErrors
-		if !errors.As(err, &verrs) {
+		verrs, ok := errors.AsType[validator.ValidationErrors](err)
+		if !ok {
 			return ValidationError{{"spec", err.Error()}}
 		}
 		for _, fe := range verrs {
@@ -181,16 +178,12 @@ func (s *Spec) message(fe validator.FieldError) string {
 	case "required_if":
 		field, value, _ := strings.Cut(fe.Param(), " ")
 		return fmt.Sprintf("is required when %s is %s", lowerFirst(field), value)
-	case "min":
+	case "min", "max":
+		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
 		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have at least %s items", fe.Param())
+			return fmt.Sprintf("must have %s %s items", bound, fe.Param())
 		}
-		return fmt.Sprintf("must be at least %s", fe.Param())
-	case "max":
-		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have at most %s items", fe.Param())
-		}
-		return fmt.Sprintf("must be at most %s", fe.Param())
+		return fmt.Sprintf("must be %s %s", bound, fe.Param())
 	case "oneof":
 		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
 	case "usd":
