@@ -131,10 +131,7 @@ var namespaced = Kind{
 			Names:      []string{b.Spec.CostSource.ConfigMapName},
 		}}
 	},
-	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
-		in.SpendData, in.ConfigMapFound, in.SpendDataErr = spendData(related, b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)
-		return in
-	},
+	Spend: readConfigMap,
 	Quotas: func(owner children.Owner, r evaluate.Result) []any {
 		return []any{children.Quota(owner, r.Quota)}
 	},
@@ -235,13 +232,14 @@ func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Re
 	return res
 }
 
-// spendData finds the spend ConfigMap among the related objects and reads
-// its data.
-func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]string, bool, error) {
-	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(namespace, name)]
-	if !ok || name == "" {
-		return nil, false, nil
+// readConfigMap finds b's spend ConfigMap among the related objects and
+// reads its data.
+func readConfigMap(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
+	name := b.Spec.CostSource.ConfigMapName
+	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
+	if ok && name != "" {
+		in.ConfigMapFound = true
+		in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
 	}
-	data, err := spend.DecodeData(raw)
-	return data, true, err
+	return in
 }
