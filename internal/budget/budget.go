@@ -121,15 +121,11 @@ var namespaced = Kind{
 	Name:  api.Kind,
 	Owner: children.BudgetOwner,
 	Related: func(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
-		if b.Spec.CostSource.ConfigMapName == "" {
+		name := b.Spec.CostSource.ConfigMapName
+		if name == "" {
 			return nil // sync reports the broken spec
 		}
-		return []hookwire.RelatedResourceRule{{
-			APIVersion: "v1",
-			Resource:   "configmaps",
-			Namespace:  b.Metadata.Namespace,
-			Names:      []string{b.Spec.CostSource.ConfigMapName},
-		}}
+		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
 	},
 	Spend: readConfigMap,
 	Quotas: func(owner children.Owner, r evaluate.Result) []any {

@@ -70,11 +70,8 @@ func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeRespo
 
 func relate(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
 	sel := b.Spec.NamespaceSelector
-	if sel == nil || b.Spec.CostSource.SpendSource == "" {
+	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
 		return nil // sync reports the broken spec
-	}
-	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
-		return nil
 	}
 	return []hookwire.RelatedResourceRule{
 		{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
@@ -101,8 +98,8 @@ type object struct {
 // reports it as InvalidSpec before reading).
 func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 	src := sources{label: spec.CostSource.SpendSource, closed: spec.Enforcement.FailurePolicy == api.FailClosed, byNamespace: map[string][]object{}}
-	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector)
-	if spec.NamespaceSelector == nil || err != nil {
+	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
+	if err != nil {
 		sel = labels.Nothing()
 	}
 	for _, raw := range related[hookwire.NamespaceGroup] {

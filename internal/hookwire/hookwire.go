@@ -2,10 +2,11 @@
 // Metacontroller sends and accepts, and ErrBadRequest for a request no hook
 // can answer.
 //
-// The JSON tags are the contract. Requests model only what the hooks read.
-// Responses carry only fields Metacontroller knows, because it decodes v2
-// responses strictly: one unknown field fails the call. Object maps in requests are keyed by "Kind.version" (or
-// "Kind.group/version") and then by "namespace/name".
+// The JSON tags are the contract. Requests model only what the hooks read;
+// responses carry only fields Metacontroller knows, because it decodes v2
+// responses strictly: one unknown field fails the call. Object maps in
+// requests are keyed by "Kind.version" (or "Kind.group/version") and then by
+// "namespace/name".
 package hookwire
 
 import (
