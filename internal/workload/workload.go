@@ -3,8 +3,8 @@
 // functions from Metacontroller requests and the clock to responses.
 //
 // It guarantees that it only ever sets the label and annotations listed in
-// Keys, never the workload's spec or status, and that Cleanup removes exactly
-// those keys.
+// labelKeys and annotationKeys, never the workload's spec or status, and that
+// Cleanup removes exactly those keys.
 package workload
 
 import (
@@ -37,7 +37,7 @@ const (
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
 )
 
-// Keys lists every label and annotation Apply may set; Cleanup removes them.
+// The label and annotation keys Apply may set; Cleanup removes them.
 var (
 	labelKeys      = []string{LabelState}
 	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason, AnnotationExceededAt}
@@ -143,21 +143,17 @@ func nulls(keys []string) map[string]*string {
 	return m
 }
 
-// budgetView is the part of a related budget a workload reflects; a status
-// this version does not recognise counts as not evaluated.
-type budgetView struct {
-	Status api.Status `json:"status"`
-}
-
 func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
 	resp := undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
-	var bv budgetView
-	if found && decode.Lenient(raw, &bv, "budget") != nil {
-		bv = budgetView{} // partly decoded
+	var budget struct {
+		Status api.Status `json:"status"`
 	}
-	st := bv.Status
+	if found && decode.Lenient(raw, &budget, "budget") != nil {
+		budget.Status = api.Status{} // one this version does not recognise: not evaluated
+	}
+	st := budget.Status
 	reason := ""
 	switch {
 	case !found || name == "":
