@@ -1,5 +1,7 @@
 // Package budget holds the LLMCostBudget CompositeController's hooks as pure
-// functions from Metacontroller requests (and the clock) to responses.
+// functions from Metacontroller requests (and the clock) to responses, and
+// the hooks both budget kinds share (Kind), which ClusterLLMCostBudget's
+// reuse.
 //
 // It guarantees that a well-formed request about a bad budget is answered, not
 // refused: a spec that cannot be decoded or validated yields state Unknown
@@ -34,13 +36,12 @@ type Summary struct {
 	Name      string
 	State     api.State
 	Reason    string
-	Finalized bool
 }
 
-// Parent is a budget of either kind as received, its spec and status kept
+// parent is a budget of either kind as received, its spec and status kept
 // raw so that a spec of the wrong shape is reported, and a foreign status
 // ignored, rather than failing the request.
-type Parent struct {
+type parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
@@ -60,10 +61,10 @@ type identity struct {
 	Status json.RawMessage `json:"status"`
 }
 
-// DecodeParent reads a request's parent; only a parent without a usable
+// decodeParent reads a request's parent; only a parent without a usable
 // name is an error (hookwire.ErrBadRequest).
-func DecodeParent(raw json.RawMessage) (Parent, error) {
-	var p Parent
+func decodeParent(raw json.RawMessage) (parent, error) {
+	var p parent
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
 	}
@@ -73,7 +74,7 @@ func DecodeParent(raw json.RawMessage) (Parent, error) {
 			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 		}
 		m := id.Metadata
-		p = Parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
+		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
 		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
@@ -85,7 +86,7 @@ func DecodeParent(raw json.RawMessage) (Parent, error) {
 // is returned for the caller to report as InvalidSpec. The spec is decoded strictly: the API
 // server prunes fields the CRD does not know, so an unknown or repeated
 // field is one a person wrote (through eval) and must hear about.
-func (p Parent) Budget(kind string) (api.LLMCostBudget, error) {
+func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: kind, Metadata: p.Metadata}
 	var st api.Status
 	if len(p.Status) > 0 && decode.Lenient(p.Status, &st, "status") == nil {
@@ -100,55 +101,85 @@ func (p Parent) Budget(kind string) (api.LLMCostBudget, error) {
 	return b, decode.Strict(p.Spec, &b.Spec, "spec")
 }
 
+// Kind is what a budget kind brings to the hooks both kinds share: what
+// customize relates, where Apply reads the spend and puts the quota.
+type Kind struct {
+	Name  string // api.Kind or api.ClusterKind
+	Owner func(api.ObjectMeta) children.Owner
+	// Related are the objects sync needs for b, whose spec decodes.
+	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
+	// Spend is the evaluation's input, but for Budget and Now: where b's
+	// spend is read among the related objects.
+	Spend func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
+	// Quotas are the children that enforce r.Quota.
+	Quotas func(owner children.Owner, r evaluate.Result) []any
+}
+
+// namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the
+// budget's namespace.
+var namespaced = Kind{
+	Name:  api.Kind,
+	Owner: children.BudgetOwner,
+	Related: func(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
+		name := b.Spec.CostSource.ConfigMapName
+		if name == "" {
+			return nil // sync reports the broken spec
+		}
+		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
+	},
+	Spend: readConfigMap,
+	Quotas: func(owner children.Owner, r evaluate.Result) []any {
+		return []any{children.Quota(owner, r.Quota)}
+	},
+}
+
 // Customize names the spend ConfigMap as related, so that Metacontroller
 // watches it and passes it to sync.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	p, err := DecodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CustomizeResponse{}, err
-	}
-	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	b, err := p.Budget(api.Kind)
-	if err != nil || b.Spec.CostSource.ConfigMapName == "" {
-		// Sync reports the broken spec; there is nothing to relate.
-		return resp, nil
-	}
-	resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
-		APIVersion: "v1",
-		Resource:   "configmaps",
-		Namespace:  p.Metadata.Namespace,
-		Names:      []string{b.Spec.CostSource.ConfigMapName},
-	})
-	return resp, nil
+	return namespaced.Customize(req)
 }
 
 // Sync answers the sync and finalize hooks: Apply evaluates the budget,
 // Cleanup lifts enforcement and lets the budget go once no quota remains.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	p, err := DecodeParent(req.Parent)
+	return namespaced.Sync(req, now)
+}
+
+// Customize relates what k.Related names, or nothing while the spec does
+// not decode.
+func (k Kind) Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+	p, err := decodeParent(req.Parent)
+	if err != nil {
+		return hookwire.CustomizeResponse{}, err
+	}
+	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	if b, err := p.Budget(k.Name); err == nil {
+		resp.RelatedResources = append(resp.RelatedResources, k.Related(b)...)
+	}
+	return resp, nil
+}
+
+// Sync answers the sync and finalize hooks of a budget of kind k.
+func (k Kind) Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
+	p, err := decodeParent(req.Parent)
 	if err != nil {
 		return hookwire.CompositeResponse{}, Summary{}, err
 	}
-	return sync(p, req, now)
-}
-
-func sync(p Parent, req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
 	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
-	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[Parent]) finalizer.Result[hookwire.CompositeResponse] {
+	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) finalizer.Result[hookwire.CompositeResponse] {
 		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object, req)
+			return cleanup(ev.Object.Status, req)
 		}
-		return apply(ev.Object, req, now, &sum)
+		return k.apply(ev.Object, req.Related, now, &sum)
 	})
 	res.Response.Tail = res.Tail()
-	sum.Finalized = res.Finalized
 	return res.Response, sum, nil
 }
 
-func apply(p Parent, req hookwire.CompositeRequest, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
-	b, specErr := p.Budget(api.Kind)
-	in := evaluate.Input{Budget: b, Now: now}
-	in.SpendData, in.ConfigMapFound, in.SpendDataErr = spendData(req.Related, p.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)
+func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
+	b, specErr := p.Budget(k.Name)
+	in := k.Spend(b, related)
+	in.Budget, in.Now = b, now
 	var r evaluate.Result
 	if specErr != nil {
 		r = evaluate.Invalid(in, specErr)
@@ -159,13 +190,13 @@ func apply(p Parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
 		sum.Reason = c.Reason
 	}
-	owner := children.BudgetOwner(p.Metadata)
+	owner := k.Owner(p.Metadata)
 	kids := make([]any, 0, len(r.Announcements)+1)
 	for _, e := range children.Events(owner, r.Announcements) {
 		kids = append(kids, e)
 	}
 	if r.Quota != nil {
-		kids = append(kids, children.Quota(owner, r.Quota))
+		kids = append(kids, k.Quotas(owner, r)...)
 	}
 	return finalizer.Result[hookwire.CompositeResponse]{
 		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
@@ -173,18 +204,13 @@ func apply(p Parent, req hookwire.CompositeRequest, now time.Time, sum *Summary)
 	}
 }
 
-// cleanup desires no children, so Metacontroller deletes the quota (and our
-// Events) first; the budget may go once no ResourceQuota is observed. The
-// status is left as it was: it never decodes the spec, so a budget whose spec
-// is broken, or that was never synced, can still be deleted.
-func cleanup(p Parent, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
-	return Cleanup(p.Status, req)
-}
-
-// Cleanup is the finalize answer of a budget of either kind, whose status
-// was status: no children desired, finalized once no ResourceQuota (in any
-// namespace) is observed, the status kept as it was.
-func Cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
+// cleanup is the finalize answer of a budget of either kind, whose status
+// was status. It desires no children, so Metacontroller deletes the quotas
+// (and our Events) first; the budget may go once no ResourceQuota (in any
+// namespace) is observed. The status is kept as it was: cleanup never
+// decodes the spec, so a budget whose spec is broken, or that was never
+// synced, can still be deleted.
+func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
 	var kept any
 	var fields map[string]json.RawMessage // Metacontroller's status is an object
@@ -202,13 +228,14 @@ func Cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Re
 	return res
 }
 
-// spendData finds the spend ConfigMap among the related objects and reads
-// its data.
-func spendData(related hookwire.ObjectMap, namespace, name string) (map[string]string, bool, error) {
-	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(namespace, name)]
-	if !ok || name == "" {
-		return nil, false, nil
+// readConfigMap finds b's spend ConfigMap among the related objects and
+// reads its data.
+func readConfigMap(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
+	name := b.Spec.CostSource.ConfigMapName
+	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
+	if ok && name != "" {
+		in.ConfigMapFound = true
+		in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
 	}
-	data, err := spend.DecodeData(raw)
-	return data, true, err
+	return in
 }

@@ -23,7 +23,6 @@ package clusterbudget
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -32,94 +31,54 @@ import (
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
-	"github.com/llmbudget/llmbudget/internal/period"
-	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Summary is what a hook call did, for the one log line per call.
-type Summary struct {
-	Name      string
-	State     api.State
-	Reason    string
-	Finalized bool
+type Summary = budget.Summary
+
+// cluster is ClusterLLMCostBudget: the spend of every selected namespace
+// summed, a quota in each of them.
+var cluster = budget.Kind{
+	Name:    api.ClusterKind,
+	Owner:   children.ClusterOwner,
+	Related: relate,
+	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input {
+		return evaluate.Input{Pool: poolReader(b.Spec, related)}
+	},
+	Quotas: func(owner children.Owner, r evaluate.Result) []any {
+		kids := make([]any, 0, len(r.Status.Enforcement.Namespaces))
+		for _, ns := range r.Status.Enforcement.Namespaces {
+			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
+		}
+		return kids
+	},
 }
 
 // Customize relates the selected Namespaces (their labels decide membership)
 // and, in them, the ConfigMaps labelled as the budget's spend source.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	p, err := budget.DecodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CustomizeResponse{}, err
-	}
-	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	b, err := p.Budget(api.ClusterKind)
-	sel := b.Spec.NamespaceSelector
-	if err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
-		return resp, nil // sync reports the broken spec
-	}
-	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
-		return resp, nil
-	}
-	ns := &hookwire.LabelSelector{MatchLabels: sel.MatchLabels, MatchExpressions: sel.MatchExpressions}
-	resp.RelatedResources = append(resp.RelatedResources,
-		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: ns},
-		hookwire.RelatedResourceRule{
-			APIVersion: "v1", Resource: "configmaps", NamespaceSelector: ns,
-			LabelSelector: &hookwire.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}},
-		})
-	return resp, nil
+	return cluster.Customize(req)
 }
 
 // Sync answers the sync and finalize hooks: Apply evaluates the summed spend
 // and closes every selected namespace while blocking; Cleanup lifts the
 // quotas in every namespace and lets the budget go once none is observed.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	p, err := budget.DecodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CompositeResponse{}, Summary{}, err
-	}
-	sum := Summary{Name: p.Metadata.Name}
-	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[budget.Parent]) finalizer.Result[hookwire.CompositeResponse] {
-		if ev.Action == finalizer.Cleanup {
-			// Desiring no children makes Metacontroller delete the quota of
-			// every namespace (and the Events) before the budget goes.
-			return budget.Cleanup(ev.Object.Status, req)
-		}
-		return apply(ev.Object, req, now, &sum)
-	})
-	res.Response.Tail = res.Tail()
-	sum.Finalized = res.Finalized
-	return res.Response, sum, nil
+	return cluster.Sync(req, now)
 }
 
-func apply(p budget.Parent, req hookwire.CompositeRequest, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
-	b, specErr := p.Budget(api.ClusterKind)
-	in := evaluate.Input{Budget: b, Now: now, Pool: poolReader(b.Spec, req.Related)}
-	var r evaluate.Result
-	if specErr != nil {
-		r = evaluate.Invalid(in, specErr)
-	} else {
-		r = evaluate.Evaluate(in)
+func relate(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
+	sel := b.Spec.NamespaceSelector
+	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
+		return nil // sync reports the broken spec
 	}
-	sum.State = r.Status.State
-	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
-		sum.Reason = c.Reason
-	}
-	owner := children.ClusterOwner(p.Metadata)
-	kids := make([]any, 0, len(r.Announcements))
-	for _, e := range children.Events(owner, r.Announcements) {
-		kids = append(kids, e)
-	}
-	if r.Quota != nil {
-		for _, ns := range r.Status.Enforcement.Namespaces {
-			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
-		}
-	}
-	return finalizer.Result[hookwire.CompositeResponse]{
-		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
-		Requeue:  finalizer.RequeueAfter(r.ResyncAfter),
+	return []hookwire.RelatedResourceRule{
+		{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
+		{
+			APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}},
+		},
 	}
 }
 
@@ -139,8 +98,8 @@ type object struct {
 // reports it as InvalidSpec before reading).
 func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 	src := sources{label: spec.CostSource.SpendSource, closed: spec.Enforcement.FailurePolicy == api.FailClosed, byNamespace: map[string][]object{}}
-	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector)
-	if spec.NamespaceSelector == nil || err != nil {
+	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
+	if err != nil {
 		sel = labels.Nothing()
 	}
 	for _, raw := range related[hookwire.NamespaceGroup] {
@@ -158,5 +117,5 @@ func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 			src.byNamespace[cm.Metadata.Namespace] = append(list, cm)
 		}
 	}
-	return func(s spend.Source, w period.Window) evaluate.Pool { return src.pool(s, w) }
+	return src.pool
 }

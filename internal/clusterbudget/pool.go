@@ -3,6 +3,7 @@ package clusterbudget
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,23 +30,14 @@ type reading struct {
 
 // pool sums the readable namespaces and decides whether the sum is known.
 func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
-	p := evaluate.Pool{Selected: make([]string, 0, len(s.byNamespace))}
-	for ns := range s.byNamespace {
-		p.Selected = append(p.Selected, ns)
-	}
-	slices.Sort(p.Selected)
-	rs := make([]reading, 0, len(p.Selected))
-	var bad []reading
-	for _, ns := range p.Selected {
-		r := s.read(ns, src, w)
-		if r.reason != "" {
-			bad = append(bad, r)
-		} else {
-			p.Usage = p.Usage.Add(r.usage)
-		}
-		rs = append(rs, r)
+	p := evaluate.Pool{Selected: slices.Sorted(maps.Keys(s.byNamespace))}
+	rs := make([]reading, len(p.Selected))
+	for i, ns := range p.Selected {
+		rs[i] = s.read(ns, src, w)
+		p.Usage = p.Usage.Add(rs[i].usage) // an unreadable namespace adds nothing
 	}
 	p.Breakdown, p.Omitted = breakdown(rs, p.Usage)
+	bad := slices.DeleteFunc(slices.Clone(rs), func(r reading) bool { return r.reason == "" })
 	if i := slices.IndexFunc(bad, func(r reading) bool { return r.reason == api.ReasonPeriodMismatch }); i >= 0 {
 		// A source of another period is not unreadable but wrong: skipping it
 		// under Open would still announce a sum the data does not support.

@@ -92,8 +92,7 @@ func (r Requeue) Seconds() float64 {
 	if r.after <= 0 {
 		return 0
 	}
-	whole := (r.after + time.Second - 1) / time.Second
-	return float64(whole)
+	return float64((r.after + time.Second - 1) / time.Second)
 }
 
 // Result is a reconciler's answer.

@@ -2,10 +2,11 @@
 // Metacontroller sends and accepts, and ErrBadRequest for a request no hook
 // can answer.
 //
-// The JSON tags are the contract. Responses carry only fields Metacontroller
-// knows, because it decodes v2 responses strictly: one unknown field fails the
-// call. Object maps in requests are keyed by "Kind.version" (or
-// "Kind.group/version") and then by "namespace/name".
+// The JSON tags are the contract. Requests model only what the hooks read;
+// responses carry only fields Metacontroller knows, because it decodes v2
+// responses strictly: one unknown field fails the call. Object maps in
+// requests are keyed by "Kind.version" (or "Kind.group/version") and then by
+// "namespace/name".
 package hookwire
 
 import (
@@ -25,8 +26,7 @@ type ObjectMap map[string]map[string]json.RawMessage
 // CustomizeRequest is sent to a customize hook; the watched object is under
 // "parent" for CompositeControllers and DecoratorControllers alike.
 type CustomizeRequest struct {
-	Controller json.RawMessage `json:"controller,omitempty"`
-	Parent     json.RawMessage `json:"parent"`
+	Parent json.RawMessage `json:"parent"`
 }
 
 // CustomizeResponse names the related objects Metacontroller should watch and
@@ -37,24 +37,17 @@ type CustomizeResponse struct {
 
 // RelatedResourceRule selects related objects by resource and names.
 type RelatedResourceRule struct {
-	APIVersion    string         `json:"apiVersion"`
-	Resource      string         `json:"resource"`
-	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
+	APIVersion    string                `json:"apiVersion"`
+	Resource      string                `json:"resource"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 	// NamespaceSelector selects the namespaces to look in (never with Namespace or Names).
-	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
-	Namespace         string         `json:"namespace,omitempty"`
-	Names             []string       `json:"names,omitempty"`
-}
-
-// LabelSelector is metav1.LabelSelector's wire shape.
-type LabelSelector struct {
-	MatchLabels      map[string]string                 `json:"matchLabels,omitempty"`
-	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	Namespace         string                `json:"namespace,omitempty"`
+	Names             []string              `json:"names,omitempty"`
 }
 
 // CompositeRequest is sent to a CompositeController's sync and finalize hooks.
 type CompositeRequest struct {
-	Controller json.RawMessage `json:"controller,omitempty"`
 	Parent     json.RawMessage `json:"parent"`
 	Children   ObjectMap       `json:"children"`
 	Related    ObjectMap       `json:"related"`
@@ -78,7 +71,6 @@ type Tail struct {
 // DecoratorRequest is sent to a DecoratorController's sync and finalize hooks:
 // the target under "object", its children under "attachments".
 type DecoratorRequest struct {
-	Controller  json.RawMessage `json:"controller,omitempty"`
 	Object      json.RawMessage `json:"object"`
 	Attachments ObjectMap       `json:"attachments"`
 	Related     ObjectMap       `json:"related"`
@@ -98,7 +90,6 @@ type DecoratorResponse struct {
 // Group keys of the object maps this service reads.
 const (
 	ConfigMapGroup     = "ConfigMap.v1"
-	EventGroup         = "Event.v1"
 	ResourceQuotaGroup = "ResourceQuota.v1"
 	BudgetGroup        = "LLMCostBudget.llmbudget.dev/v1alpha1"
 	NamespaceGroup     = "Namespace.v1"

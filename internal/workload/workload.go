@@ -3,8 +3,8 @@
 // functions from Metacontroller requests and the clock to responses.
 //
 // It guarantees that it only ever sets the label and annotations listed in
-// Keys, never the workload's spec or status, and that Cleanup removes exactly
-// those keys.
+// labelKeys and annotationKeys, never the workload's spec or status, and that
+// Cleanup removes exactly those keys.
 package workload
 
 import (
@@ -37,7 +37,7 @@ const (
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
 )
 
-// Keys lists every label and annotation Apply may set; Cleanup removes them.
+// The label and annotation keys Apply may set; Cleanup removes them.
 var (
 	labelKeys      = []string{LabelState}
 	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason, AnnotationExceededAt}
@@ -111,10 +111,6 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 	if err != nil {
 		return hookwire.DecoratorResponse{}, Summary{}, err
 	}
-	return sync(o, req, now)
-}
-
-func sync(o object, req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
 	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
 	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
 		if ev.Action == finalizer.Cleanup {
@@ -127,16 +123,16 @@ func sync(o object, req hookwire.DecoratorRequest, now time.Time) (hookwire.Deco
 	return res.Response, sum, nil
 }
 
+// undecorated is the answer that removes every key Apply may set.
+func undecorated() hookwire.DecoratorResponse {
+	return hookwire.DecoratorResponse{Labels: nulls(labelKeys), Annotations: nulls(annotationKeys), Attachments: []any{}}
+}
+
 // cleanup removes every key Apply may have set, and lets the object go once
 // none of them is left on it.
 func cleanup(o object) finalizer.Result[hookwire.DecoratorResponse] {
-	resp := hookwire.DecoratorResponse{
-		Labels:      nulls(labelKeys),
-		Annotations: nulls(annotationKeys),
-		Attachments: []any{},
-	}
-	done := !hasAny(o.Metadata.Labels, labelKeys) && !hasAny(o.Metadata.Annotations, annotationKeys)
-	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: done, Requeue: finalizer.AwaitChange()}
+	resp := undecorated()
+	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: settled(o, resp), Requeue: finalizer.AwaitChange()}
 }
 
 func nulls(keys []string) map[string]*string {
@@ -147,46 +143,28 @@ func nulls(keys []string) map[string]*string {
 	return m
 }
 
-func hasAny(m map[string]string, keys []string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
-}
-
-// budgetView is the part of a related budget a workload reflects.
-type budgetView struct {
-	Status json.RawMessage `json:"status"`
-}
-
 func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
-	resp := hookwire.DecoratorResponse{
-		Labels:      nulls(labelKeys),
-		Annotations: nulls(annotationKeys),
-		Attachments: []any{},
-	}
+	resp := undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
-	var st api.Status
-	var bv budgetView
-	if found && decode.Lenient(raw, &bv, "budget") == nil && len(bv.Status) > 0 {
-		// A status this version does not recognise counts as not evaluated.
-		if decode.Lenient(bv.Status, &st, "status") != nil {
-			st = api.Status{}
-		}
+	var budget struct {
+		Status api.Status `json:"status"`
 	}
+	if found && decode.Lenient(raw, &budget, "budget") != nil {
+		budget.Status = api.Status{} // one this version does not recognise: not evaluated
+	}
+	st := budget.Status
+	reason := ""
 	switch {
 	case !found || name == "":
-		setValue(resp.Labels, LabelState, string(api.Unknown))
-		setValue(resp.Annotations, AnnotationReason, ReasonBudgetNotFound)
-		sum.State = ReasonBudgetNotFound
-		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
+		reason = ReasonBudgetNotFound
 	case st.State == "":
+		reason = ReasonNotEvaluated
+	}
+	if reason != "" {
+		sum.State = reason
 		setValue(resp.Labels, LabelState, string(api.Unknown))
-		setValue(resp.Annotations, AnnotationReason, ReasonNotEvaluated)
-		sum.State = ReasonNotEvaluated
+		setValue(resp.Annotations, AnnotationReason, reason)
 		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
 	}
 	sum.State = string(st.State)
@@ -201,7 +179,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	}
 	requeue := finalizer.AwaitChange()
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
-		setValue(resp.Annotations, AnnotationExceededAt, formatTime(a.At))
+		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
 		owner := children.Owner{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name}
 		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
 			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
@@ -228,8 +206,6 @@ func carries(have map[string]string, want map[string]*string) bool {
 	}
 	return true
 }
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
 func setValue(m map[string]*string, key, v string) {
