@@ -75,7 +75,7 @@ func (e *evaluation) enforce() {
 		}
 		by = append(by, e.gateName(g))
 	}
-	what := joinResources(enf.Resources)
+	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {
 		what += " labelled " + api.LabelBudget + "=" + b.Name
 	}
@@ -177,7 +177,7 @@ func (e *evaluation) lifted() bool {
 
 func (e *evaluation) usageMessage() string {
 	var parts []string
-	if e.plan.limit != nil {
+	if e.plan.budget.usd != nil {
 		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", e.st.ObservedSpendUSD, e.st.LimitUSD, *e.st.PercentUsed))
 	}
 	if t := e.st.Tokens; t != nil {
@@ -253,8 +253,8 @@ func (e *evaluation) thresholdAnnouncement(t api.ThresholdStatus) Announcement {
 	a := Announcement{Type: EventWarning, At: t.CrossedAt.Time, Slug: fmt.Sprintf("threshold-%d-%s", t.Percent, strings.ToLower(string(t.Basis)))}
 	period := fmt.Sprintf("the %s period %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
 	what := "the budget's limit"
-	if e.plan.limit != nil {
-		what = "the limit of " + e.plan.limit.String() + " USD"
+	if e.plan.budget.usd != nil {
+		what = "the limit of " + e.plan.budget.usd.String() + " USD"
 	}
 	switch {
 	case t.Basis == api.Forecasted:
@@ -356,12 +356,8 @@ func (e *evaluation) scheduleResync() {
 	e.sooner(MaxResync)
 	if e.st.Period != nil && e.reason != api.ReasonInvalidSpec {
 		e.sooner(e.window.End.Sub(e.now))
-		if e.plan.limit != nil {
-			if fs := e.forecastStarts(); fs.After(e.now) {
-				e.sooner(fs.Sub(e.now))
-			} else {
-				e.sooner(e.nextForecastStep().Sub(e.now))
-			}
+		if e.plan.budget.usd != nil {
+			e.sooner(e.nextForecastChange().Sub(e.now))
 		}
 	}
 	for _, a := range e.anns {

@@ -3,7 +3,7 @@ package evaluate
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,15 +71,15 @@ func (e *evaluation) run() {
 	}
 	e.plan = compile(&e.spec)
 	e.window = e.plan.period.Containing(e.now)
-	e.st.Period = &api.PeriodStatus{Start: formatTime(e.window.Start), End: formatTime(e.window.End)}
+	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
-	if e.plan.limit != nil {
-		e.st.LimitUSD = e.plan.limit.String()
+	if l := e.plan.budget.usd; l != nil {
+		e.st.LimitUSD = l.String()
 	}
 	if e.readSpend() {
 		e.measure()
 	}
-	e.thresholds()
+	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
 	e.finish()
 }
 
@@ -150,13 +150,13 @@ func (e *evaluation) sourceDescription() string {
 func (e *evaluation) measure() {
 	u := e.usage
 	e.st.ObservedSpendUSD = u.CostUSD.String()
-	if e.plan.tokens.any() {
+	if e.plan.budget.tokens.HasTokenLimit() {
 		e.st.Tokens = tokenUsage(u)
 	}
-	g := e.plan.budget().gauge(u)
-	e.percent, e.driver = g.percent, g.driver
-	e.st.PercentUsed = &g.percent
-	if l := e.plan.limit; l != nil {
+	percent, driver := e.plan.budget.gauge(u)
+	e.percent, e.driver = percent, driver
+	e.st.PercentUsed = &percent
+	if l := e.plan.budget.usd; l != nil {
 		usd := u.CostUSD.PercentOf(*l)
 		e.st.PercentUsed = &usd
 		remaining := l.Sub(u.CostUSD)
@@ -169,7 +169,7 @@ func (e *evaluation) measure() {
 			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
-	e.st.State = e.stateFor(g.percent)
+	e.st.State = e.stateFor(percent)
 	e.measureModels()
 }
 
@@ -193,46 +193,35 @@ func tokenUsage(u spend.Usage) *api.TokenUsage {
 func (e *evaluation) measureModels() {
 	for _, m := range e.plan.models {
 		u := e.usage.Models[m.name] // a model absent from the data has spent nothing
-		g := m.limits.gauge(u)
-		ms := api.ModelStatus{Model: m.name, State: e.stateFor(g.percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: g.percent}
+		percent, driver := m.limits.gauge(u)
+		ms := api.ModelStatus{Model: m.name, State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
 		if m.limits.usd != nil {
 			ms.LimitUSD = m.limits.usd.String()
 			ms.PercentUsed = u.CostUSD.PercentOf(*m.limits.usd)
 		}
-		if m.limits.tokens.any() {
+		if m.limits.tokens.HasTokenLimit() {
 			ms.Tokens = tokenUsage(u)
 		}
 		ms.Thresholds = e.crossings(e.prevModelThresholds(m.name), func(t api.Threshold) bool {
-			return t.Basis == api.Actual && g.percent >= int64(t.Percent)
+			return t.Basis == api.Actual && percent >= int64(t.Percent)
 		}, api.Actual)
-		if severity(ms.State) > severity(e.st.State) {
+		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
-			e.driver = "model " + m.name + " " + g.driver
+			e.driver = "model " + m.name + " " + driver
 		}
 		e.st.Models = append(e.st.Models, ms)
 	}
 }
 
-func severity(s api.State) int {
-	switch s {
-	case api.Warning:
-		return 1
-	case api.OverBudget:
-		return 2
-	}
-	return 0
-}
+// severity orders the states a measure gives; any other counts as UnderBudget.
+var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
 func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
-	if !e.samePeriod {
+	i := slices.IndexFunc(e.prev.Models, func(m api.ModelStatus) bool { return m.Model == model })
+	if !e.samePeriod || i < 0 {
 		return nil
 	}
-	for _, m := range e.prev.Models {
-		if m.Model == model {
-			return m.Thresholds
-		}
-	}
-	return nil
+	return e.prev.Models[i].Thresholds
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
@@ -248,18 +237,16 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 	return e.usage.CostUSD.MulDiv(total.Milliseconds(), elapsed.Milliseconds()), true
 }
 
-// forecastStarts is when the forecast first appears: the first whole hour of
-// the period past its first tenth.
-func (e *evaluation) forecastStarts() time.Time {
+// nextForecastChange is when the forecast next changes: at its first
+// appearance, the first whole hour of the period past its first tenth, and
+// hourly from then on.
+func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
-	steps := (tenth + ForecastStep - 1) / ForecastStep
-	return e.window.Start.Add(steps * ForecastStep)
-}
-
-// nextForecastStep is when the forecast next changes.
-func (e *evaluation) nextForecastStep() time.Time {
-	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
-	return e.window.Start.Add(elapsed + ForecastStep)
+	first := e.window.Start.Add((tenth + ForecastStep - 1) / ForecastStep * ForecastStep)
+	if first.After(e.now) {
+		return first
+	}
+	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(ForecastStep) + ForecastStep)
 }
 
 // rollover moves the previous period's figures into history when a new
@@ -300,11 +287,6 @@ func (e *evaluation) rollover() {
 	e.st.History = h
 }
 
-// thresholds records each threshold's first crossing in this period.
-func (e *evaluation) thresholds() {
-	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
-}
-
 // crossings lists the effective thresholds (only those of basis when it is
 // set) with their first crossing this period: carried from carried, or now
 // when crossed says so.
@@ -339,7 +321,3 @@ func (e *evaluation) crossed(t api.Threshold) bool {
 	}
 	return e.percent >= int64(t.Percent)
 }
-
-func formatTime(t time.Time) string { return t.Format(time.RFC3339) }
-
-func joinResources(rs []string) string { return strings.Join(rs, ", ") }
