@@ -80,10 +80,6 @@ func (e *evaluation) block() {
 	e.st.Enforcement = st
 }
 
-// PolicyName names the ValidatingAdmissionPolicy (and its binding) that
-// deploy/ installs as the Policy gate.
-const PolicyName = "llmbudget-budgets"
-
 func (e *evaluation) gateName(g api.Gate) string {
 	if g == api.GateQuota {
 		return "ResourceQuota " + e.who.quota
