@@ -149,16 +149,10 @@ func (e *evaluation) sourceDescription() string {
 // measure computes spend figures, token usage, the forecast and the state.
 func (e *evaluation) measure() {
 	u := e.usage
-	e.st.ObservedSpendUSD = u.CostUSD.String()
-	if e.plan.budget.tokens.HasTokenLimit() {
-		e.st.Tokens = tokenUsage(u)
-	}
-	percent, driver := e.plan.budget.gauge(u)
+	b, percent, driver := e.gaugeStatus(e.plan.budget, u)
+	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
-	e.st.PercentUsed = &percent
 	if l := e.plan.budget.usd; l != nil {
-		usd := u.CostUSD.PercentOf(*l)
-		e.st.PercentUsed = &usd
 		remaining := l.Sub(u.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
@@ -169,8 +163,22 @@ func (e *evaluation) measure() {
 			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
-	e.st.State = e.stateFor(percent)
 	e.measureModels()
+}
+
+// gaugeStatus measures u against l, the budget's limits or a model's: its
+// status figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gaugeStatus(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+	percent, driver = l.gauge(u)
+	ms = api.ModelStatus{State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
+	if l.usd != nil {
+		ms.LimitUSD = l.usd.String()
+		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
+	}
+	if l.tokens.HasTokenLimit() {
+		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+	}
+	return ms, percent, driver
 }
 
 // stateFor maps the largest percent of any limit to a state.
@@ -184,24 +192,13 @@ func (e *evaluation) stateFor(percent int64) api.State {
 	return api.UnderBudget
 }
 
-func tokenUsage(u spend.Usage) *api.TokenUsage {
-	return &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
-}
-
 // measureModels evaluates each limited model like the budget; the budget is
 // as bad as its worst model.
 func (e *evaluation) measureModels() {
 	for _, m := range e.plan.models {
-		u := e.usage.Models[m.name] // a model absent from the data has spent nothing
-		percent, driver := m.limits.gauge(u)
-		ms := api.ModelStatus{Model: m.name, State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
-		if m.limits.usd != nil {
-			ms.LimitUSD = m.limits.usd.String()
-			ms.PercentUsed = u.CostUSD.PercentOf(*m.limits.usd)
-		}
-		if m.limits.tokens.HasTokenLimit() {
-			ms.Tokens = tokenUsage(u)
-		}
+		// A model absent from the data has spent nothing.
+		ms, percent, driver := e.gaugeStatus(m.limits, e.usage.Models[m.name])
+		ms.Model = m.name
 		ms.Thresholds = e.crossings(e.prevModelThresholds(m.name), func(t api.Threshold) bool {
 			return t.Basis == api.Actual && percent >= int64(t.Percent)
 		}, api.Actual)
@@ -256,14 +253,11 @@ func (e *evaluation) rollover() {
 	if e.prev.Period == nil {
 		return
 	}
-	prevStart, err := time.Parse(time.RFC3339, e.prev.Period.Start)
-	if err != nil {
-		return // a status this version did not write: start afresh
-	}
-	prevEnd, err := time.Parse(time.RFC3339, e.prev.Period.End)
+	prevStart, errStart := time.Parse(time.RFC3339, e.prev.Period.Start)
+	prevEnd, errEnd := time.Parse(time.RFC3339, e.prev.Period.End)
 	switch {
-	case err != nil:
-		return
+	case errStart != nil || errEnd != nil:
+		return // a status this version did not write: start afresh
 	case prevStart.Equal(e.window.Start):
 		e.samePeriod = true
 		e.st.Thresholds = e.prev.Thresholds
@@ -273,18 +267,14 @@ func (e *evaluation) rollover() {
 		// the old window never finished, so it is not history.
 		return
 	}
-	h := append([]api.HistoryEntry(nil), e.prev.History...)
-	h = append(h, api.HistoryEntry{
+	h := append(slices.Clone(e.prev.History), api.HistoryEntry{
 		Start:    e.prev.Period.Start,
 		End:      e.prev.Period.End,
 		SpentUSD: e.prev.ObservedSpendUSD,
 		LimitUSD: e.prev.LimitUSD,
 		State:    e.prev.State,
 	})
-	if len(h) > api.MaxHistory {
-		h = h[len(h)-api.MaxHistory:]
-	}
-	e.st.History = h
+	e.st.History = h[max(0, len(h)-api.MaxHistory):]
 }
 
 // crossings lists the effective thresholds (only those of basis when it is
