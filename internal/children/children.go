@@ -8,6 +8,7 @@
 package children
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -100,12 +101,7 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 // eventNamespace is where Events about owner go: its own namespace, or
 // default for a cluster-scoped object (the API server's convention, which
 // kubectl describe follows).
-func (o Owner) eventNamespace() string {
-	if o.Namespace == "" {
-		return "default"
-	}
-	return o.Namespace
-}
+func (o Owner) eventNamespace() string { return cmp.Or(o.Namespace, "default") }
 
 // labels marks a child as ours and names its budget: a cluster budget's
 // children carry their own key, since llmbudget.dev/budget names a budget of

@@ -58,7 +58,6 @@ func (e *evaluation) enforce() {
 // block closes the namespace by the gates the spec chose and says why.
 func (e *evaluation) block() {
 	enf := e.spec.Enforcement
-	e.blocked = true
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
 	if e.st.State == api.Unknown {
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
@@ -135,7 +134,18 @@ func (e *evaluation) conditions() {
 	default:
 		set(api.ConditionOverBudget, metav1.ConditionFalse, "WithinBudget", e.usageMessage())
 	}
-	e.blockingCondition(set)
+	// Lifting a block has no reason of its own: the Unblocked Event announces
+	// that moment and the condition's lastTransitionTime records it.
+	switch enf := e.st.Enforcement; {
+	case enf.Blocking:
+		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
+	case e.spec.Suspend:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonSuspended, enf.Reason)
+	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonEnforcementDisabled, enf.Reason)
+	default:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonNotBlocking, enf.Reason)
+	}
 	if e.reason == api.ReasonInvalidSpec {
 		set(api.ConditionReady, metav1.ConditionFalse, api.ReasonInvalidSpec, e.message)
 	} else {
@@ -144,28 +154,10 @@ func (e *evaluation) conditions() {
 	e.st.Conditions = conds
 }
 
-// blockingCondition says why the namespace is or is not closed now. Lifting
-// a block has no reason of its own: the Unblocked Event announces that moment
-// and the condition's lastTransitionTime records it.
-func (e *evaluation) blockingCondition(set func(string, metav1.ConditionStatus, string, string)) {
-	if e.blocked {
-		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, e.st.Enforcement.Reason)
-		return
-	}
-	reason := ReasonNotBlocking
-	switch {
-	case e.spec.Suspend:
-		reason = ReasonSuspended
-	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
-		reason = ReasonEnforcementDisabled
-	}
-	set(api.ConditionBlocking, metav1.ConditionFalse, reason, e.st.Enforcement.Reason)
-}
-
 // lifted reports whether this sync ends a block the previous status held.
 func (e *evaluation) lifted() bool {
 	old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking)
-	return old != nil && old.Status == metav1.ConditionTrue && !e.blocked
+	return old != nil && old.Status == metav1.ConditionTrue && !e.st.Enforcement.Blocking
 }
 
 func (e *evaluation) usageMessage() string {

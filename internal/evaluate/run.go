@@ -34,7 +34,6 @@ type evaluation struct {
 	samePeriod bool
 	reason     string // BudgetEvaluated reason
 	message    string // BudgetEvaluated message
-	blocked    bool
 	quota      *Quota
 	selected   []string // a cluster budget's namespaces
 	anns       []Announcement
@@ -105,8 +104,7 @@ func (e *evaluation) readSpend() bool {
 	}
 	if err != nil {
 		reason := api.ReasonInvalidCostData
-		var se *spend.Error
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*spend.Error](err); ok {
 			reason = string(se.Reason)
 		}
 		e.fail(reason, fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err))
