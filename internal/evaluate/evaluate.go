@@ -145,6 +145,5 @@ func metaTime(t time.Time) *metav1.Time {
 func Invalid(in Input, err error) Result {
 	e := newEvaluation(in)
 	e.fail(api.ReasonInvalidSpec, err.Error())
-	e.finish()
 	return e.result()
 }

@@ -27,15 +27,6 @@ const (
 	ReasonSuspended           = "Suspended"
 )
 
-// finish derives enforcement, conditions, announcements and the resync delay
-// from the measured state.
-func (e *evaluation) finish() {
-	e.enforce()
-	e.conditions()
-	e.announce()
-	e.scheduleResync()
-}
-
 // enforce decides whether the namespace is closed to new workloads.
 func (e *evaluation) enforce() {
 	enf := e.spec.Enforcement
@@ -315,11 +306,16 @@ func (e *evaluation) scheduleResync() {
 
 func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
 
-// result stamps lastEvaluatedTime only when the evaluation changed the
-// status. Metacontroller syncs a parent again whenever its status changes, so a
-// status that moved with every call (a timestamp, a forecast by the second)
-// would make every budget sync forever.
+// result derives enforcement, conditions, announcements and the resync delay
+// from the measured state. It stamps lastEvaluatedTime only when the
+// evaluation changed the status: Metacontroller syncs a parent again whenever
+// its status changes, so a status that moved with every call (a timestamp, a
+// forecast by the second) would make every budget sync forever.
 func (e *evaluation) result() Result {
+	e.enforce()
+	e.conditions()
+	e.announce()
+	e.scheduleResync()
 	e.st.LastEvaluatedTime = metaTime(e.now)
 	if e.prev.LastEvaluatedTime != nil && sameStatus(e.st, e.prev) {
 		e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime

@@ -57,6 +57,7 @@ func newEvaluation(in Input) *evaluation {
 	return e
 }
 
+// run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
 	e.spec.Default()
 	validate := e.spec.Validate
@@ -65,7 +66,6 @@ func (e *evaluation) run() {
 	}
 	if err := validate(); err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
-		e.finish()
 		return
 	}
 	e.plan = compile(&e.spec)
@@ -79,7 +79,6 @@ func (e *evaluation) run() {
 		e.measure()
 	}
 	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
-	e.finish()
 }
 
 func (e *evaluation) fail(reason, message string) {
