@@ -145,12 +145,6 @@ func (e *evaluation) conditions() {
 	e.st.Conditions = conds
 }
 
-// lifted reports whether this sync ends a block the previous status held.
-func (e *evaluation) lifted() bool {
-	old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking)
-	return old != nil && old.Status == metav1.ConditionTrue && !e.st.Enforcement.Blocking
-}
-
 func (e *evaluation) usageMessage() string {
 	var parts []string
 	if e.plan.budget.usd != nil {
@@ -216,7 +210,7 @@ func (e *evaluation) occurrences() {
 		switch {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
-		case e.lifted():
+		case meta.IsStatusConditionTrue(e.prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 			var lifted []string
 			for _, g := range e.spec.Enforcement.Gate.Gates() {
 				lifted = append(lifted, e.liftedGate(g))
@@ -263,11 +257,8 @@ func slugOf(model string) string {
 
 // periodReset announces a new period to budgets that existed before it began.
 func (e *evaluation) periodReset() {
-	if e.st.Period == nil || e.reason == api.ReasonInvalidSpec {
-		return
-	}
 	start := e.window.Start
-	if !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
+	if e.reason == api.ReasonInvalidSpec || !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
 		return
 	}
 	msg := fmt.Sprintf("a new %s period began: %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
@@ -293,7 +284,7 @@ func (e *evaluation) add(a Announcement) {
 // dropped, when the forecast first appears, and at least hourly.
 func (e *evaluation) scheduleResync() {
 	e.sooner(MaxResync)
-	if e.st.Period != nil && e.reason != api.ReasonInvalidSpec {
+	if e.reason != api.ReasonInvalidSpec { // the period is known
 		e.sooner(e.window.End.Sub(e.now))
 		if e.plan.budget.usd != nil {
 			e.sooner(e.nextForecastChange().Sub(e.now))
