@@ -104,13 +104,12 @@ func (e *evaluation) policyMessage() string {
 
 func (e *evaluation) conditions() {
 	gen := e.in.Budget.Metadata.Generation
-	conds := make([]metav1.Condition, 0, 4)
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
 		c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: *metaTime(e.now)}
 		if old := meta.FindStatusCondition(e.prev.Conditions, typ); old != nil && old.Status == status {
 			c.LastTransitionTime = old.LastTransitionTime
 		}
-		conds = append(conds, c)
+		e.st.Conditions = append(e.st.Conditions, c)
 	}
 	evaluated := metav1.ConditionFalse
 	if e.reason == api.ReasonEvaluated {
@@ -142,7 +141,6 @@ func (e *evaluation) conditions() {
 	} else {
 		set(api.ConditionReady, metav1.ConditionTrue, "Evaluated", fmt.Sprintf("generation %d evaluated: %s", gen, e.st.State))
 	}
-	e.st.Conditions = conds
 }
 
 func (e *evaluation) usageMessage() string {
@@ -173,7 +171,6 @@ func (e *evaluation) announce() {
 		e.occurrences()
 	}
 	slices.SortFunc(e.anns, func(a, b Announcement) int { return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At)) })
-	e.st.Announcements = nil
 	for _, a := range e.anns {
 		e.st.Announcements = append(e.st.Announcements, api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message, At: *metaTime(a.At)})
 	}

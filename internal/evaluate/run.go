@@ -87,15 +87,31 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 // readSpend fills e.usage, or fails the evaluation with the reason why spend
-// could not be read.
+// could not be read. A cluster budget's reader sums the namespaces' sources
+// and says who spent what.
 func (e *evaluation) readSpend() bool {
+	var p Pool
 	if e.in.Pool != nil {
-		return e.readPool()
+		p = e.in.Pool(e.plan.source, e.window)
+		count := int32(len(p.Selected))
+		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
+		e.selected = p.Selected
+	} else {
+		p = e.readConfigMap()
 	}
+	if p.Reason != "" {
+		e.fail(p.Reason, p.Message)
+		return false
+	}
+	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Description
+	return true
+}
+
+// readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
+func (e *evaluation) readConfigMap() Pool {
 	src := e.spec.CostSource
 	if !e.in.ConfigMapFound {
-		e.fail(api.ReasonCostSourceMissing, fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace))
-		return false
+		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace)}
 	}
 	u, err := spend.Usage{}, e.in.SpendDataErr
 	if err == nil {
@@ -106,28 +122,9 @@ func (e *evaluation) readSpend() bool {
 		if se, ok := errors.AsType[*spend.Error](err); ok {
 			reason = string(se.Reason)
 		}
-		e.fail(reason, fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err))
-		return false
+		return Pool{Reason: reason, Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
 	}
-	e.usage = u
-	e.reason = api.ReasonEvaluated
-	e.message = e.sourceDescription()
-	return true
-}
-
-// readPool is readSpend for a cluster budget: the reader sums the
-// namespaces' sources and says who spent what.
-func (e *evaluation) readPool() bool {
-	p := e.in.Pool(e.plan.source, e.window)
-	count := int32(len(p.Selected))
-	e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
-	e.selected = p.Selected
-	if p.Reason != "" {
-		e.fail(p.Reason, p.Message)
-		return false
-	}
-	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Description
-	return true
+	return Pool{Usage: u, Description: e.sourceDescription()}
 }
 
 func (e *evaluation) sourceDescription() string {
@@ -264,13 +261,8 @@ func (e *evaluation) rollover() {
 		// the old window never finished, so it is not history.
 		return
 	}
-	h := append(slices.Clone(e.prev.History), api.HistoryEntry{
-		Start:    e.prev.Period.Start,
-		End:      e.prev.Period.End,
-		SpentUSD: e.prev.ObservedSpendUSD,
-		LimitUSD: e.prev.LimitUSD,
-		State:    e.prev.State,
-	})
+	p := e.prev
+	h := append(slices.Clone(p.History), api.HistoryEntry{Start: p.Period.Start, End: p.Period.End, SpentUSD: p.ObservedSpendUSD, LimitUSD: p.LimitUSD, State: p.State})
 	e.st.History = h[max(0, len(h)-api.MaxHistory):]
 }
 
