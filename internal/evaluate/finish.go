@@ -60,7 +60,8 @@ func (e *evaluation) block() {
 			st.QuotaName = e.who.quota
 			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
 		}
-		by = append(by, e.gateName(g))
+		name, _ := e.gate(g)
+		by = append(by, name)
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {
@@ -70,22 +71,19 @@ func (e *evaluation) block() {
 	e.st.Enforcement = st
 }
 
-func (e *evaluation) gateName(g api.Gate) string {
+// gate names the object that enforces g and says how its lifting is told.
+func (e *evaluation) gate(g api.Gate) (name, lifted string) {
 	if g == api.GateQuota {
-		return "ResourceQuota " + e.who.quota
+		name = "ResourceQuota " + e.who.quota
+		return name, name + " was lifted"
 	}
-	return "ValidatingAdmissionPolicy " + e.who.policy
-}
-
-func (e *evaluation) liftedGate(g api.Gate) string {
-	if g == api.GateQuota {
-		return "ResourceQuota " + e.who.quota + " was lifted"
-	}
-	return "ValidatingAdmissionPolicy " + e.who.policy + " no longer refuses for " + e.who.named
+	name = "ValidatingAdmissionPolicy " + e.who.policy
+	return name, name + " no longer refuses for " + e.who.named
 }
 
 // policyMessage is the sentence the admission policy's message starts with;
-// the policy appends which resource is refused where.
+// the policy appends which resource is refused where. Only a valid spec
+// blocks, so the period is known.
 func (e *evaluation) policyMessage() string {
 	var detail string
 	switch {
@@ -96,10 +94,7 @@ func (e *evaluation) policyMessage() string {
 	default:
 		detail = e.driver + " reached its limit"
 	}
-	if p := e.st.Period; p != nil {
-		detail += fmt.Sprintf(" this %s period, ends %s", e.spec.Period.Type, p.End)
-	}
-	return fmt.Sprintf("%s is %s (%s)", e.who.qualified, e.st.State, detail)
+	return fmt.Sprintf("%s is %s (%s this %s period, ends %s)", e.who.qualified, e.st.State, detail, e.spec.Period.Type, e.st.Period.End)
 }
 
 func (e *evaluation) conditions() {
@@ -210,7 +205,8 @@ func (e *evaluation) occurrences() {
 		case meta.IsStatusConditionTrue(e.prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 			var lifted []string
 			for _, g := range e.spec.Enforcement.Gate.Gates() {
-				lifted = append(lifted, e.liftedGate(g))
+				_, l := e.gate(g)
+				lifted = append(lifted, l)
 			}
 			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", strings.Join(lifted, " and "), e.who.where)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
