@@ -14,18 +14,12 @@ type plan struct {
 	budget limits
 	period period.Spec
 	source spend.Source
-	models []modelPlan
 }
 
 // limits is what a subject, the budget or one model, is measured against.
 type limits struct {
 	usd    *money.Amount
 	tokens *api.TokenLimits
-}
-
-type modelPlan struct {
-	name   string
-	limits limits
 }
 
 // gauge is the largest percent of any of l's limits and what it measures.
@@ -54,18 +48,14 @@ func (l limits) gauge(u spend.Usage) (percent int64, driver string) {
 }
 
 // compile turns a defaulted spec that passed Validate into a plan; the parses
-// here cannot fail because Validate ran the same ones.
+// here, and of the model limits, cannot fail because Validate ran the same ones.
 func compile(s *api.Spec) plan {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
-	p := plan{
+	return plan{
 		budget: limits{usd: parseLimit(s.LimitUSD), tokens: s.TokenLimits},
 		period: period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc},
 		source: spend.Source{Format: s.CostSource.Format, Key: s.CostSource.Key, KeyPrefix: s.CostSource.KeyPrefix},
 	}
-	for _, m := range s.ModelLimits {
-		p.models = append(p.models, modelPlan{name: m.Model, limits: limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}})
-	}
-	return p
 }
 
 func parseLimit(s *string) *money.Amount {

@@ -189,16 +189,16 @@ func (e *evaluation) stateFor(percent int64) api.State {
 // measureModels evaluates each limited model like the budget; the budget is
 // as bad as its worst model.
 func (e *evaluation) measureModels() {
-	for _, m := range e.plan.models {
+	for _, m := range e.spec.ModelLimits {
 		// A model absent from the data has spent nothing.
-		ms, percent, driver := e.gaugeStatus(m.limits, e.usage.Models[m.name])
-		ms.Model = m.name
-		ms.Thresholds = e.crossings(e.prevModelThresholds(m.name), func(t api.Threshold) bool {
+		ms, percent, driver := e.gaugeStatus(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
+		ms.Model = m.Model
+		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool {
 			return t.Basis == api.Actual && percent >= int64(t.Percent)
 		}, api.Actual)
 		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
-			e.driver = "model " + m.name + " " + driver
+			e.driver = "model " + m.Model + " " + driver
 		}
 		e.st.Models = append(e.st.Models, ms)
 	}
