@@ -140,7 +140,7 @@ func (e *evaluation) conditions() {
 
 func (e *evaluation) usageMessage() string {
 	var parts []string
-	if e.plan.budget.usd != nil {
+	if e.limits.usd != nil {
 		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", e.st.ObservedSpendUSD, e.st.LimitUSD, *e.st.PercentUsed))
 	}
 	if t := e.st.Tokens; t != nil {
@@ -174,7 +174,7 @@ func (e *evaluation) announce() {
 // occurrences adds what the current state has to announce.
 func (e *evaluation) occurrences() {
 	limit := "the budget's limit"
-	if l := e.plan.budget.usd; l != nil {
+	if l := e.limits.usd; l != nil {
 		limit = "the limit of " + l.String() + " USD"
 	}
 	for _, t := range e.st.Thresholds {
@@ -276,10 +276,9 @@ func (e *evaluation) add(a Announcement) {
 // scheduleResync asks to be called when the period ends, when an Event must be
 // dropped, when the forecast first appears, and at least hourly.
 func (e *evaluation) scheduleResync() {
-	e.sooner(MaxResync)
 	if e.reason != api.ReasonInvalidSpec { // the period is known
 		e.sooner(e.window.End.Sub(e.now))
-		if e.plan.budget.usd != nil {
+		if e.limits.usd != nil {
 			e.sooner(e.nextForecastChange().Sub(e.now))
 		}
 	}

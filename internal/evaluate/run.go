@@ -21,7 +21,9 @@ type evaluation struct {
 	now  time.Time
 	spec api.Spec
 	prev api.Status
-	plan plan
+	// limits and source are the validated spec's, in the form they are used.
+	limits limits
+	source spend.Source
 
 	st      api.Status
 	window  period.Window
@@ -48,7 +50,6 @@ func newEvaluation(in Input) *evaluation {
 	}
 	e.st = api.Status{
 		ObservedGeneration: in.Budget.Metadata.Generation,
-		LastEvaluatedTime:  e.prev.LastEvaluatedTime, // stamped in result()
 		// Kept while the spec is unreadable; replaced below otherwise.
 		Period:     e.prev.Period,
 		Thresholds: e.prev.Thresholds,
@@ -68,11 +69,15 @@ func (e *evaluation) run() {
 		e.fail(api.ReasonInvalidSpec, err.Error())
 		return
 	}
-	e.plan = compile(&e.spec)
-	e.window = e.plan.period.Containing(e.now)
+	// Validate loaded the zone and parsed the limits: neither fails here.
+	loc, _ := period.LoadLocation(e.spec.Period.TimeZone)
+	e.window = period.Spec{Kind: period.Kind(e.spec.Period.Type), StartDay: int(*e.spec.Period.StartDay), Location: loc}.Containing(e.now)
+	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
+	src := e.spec.CostSource
+	e.source = spend.Source{Format: src.Format, Key: src.Key, KeyPrefix: src.KeyPrefix}
 	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
-	if l := e.plan.budget.usd; l != nil {
+	if l := e.limits.usd; l != nil {
 		e.st.LimitUSD = l.String()
 	}
 	if e.readSpend() {
@@ -92,7 +97,7 @@ func (e *evaluation) fail(reason, message string) {
 func (e *evaluation) readSpend() bool {
 	var p Pool
 	if e.in.Pool != nil {
-		p = e.in.Pool(e.plan.source, e.window)
+		p = e.in.Pool(e.source, e.window)
 		count := int32(len(p.Selected))
 		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
 		e.selected = p.Selected
@@ -115,7 +120,7 @@ func (e *evaluation) readConfigMap() Pool {
 	}
 	u, err := spend.Usage{}, e.in.SpendDataErr
 	if err == nil {
-		u, err = spend.Read(e.plan.source, e.in.SpendData, e.window)
+		u, err = spend.Read(e.source, e.in.SpendData, e.window)
 	}
 	if err != nil {
 		reason := api.ReasonInvalidCostData
@@ -143,10 +148,10 @@ func (e *evaluation) sourceDescription() string {
 // measure computes spend figures, token usage, the forecast and the state.
 func (e *evaluation) measure() {
 	u := e.usage
-	b, percent, driver := e.gaugeStatus(e.plan.budget, u)
+	b, percent, driver := e.gaugeStatus(e.limits, u)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
-	if l := e.plan.budget.usd; l != nil {
+	if l := e.limits.usd; l != nil {
 		remaining := l.Sub(u.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}

@@ -5,16 +5,8 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
-	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
-
-// plan is a validated spec turned into the values evaluation computes with.
-type plan struct {
-	budget limits
-	period period.Spec
-	source spend.Source
-}
 
 // limits is what a subject, the budget or one model, is measured against.
 type limits struct {
@@ -47,17 +39,7 @@ func (l limits) gauge(u spend.Usage) (percent int64, driver string) {
 	return max(percent, 0), driver
 }
 
-// compile turns a defaulted spec that passed Validate into a plan; the parses
-// here, and of the model limits, cannot fail because Validate ran the same ones.
-func compile(s *api.Spec) plan {
-	loc, _ := period.LoadLocation(s.Period.TimeZone)
-	return plan{
-		budget: limits{usd: parseLimit(s.LimitUSD), tokens: s.TokenLimits},
-		period: period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc},
-		source: spend.Source{Format: s.CostSource.Format, Key: s.CostSource.Key, KeyPrefix: s.CostSource.KeyPrefix},
-	}
-}
-
+// parseLimit reads a limit that Validate has already parsed, so it cannot fail.
 func parseLimit(s *string) *money.Amount {
 	if s == nil {
 		return nil
