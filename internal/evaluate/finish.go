@@ -193,10 +193,8 @@ func (e *evaluation) occurrences() {
 			}
 		}
 	}
-	if e.st.State == api.Unknown {
-		if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil {
-			e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
-		}
+	if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil && e.st.State == api.Unknown {
+		e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
 	}
 	if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBlocking); c != nil {
 		switch {

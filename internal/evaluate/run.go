@@ -129,20 +129,16 @@ func (e *evaluation) readConfigMap() Pool {
 		}
 		return Pool{Reason: reason, Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
 	}
-	return Pool{Usage: u, Description: e.sourceDescription()}
-}
-
-func (e *evaluation) sourceDescription() string {
-	src := e.spec.CostSource
+	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
 	if src.Format == api.DailyLedger {
 		days := len(e.window.Dates())
 		unit := "days"
 		if days == 1 {
 			unit = "day"
 		}
-		return fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
+		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
 	}
-	return fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
+	return Pool{Usage: u, Description: read}
 }
 
 // measure computes spend figures, token usage, the forecast and the state.
