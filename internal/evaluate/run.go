@@ -194,9 +194,7 @@ func (e *evaluation) measureModels() {
 		// A model absent from the data has spent nothing.
 		ms, percent, driver := e.gaugeStatus(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
 		ms.Model = m.Model
-		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool {
-			return t.Basis == api.Actual && percent >= int64(t.Percent)
-		}, api.Actual)
+		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
 		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
 			e.driver = "model " + m.Model + " " + driver
