@@ -8,6 +8,7 @@
 package children
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -32,14 +33,6 @@ const (
 	hashSuffixBytes = 5
 )
 
-// Meta is the metadata of a desired child.
-type Meta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
 // ObjectReference points an Event at the object it is about.
 type ObjectReference struct {
 	APIVersion string `json:"apiVersion"`
@@ -58,25 +51,25 @@ type EventSource struct {
 
 // Event is a core v1 Event, with only the fields we set.
 type Event struct {
-	APIVersion     string          `json:"apiVersion"`
-	Kind           string          `json:"kind"`
-	Metadata       Meta            `json:"metadata"`
-	InvolvedObject ObjectReference `json:"involvedObject"`
-	Reason         string          `json:"reason"`
-	Message        string          `json:"message"`
-	Type           string          `json:"type"`
-	Source         EventSource     `json:"source"`
-	FirstTimestamp metav1.Time     `json:"firstTimestamp"`
-	LastTimestamp  metav1.Time     `json:"lastTimestamp"`
-	Count          int32           `json:"count"`
+	APIVersion     string            `json:"apiVersion"`
+	Kind           string            `json:"kind"`
+	Metadata       metav1.ObjectMeta `json:"metadata"`
+	InvolvedObject ObjectReference   `json:"involvedObject"`
+	Reason         string            `json:"reason"`
+	Message        string            `json:"message"`
+	Type           string            `json:"type"`
+	Source         EventSource       `json:"source"`
+	FirstTimestamp metav1.Time       `json:"firstTimestamp"`
+	LastTimestamp  metav1.Time       `json:"lastTimestamp"`
+	Count          int32             `json:"count"`
 }
 
 // ResourceQuota is a core v1 ResourceQuota, with only the fields we set.
 type ResourceQuota struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Metadata   Meta      `json:"metadata"`
-	Spec       QuotaSpec `json:"spec"`
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       QuotaSpec         `json:"spec"`
 }
 
 // QuotaSpec holds the hard limits.
@@ -108,12 +101,7 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 // eventNamespace is where Events about owner go: its own namespace, or
 // default for a cluster-scoped object (the API server's convention, which
 // kubectl describe follows).
-func (o Owner) eventNamespace() string {
-	if o.Namespace == "" {
-		return "default"
-	}
-	return o.Namespace
-}
+func (o Owner) eventNamespace() string { return cmp.Or(o.Namespace, "default") }
 
 // labels marks a child as ours and names its budget: a cluster budget's
 // children carry their own key, since llmbudget.dev/budget names a budget of
@@ -142,7 +130,7 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 	return Event{
 		APIVersion: "v1",
 		Kind:       "Event",
-		Metadata: Meta{
+		Metadata: metav1.ObjectMeta{
 			Name:      EventName(owner.Name, a.Slug, a.At.Unix()),
 			Namespace: owner.eventNamespace(),
 			Labels:    owner.labels(),
@@ -187,7 +175,7 @@ func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 	return ResourceQuota{
 		APIVersion: "v1",
 		Kind:       "ResourceQuota",
-		Metadata: Meta{
+		Metadata: metav1.ObjectMeta{
 			Name:      q.Name,
 			Namespace: namespace,
 			Labels:    owner.labels(),

@@ -103,25 +103,15 @@ const MaxResync = time.Hour
 // since the period start.
 const ForecastStep = time.Hour
 
-// QuotaName is the ResourceQuota name for a budget.
-func QuotaName(budget string) string { return "llmbudget-" + budget }
-
-// ClusterQuotaName is the ResourceQuota name, in each namespace it closes,
-// for a cluster budget: apart from QuotaName so that a team budget of the
-// same name keeps its own.
-func ClusterQuotaName(budget string) string { return "llmbudget-cluster-" + budget }
-
-// ClusterPolicyName names the ValidatingAdmissionPolicy (and its binding)
-// that deploy/ installs as the Policy gate of cluster budgets.
-const ClusterPolicyName = "llmbudget-cluster-budgets"
-
 // subject is how messages name the budget and where it enforces.
 type subject struct {
 	named     string // "LLMCostBudget chatbot"
 	qualified string // "LLMCostBudget team-ml/chatbot"
 	where     string // "namespace team-ml"
-	quota     string
-	policy    string
+	quota     string // the ResourceQuota's name
+	// policy names the ValidatingAdmissionPolicy (and its binding) that
+	// deploy/ installs as the Policy gate.
+	policy string
 }
 
 func subjectOf(in Input) subject {
@@ -129,11 +119,13 @@ func subjectOf(in Input) subject {
 	if in.Pool == nil {
 		return subject{
 			named: api.Kind + " " + m.Name, qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
-			where: "namespace " + m.Namespace, quota: QuotaName(m.Name), policy: PolicyName,
+			where: "namespace " + m.Namespace, quota: "llmbudget-" + m.Name, policy: "llmbudget-budgets",
 		}
 	}
+	// The quota name stands apart from a team budget's so that a team budget
+	// of the same name keeps its own.
 	named := api.ClusterKind + " " + m.Name
-	return subject{named: named, qualified: named, where: "the namespaces it selects", quota: ClusterQuotaName(m.Name), policy: ClusterPolicyName}
+	return subject{named: named, qualified: named, where: "the namespaces it selects", quota: "llmbudget-cluster-" + m.Name, policy: "llmbudget-cluster-budgets"}
 }
 
 // Evaluate computes the Result for in.
@@ -153,6 +145,5 @@ func metaTime(t time.Time) *metav1.Time {
 func Invalid(in Input, err error) Result {
 	e := newEvaluation(in)
 	e.fail(api.ReasonInvalidSpec, err.Error())
-	e.finish()
 	return e.result()
 }

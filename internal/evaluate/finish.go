@@ -2,11 +2,12 @@ package evaluate
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,42 +27,28 @@ const (
 	ReasonSuspended           = "Suspended"
 )
 
-// finish derives enforcement, conditions, announcements and the resync delay
-// from the measured state.
-func (e *evaluation) finish() {
-	e.enforce()
-	e.conditions()
-	e.announce()
-	e.scheduleResync()
-}
-
 // enforce decides whether the namespace is closed to new workloads.
 func (e *evaluation) enforce() {
 	enf := e.spec.Enforcement
-	if e.reason == api.ReasonInvalidSpec {
+	idle := func(reason string) { e.st.Enforcement = &api.EnforcementStatus{Reason: reason} }
+	switch {
+	case e.reason == api.ReasonInvalidSpec:
 		// The resource list itself may be what is invalid: never block on it.
-		e.st.Enforcement = &api.EnforcementStatus{Reason: "the spec is invalid; nothing is enforced until it is fixed"}
-		return
-	}
-	switch {
+		idle("the spec is invalid; nothing is enforced until it is fixed")
 	case enf.Action != api.BlockNewWorkloads:
-		e.st.Enforcement = &api.EnforcementStatus{Reason: "enforcement.action is None: the budget only reports"}
-		return
+		idle("enforcement.action is None: the budget only reports")
 	case e.spec.Suspend:
-		e.st.Enforcement = &api.EnforcementStatus{Reason: "the budget is suspended: nothing is enforced"}
-		return
+		idle("the budget is suspended: nothing is enforced")
+	case e.st.State == api.OverBudget, e.st.State == api.Unknown && enf.FailurePolicy == api.FailClosed:
+		e.block()
+	default:
+		idle(fmt.Sprintf("the budget is %s: new workloads are admitted", e.st.State))
 	}
-	switch {
-	case e.st.State == api.OverBudget:
-		e.blocked = true
-	case e.st.State == api.Unknown && enf.FailurePolicy == api.FailClosed:
-		e.blocked = true
-	}
-	if !e.blocked {
-		e.st.Enforcement = &api.EnforcementStatus{Reason: fmt.Sprintf("the budget is %s: new workloads are admitted", e.st.State)}
-		return
-	}
-	b := e.in.Budget.Metadata
+}
+
+// block closes the namespace by the gates the spec chose and says why.
+func (e *evaluation) block() {
+	enf := e.spec.Enforcement
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
 	if e.st.State == api.Unknown {
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
@@ -73,36 +60,30 @@ func (e *evaluation) enforce() {
 			st.QuotaName = e.who.quota
 			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
 		}
-		by = append(by, e.gateName(g))
+		name, _ := e.gate(g)
+		by = append(by, name)
 	}
-	what := joinResources(enf.Resources)
+	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {
-		what += " labelled " + api.LabelBudget + "=" + b.Name
+		what += " labelled " + api.LabelBudget + "=" + e.in.Budget.Metadata.Name
 	}
 	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, strings.Join(by, " and "))
 	e.st.Enforcement = st
 }
 
-// PolicyName names the ValidatingAdmissionPolicy (and its binding) that
-// deploy/ installs as the Policy gate.
-const PolicyName = "llmbudget-budgets"
-
-func (e *evaluation) gateName(g api.Gate) string {
+// gate names the object that enforces g and says how its lifting is told.
+func (e *evaluation) gate(g api.Gate) (name, lifted string) {
 	if g == api.GateQuota {
-		return "ResourceQuota " + e.who.quota
+		name = "ResourceQuota " + e.who.quota
+		return name, name + " was lifted"
 	}
-	return "ValidatingAdmissionPolicy " + e.who.policy
-}
-
-func (e *evaluation) liftedGate(g api.Gate) string {
-	if g == api.GateQuota {
-		return "ResourceQuota " + e.who.quota + " was lifted"
-	}
-	return "ValidatingAdmissionPolicy " + e.who.policy + " no longer refuses for " + e.who.named
+	name = "ValidatingAdmissionPolicy " + e.who.policy
+	return name, name + " no longer refuses for " + e.who.named
 }
 
 // policyMessage is the sentence the admission policy's message starts with;
-// the policy appends which resource is refused where.
+// the policy appends which resource is refused where. Only a valid spec
+// blocks, so the period is known.
 func (e *evaluation) policyMessage() string {
 	var detail string
 	switch {
@@ -113,27 +94,23 @@ func (e *evaluation) policyMessage() string {
 	default:
 		detail = e.driver + " reached its limit"
 	}
-	if p := e.st.Period; p != nil {
-		detail += fmt.Sprintf(" this %s period, ends %s", e.spec.Period.Type, p.End)
-	}
-	return fmt.Sprintf("%s is %s (%s)", e.who.qualified, e.st.State, detail)
+	return fmt.Sprintf("%s is %s (%s this %s period, ends %s)", e.who.qualified, e.st.State, detail, e.spec.Period.Type, e.st.Period.End)
 }
 
 func (e *evaluation) conditions() {
 	gen := e.in.Budget.Metadata.Generation
-	conds := make([]metav1.Condition, 0, 4)
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
-		c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(e.now.UTC().Truncate(time.Second))}
+		c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: *metaTime(e.now)}
 		if old := meta.FindStatusCondition(e.prev.Conditions, typ); old != nil && old.Status == status {
 			c.LastTransitionTime = old.LastTransitionTime
 		}
-		conds = append(conds, c)
+		e.st.Conditions = append(e.st.Conditions, c)
 	}
+	evaluated := metav1.ConditionFalse
 	if e.reason == api.ReasonEvaluated {
-		set(api.ConditionBudgetEvaluated, metav1.ConditionTrue, e.reason, e.message)
-	} else {
-		set(api.ConditionBudgetEvaluated, metav1.ConditionFalse, e.reason, e.message)
+		evaluated = metav1.ConditionTrue
 	}
+	set(api.ConditionBudgetEvaluated, evaluated, e.reason, e.message)
 	switch e.st.State {
 	case api.OverBudget:
 		set(api.ConditionOverBudget, metav1.ConditionTrue, "OverBudget", e.usageMessage())
@@ -142,42 +119,28 @@ func (e *evaluation) conditions() {
 	default:
 		set(api.ConditionOverBudget, metav1.ConditionFalse, "WithinBudget", e.usageMessage())
 	}
-	e.blockingCondition(set)
+	// Lifting a block has no reason of its own: the Unblocked Event announces
+	// that moment and the condition's lastTransitionTime records it.
+	switch enf := e.st.Enforcement; {
+	case enf.Blocking:
+		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
+	case e.spec.Suspend:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonSuspended, enf.Reason)
+	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonEnforcementDisabled, enf.Reason)
+	default:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonNotBlocking, enf.Reason)
+	}
 	if e.reason == api.ReasonInvalidSpec {
 		set(api.ConditionReady, metav1.ConditionFalse, api.ReasonInvalidSpec, e.message)
 	} else {
 		set(api.ConditionReady, metav1.ConditionTrue, "Evaluated", fmt.Sprintf("generation %d evaluated: %s", gen, e.st.State))
 	}
-	e.st.Conditions = conds
-}
-
-// blockingCondition says why the namespace is or is not closed now. Lifting
-// a block has no reason of its own: the Unblocked Event announces that moment
-// and the condition's lastTransitionTime records it.
-func (e *evaluation) blockingCondition(set func(string, metav1.ConditionStatus, string, string)) {
-	if e.blocked {
-		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, e.st.Enforcement.Reason)
-		return
-	}
-	reason := ReasonNotBlocking
-	switch {
-	case e.spec.Suspend:
-		reason = ReasonSuspended
-	case e.spec.Enforcement.Action != api.BlockNewWorkloads:
-		reason = ReasonEnforcementDisabled
-	}
-	set(api.ConditionBlocking, metav1.ConditionFalse, reason, e.st.Enforcement.Reason)
-}
-
-// lifted reports whether this sync ends a block the previous status held.
-func (e *evaluation) lifted() bool {
-	old := meta.FindStatusCondition(e.prev.Conditions, api.ConditionBlocking)
-	return old != nil && old.Status == metav1.ConditionTrue && !e.blocked
 }
 
 func (e *evaluation) usageMessage() string {
 	var parts []string
-	if e.plan.limit != nil {
+	if e.limits.usd != nil {
 		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", e.st.ObservedSpendUSD, e.st.LimitUSD, *e.st.PercentUsed))
 	}
 	if t := e.st.Tokens; t != nil {
@@ -202,13 +165,7 @@ func (e *evaluation) announce() {
 	if !e.spec.Suspend {
 		e.occurrences()
 	}
-	sort.Slice(e.anns, func(i, j int) bool {
-		if e.anns[i].Slug != e.anns[j].Slug {
-			return e.anns[i].Slug < e.anns[j].Slug
-		}
-		return e.anns[i].At.Before(e.anns[j].At)
-	})
-	e.st.Announcements = nil
+	slices.SortFunc(e.anns, func(a, b Announcement) int { return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At)) })
 	for _, a := range e.anns {
 		e.st.Announcements = append(e.st.Announcements, api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message, At: *metaTime(a.At)})
 	}
@@ -216,31 +173,38 @@ func (e *evaluation) announce() {
 
 // occurrences adds what the current state has to announce.
 func (e *evaluation) occurrences() {
+	limit := "the budget's limit"
+	if l := e.limits.usd; l != nil {
+		limit = "the limit of " + l.String() + " USD"
+	}
 	for _, t := range e.st.Thresholds {
 		if t.CrossedAt != nil && e.reason != api.ReasonInvalidSpec {
-			e.add(e.thresholdAnnouncement(t))
+			e.add(e.crossingAnnouncement("", "", limit, t))
 		}
 	}
 	for _, m := range e.st.Models {
+		limit := "its token limits"
+		if m.LimitUSD != "" {
+			limit = "its limit of " + m.LimitUSD + " USD"
+		}
 		for _, t := range m.Thresholds {
 			if t.CrossedAt != nil {
-				e.add(e.modelAnnouncement(m, t))
+				e.add(e.crossingAnnouncement("model-"+slugOf(m.Model)+"-", "model "+m.Model+": ", limit, t))
 			}
 		}
 	}
-	if e.st.State == api.Unknown {
-		if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil {
-			e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
-		}
+	if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBudgetEvaluated); c != nil && e.st.State == api.Unknown {
+		e.add(Announcement{Slug: strings.ToLower(c.Reason), Type: EventWarning, Reason: c.Reason, Message: c.Message, At: c.LastTransitionTime.Time})
 	}
 	if c := meta.FindStatusCondition(e.st.Conditions, api.ConditionBlocking); c != nil {
 		switch {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
-		case e.lifted():
+		case meta.IsStatusConditionTrue(e.prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 			var lifted []string
 			for _, g := range e.spec.Enforcement.Gate.Gates() {
-				lifted = append(lifted, e.liftedGate(g))
+				_, l := e.gate(g)
+				lifted = append(lifted, l)
 			}
 			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", strings.Join(lifted, " and "), e.who.where)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
@@ -249,43 +213,18 @@ func (e *evaluation) occurrences() {
 	e.periodReset()
 }
 
-func (e *evaluation) thresholdAnnouncement(t api.ThresholdStatus) Announcement {
-	a := Announcement{Type: EventWarning, At: t.CrossedAt.Time, Slug: fmt.Sprintf("threshold-%d-%s", t.Percent, strings.ToLower(string(t.Basis)))}
-	period := fmt.Sprintf("the %s period %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
-	what := "the budget's limit"
-	if e.plan.limit != nil {
-		what = "the limit of " + e.plan.limit.String() + " USD"
-	}
+// crossingAnnouncement tells that usage of limit, the budget's or (named by
+// slugPrefix and who) one model's own, reached threshold t.
+func (e *evaluation) crossingAnnouncement(slugPrefix, who, limit string, t api.ThresholdStatus) Announcement {
+	a := Announcement{Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time, Slug: fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))}
+	usage := "usage"
 	switch {
 	case t.Basis == api.Forecasted:
-		a.Reason = "ForecastOverBudget"
-		a.Message = fmt.Sprintf("forecast spend reached %d%% of %s in %s", t.Percent, what, period)
+		a.Reason, usage = "ForecastOverBudget", "forecast spend"
 	case t.Percent >= api.OverBudgetThreshold:
 		a.Reason = "OverBudget"
-		a.Message = fmt.Sprintf("usage reached %d%% of %s in %s", t.Percent, what, period)
-	default:
-		a.Reason = "BudgetWarning"
-		a.Message = fmt.Sprintf("usage reached %d%% of %s in %s", t.Percent, what, period)
 	}
-	return a
-}
-
-// modelAnnouncement names the model whose own limit a threshold concerns.
-func (e *evaluation) modelAnnouncement(m api.ModelStatus, t api.ThresholdStatus) Announcement {
-	a := Announcement{
-		Type: EventWarning,
-		At:   t.CrossedAt.Time,
-		Slug: fmt.Sprintf("model-%s-threshold-%d-%s", slugOf(m.Model), t.Percent, strings.ToLower(string(t.Basis))),
-	}
-	what := "its token limits"
-	if m.LimitUSD != "" {
-		what = "its limit of " + m.LimitUSD + " USD"
-	}
-	a.Reason = "BudgetWarning"
-	if t.Percent >= api.OverBudgetThreshold {
-		a.Reason = "OverBudget"
-	}
-	a.Message = fmt.Sprintf("model %s: usage reached %d%% of %s in the %s period %s to %s", m.Model, t.Percent, what, e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
+	a.Message = fmt.Sprintf("%s%s reached %d%% of %s in the %s period %s to %s", who, usage, t.Percent, limit, e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
 	return a
 }
 
@@ -293,45 +232,32 @@ func (e *evaluation) modelAnnouncement(m api.ModelStatus, t api.ThresholdStatus)
 // case letters, digits and '-', with a short hash so that "GPT-4o" and
 // "gpt-4o" stay apart.
 func slugOf(model string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(model) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
 		}
-	}
-	sum := sha256.Sum256([]byte(model))
-	slug := strings.Trim(b.String(), "-")
+		return '-'
+	}, strings.ToLower(model))
+	slug = strings.Trim(slug, "-")
 	if len(slug) > 40 {
 		slug = strings.Trim(slug[:40], "-")
 	}
+	sum := sha256.Sum256([]byte(model))
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
 // periodReset announces a new period to budgets that existed before it began.
 func (e *evaluation) periodReset() {
-	if e.st.Period == nil || e.reason == api.ReasonInvalidSpec {
-		return
-	}
 	start := e.window.Start
-	if !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
+	if e.reason == api.ReasonInvalidSpec || !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
 		return
 	}
 	msg := fmt.Sprintf("a new %s period began: %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
 	if n := len(e.st.History); n > 0 && e.st.History[n-1].End == e.st.Period.Start {
 		last := e.st.History[n-1]
-		msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent", last.State, orDash(last.SpentUSD), orDash(last.LimitUSD))
+		msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent", last.State, cmp.Or(last.SpentUSD, "-"), cmp.Or(last.LimitUSD, "-"))
 	}
 	e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: start})
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // add keeps a if it is still inside its announcement window and not kept
@@ -339,29 +265,19 @@ func orDash(s string) string {
 // changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
-	if age < 0 || age >= AnnounceFor {
-		return
+	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
+	if age >= 0 && age < AnnounceFor && !kept {
+		e.anns = append(e.anns, a)
 	}
-	for _, b := range e.anns {
-		if b.Slug == a.Slug && b.At.Unix() == a.At.Unix() {
-			return
-		}
-	}
-	e.anns = append(e.anns, a)
 }
 
 // scheduleResync asks to be called when the period ends, when an Event must be
 // dropped, when the forecast first appears, and at least hourly.
 func (e *evaluation) scheduleResync() {
-	e.sooner(MaxResync)
-	if e.st.Period != nil && e.reason != api.ReasonInvalidSpec {
+	if e.reason != api.ReasonInvalidSpec { // the period is known
 		e.sooner(e.window.End.Sub(e.now))
-		if e.plan.limit != nil {
-			if fs := e.forecastStarts(); fs.After(e.now) {
-				e.sooner(fs.Sub(e.now))
-			} else {
-				e.sooner(e.nextForecastStep().Sub(e.now))
-			}
+		if e.limits.usd != nil {
+			e.sooner(e.nextForecastChange().Sub(e.now))
 		}
 	}
 	for _, a := range e.anns {
@@ -369,30 +285,23 @@ func (e *evaluation) scheduleResync() {
 	}
 }
 
-func (e *evaluation) sooner(d time.Duration) {
-	if d < time.Second {
-		d = time.Second
-	}
-	if d < e.resync {
-		e.resync = d
-	}
-}
+func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
 
+// result derives enforcement, conditions, announcements and the resync delay
+// from the measured state. It stamps lastEvaluatedTime only when the
+// evaluation changed the status: Metacontroller syncs a parent again whenever
+// its status changes, so a status that moved with every call (a timestamp, a
+// forecast by the second) would make every budget sync forever.
 func (e *evaluation) result() Result {
-	e.stampEvaluated()
-	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
-}
-
-// stampEvaluated sets lastEvaluatedTime only when the evaluation changed the
-// status. Metacontroller syncs a parent again whenever its status changes, so a
-// status that moved with every call (a timestamp, a forecast by the second)
-// would make every budget sync forever.
-func (e *evaluation) stampEvaluated() {
+	e.enforce()
+	e.conditions()
+	e.announce()
+	e.scheduleResync()
+	e.st.LastEvaluatedTime = metaTime(e.now)
 	if e.prev.LastEvaluatedTime != nil && sameStatus(e.st, e.prev) {
 		e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
-		return
 	}
-	e.st.LastEvaluatedTime = metaTime(e.now)
+	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
 }
 
 // sameStatus compares two statuses as they are written, lastEvaluatedTime

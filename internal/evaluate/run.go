@@ -3,7 +3,7 @@ package evaluate
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +21,9 @@ type evaluation struct {
 	now  time.Time
 	spec api.Spec
 	prev api.Status
-	plan plan
+	// limits and source are the validated spec's, in the form they are used.
+	limits limits
+	source spend.Source
 
 	st      api.Status
 	window  period.Window
@@ -34,7 +36,6 @@ type evaluation struct {
 	samePeriod bool
 	reason     string // BudgetEvaluated reason
 	message    string // BudgetEvaluated message
-	blocked    bool
 	quota      *Quota
 	selected   []string // a cluster budget's namespaces
 	anns       []Announcement
@@ -49,7 +50,6 @@ func newEvaluation(in Input) *evaluation {
 	}
 	e.st = api.Status{
 		ObservedGeneration: in.Budget.Metadata.Generation,
-		LastEvaluatedTime:  e.prev.LastEvaluatedTime, // stamped in result()
 		// Kept while the spec is unreadable; replaced below otherwise.
 		Period:     e.prev.Period,
 		Thresholds: e.prev.Thresholds,
@@ -58,6 +58,7 @@ func newEvaluation(in Input) *evaluation {
 	return e
 }
 
+// run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
 	e.spec.Default()
 	validate := e.spec.Validate
@@ -66,21 +67,23 @@ func (e *evaluation) run() {
 	}
 	if err := validate(); err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
-		e.finish()
 		return
 	}
-	e.plan = compile(&e.spec)
-	e.window = e.plan.period.Containing(e.now)
-	e.st.Period = &api.PeriodStatus{Start: formatTime(e.window.Start), End: formatTime(e.window.End)}
+	// Validate loaded the zone and parsed the limits: neither fails here.
+	loc, _ := period.LoadLocation(e.spec.Period.TimeZone)
+	e.window = period.Spec{Kind: period.Kind(e.spec.Period.Type), StartDay: int(*e.spec.Period.StartDay), Location: loc}.Containing(e.now)
+	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
+	src := e.spec.CostSource
+	e.source = spend.Source{Format: src.Format, Key: src.Key, KeyPrefix: src.KeyPrefix}
+	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
-	if e.plan.limit != nil {
-		e.st.LimitUSD = e.plan.limit.String()
+	if l := e.limits.usd; l != nil {
+		e.st.LimitUSD = l.String()
 	}
 	if e.readSpend() {
 		e.measure()
 	}
-	e.thresholds()
-	e.finish()
+	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
 }
 
 func (e *evaluation) fail(reason, message string) {
@@ -89,42 +92,18 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 // readSpend fills e.usage, or fails the evaluation with the reason why spend
-// could not be read.
+// could not be read. A cluster budget's reader sums the namespaces' sources
+// and says who spent what.
 func (e *evaluation) readSpend() bool {
+	var p Pool
 	if e.in.Pool != nil {
-		return e.readPool()
+		p = e.in.Pool(e.source, e.window)
+		count := int32(len(p.Selected))
+		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
+		e.selected = p.Selected
+	} else {
+		p = e.readConfigMap()
 	}
-	src := e.spec.CostSource
-	if !e.in.ConfigMapFound {
-		e.fail(api.ReasonCostSourceMissing, fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace))
-		return false
-	}
-	u, err := spend.Usage{}, e.in.SpendDataErr
-	if err == nil {
-		u, err = spend.Read(e.plan.source, e.in.SpendData, e.window)
-	}
-	if err != nil {
-		reason := api.ReasonInvalidCostData
-		var se *spend.Error
-		if errors.As(err, &se) {
-			reason = string(se.Reason)
-		}
-		e.fail(reason, fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err))
-		return false
-	}
-	e.usage = u
-	e.reason = api.ReasonEvaluated
-	e.message = e.sourceDescription()
-	return true
-}
-
-// readPool is readSpend for a cluster budget: the reader sums the
-// namespaces' sources and says who spent what.
-func (e *evaluation) readPool() bool {
-	p := e.in.Pool(e.plan.source, e.window)
-	count := int32(len(p.Selected))
-	e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
-	e.selected = p.Selected
 	if p.Reason != "" {
 		e.fail(p.Reason, p.Message)
 		return false
@@ -133,32 +112,42 @@ func (e *evaluation) readPool() bool {
 	return true
 }
 
-func (e *evaluation) sourceDescription() string {
+// readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
+func (e *evaluation) readConfigMap() Pool {
 	src := e.spec.CostSource
+	if !e.in.ConfigMapFound {
+		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace)}
+	}
+	u, err := spend.Usage{}, e.in.SpendDataErr
+	if err == nil {
+		u, err = spend.Read(e.source, e.in.SpendData, e.window)
+	}
+	if err != nil {
+		reason := api.ReasonInvalidCostData
+		if se, ok := errors.AsType[*spend.Error](err); ok {
+			reason = string(se.Reason)
+		}
+		return Pool{Reason: reason, Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
+	}
+	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
 	if src.Format == api.DailyLedger {
 		days := len(e.window.Dates())
 		unit := "days"
 		if days == 1 {
 			unit = "day"
 		}
-		return fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
+		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
 	}
-	return fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
+	return Pool{Usage: u, Description: read}
 }
 
 // measure computes spend figures, token usage, the forecast and the state.
 func (e *evaluation) measure() {
 	u := e.usage
-	e.st.ObservedSpendUSD = u.CostUSD.String()
-	if e.plan.tokens.any() {
-		e.st.Tokens = tokenUsage(u)
-	}
-	g := e.plan.budget().gauge(u)
-	e.percent, e.driver = g.percent, g.driver
-	e.st.PercentUsed = &g.percent
-	if l := e.plan.limit; l != nil {
-		usd := u.CostUSD.PercentOf(*l)
-		e.st.PercentUsed = &usd
+	b, percent, driver := e.gaugeStatus(e.limits, u)
+	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
+	e.percent, e.driver = percent, driver
+	if l := e.limits.usd; l != nil {
 		remaining := l.Sub(u.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
@@ -169,8 +158,22 @@ func (e *evaluation) measure() {
 			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
-	e.st.State = e.stateFor(g.percent)
 	e.measureModels()
+}
+
+// gaugeStatus measures u against l, the budget's limits or a model's: its
+// status figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gaugeStatus(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+	percent, driver = l.gauge(u)
+	ms = api.ModelStatus{State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
+	if l.usd != nil {
+		ms.LimitUSD = l.usd.String()
+		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
+	}
+	if l.tokens.HasTokenLimit() {
+		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+	}
+	return ms, percent, driver
 }
 
 // stateFor maps the largest percent of any limit to a state.
@@ -184,55 +187,31 @@ func (e *evaluation) stateFor(percent int64) api.State {
 	return api.UnderBudget
 }
 
-func tokenUsage(u spend.Usage) *api.TokenUsage {
-	return &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
-}
-
 // measureModels evaluates each limited model like the budget; the budget is
 // as bad as its worst model.
 func (e *evaluation) measureModels() {
-	for _, m := range e.plan.models {
-		u := e.usage.Models[m.name] // a model absent from the data has spent nothing
-		g := m.limits.gauge(u)
-		ms := api.ModelStatus{Model: m.name, State: e.stateFor(g.percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: g.percent}
-		if m.limits.usd != nil {
-			ms.LimitUSD = m.limits.usd.String()
-			ms.PercentUsed = u.CostUSD.PercentOf(*m.limits.usd)
-		}
-		if m.limits.tokens.any() {
-			ms.Tokens = tokenUsage(u)
-		}
-		ms.Thresholds = e.crossings(e.prevModelThresholds(m.name), func(t api.Threshold) bool {
-			return t.Basis == api.Actual && g.percent >= int64(t.Percent)
-		}, api.Actual)
-		if severity(ms.State) > severity(e.st.State) {
+	for _, m := range e.spec.ModelLimits {
+		// A model absent from the data has spent nothing.
+		ms, percent, driver := e.gaugeStatus(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
+		ms.Model = m.Model
+		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
+		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
-			e.driver = "model " + m.name + " " + g.driver
+			e.driver = "model " + m.Model + " " + driver
 		}
 		e.st.Models = append(e.st.Models, ms)
 	}
 }
 
-func severity(s api.State) int {
-	switch s {
-	case api.Warning:
-		return 1
-	case api.OverBudget:
-		return 2
-	}
-	return 0
-}
+// severity orders the states a measure gives; any other counts as UnderBudget.
+var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
 func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
-	if !e.samePeriod {
+	i := slices.IndexFunc(e.prev.Models, func(m api.ModelStatus) bool { return m.Model == model })
+	if !e.samePeriod || i < 0 {
 		return nil
 	}
-	for _, m := range e.prev.Models {
-		if m.Model == model {
-			return m.Thresholds
-		}
-	}
-	return nil
+	return e.prev.Models[i].Thresholds
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
@@ -248,18 +227,16 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 	return e.usage.CostUSD.MulDiv(total.Milliseconds(), elapsed.Milliseconds()), true
 }
 
-// forecastStarts is when the forecast first appears: the first whole hour of
-// the period past its first tenth.
-func (e *evaluation) forecastStarts() time.Time {
+// nextForecastChange is when the forecast next changes: at its first
+// appearance, the first whole hour of the period past its first tenth, and
+// hourly from then on.
+func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
-	steps := (tenth + ForecastStep - 1) / ForecastStep
-	return e.window.Start.Add(steps * ForecastStep)
-}
-
-// nextForecastStep is when the forecast next changes.
-func (e *evaluation) nextForecastStep() time.Time {
-	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
-	return e.window.Start.Add(elapsed + ForecastStep)
+	first := e.window.Start.Add((tenth + ForecastStep - 1) / ForecastStep * ForecastStep)
+	if first.After(e.now) {
+		return first
+	}
+	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(ForecastStep) + ForecastStep)
 }
 
 // rollover moves the previous period's figures into history when a new
@@ -269,14 +246,11 @@ func (e *evaluation) rollover() {
 	if e.prev.Period == nil {
 		return
 	}
-	prevStart, err := time.Parse(time.RFC3339, e.prev.Period.Start)
-	if err != nil {
-		return // a status this version did not write: start afresh
-	}
-	prevEnd, err := time.Parse(time.RFC3339, e.prev.Period.End)
+	prevStart, errStart := time.Parse(time.RFC3339, e.prev.Period.Start)
+	prevEnd, errEnd := time.Parse(time.RFC3339, e.prev.Period.End)
 	switch {
-	case err != nil:
-		return
+	case errStart != nil || errEnd != nil:
+		return // a status this version did not write: start afresh
 	case prevStart.Equal(e.window.Start):
 		e.samePeriod = true
 		e.st.Thresholds = e.prev.Thresholds
@@ -286,23 +260,9 @@ func (e *evaluation) rollover() {
 		// the old window never finished, so it is not history.
 		return
 	}
-	h := append([]api.HistoryEntry(nil), e.prev.History...)
-	h = append(h, api.HistoryEntry{
-		Start:    e.prev.Period.Start,
-		End:      e.prev.Period.End,
-		SpentUSD: e.prev.ObservedSpendUSD,
-		LimitUSD: e.prev.LimitUSD,
-		State:    e.prev.State,
-	})
-	if len(h) > api.MaxHistory {
-		h = h[len(h)-api.MaxHistory:]
-	}
-	e.st.History = h
-}
-
-// thresholds records each threshold's first crossing in this period.
-func (e *evaluation) thresholds() {
-	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
+	p := e.prev
+	h := append(slices.Clone(p.History), api.HistoryEntry{Start: p.Period.Start, End: p.Period.End, SpentUSD: p.ObservedSpendUSD, LimitUSD: p.LimitUSD, State: p.State})
+	e.st.History = h[max(0, len(h)-api.MaxHistory):]
 }
 
 // crossings lists the effective thresholds (only those of basis when it is
@@ -339,7 +299,3 @@ func (e *evaluation) crossed(t api.Threshold) bool {
 	}
 	return e.percent >= int64(t.Percent)
 }
-
-func formatTime(t time.Time) string { return t.Format(time.RFC3339) }
-
-func joinResources(rs []string) string { return strings.Join(rs, ", ") }
