@@ -23,7 +23,9 @@ if ! command -v podman >/dev/null 2>&1; then
     skip "no podman, and not root with apt-get to install it"
   fi
 fi
-podman load -q -i "$tarball" >/dev/null
+if ! out=$(podman load -q -i "$tarball" 2>&1); then
+  skip "podman cannot load images here: $out"
+fi
 if ! out=$(podman run --rm "$image" version 2>&1); then
   skip "podman cannot run containers here: $out"
 fi
