@@ -1,7 +1,6 @@
 package clusterbudget
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,12 +70,7 @@ func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 		}
 		u, err := spend.Read(src, cm.Data, w)
 		if err != nil {
-			reason := api.ReasonInvalidCostData
-			var se *spend.Error
-			if errors.As(err, &se) {
-				reason = string(se.Reason)
-			}
-			return reading{namespace: ns, reason: reason, message: fmt.Sprintf("%s: %v", where, err)}
+			return reading{namespace: ns, reason: string(spend.ReasonOf(err)), message: fmt.Sprintf("%s: %v", where, err)}
 		}
 		r.usage = r.usage.Add(u)
 	}

@@ -1,7 +1,6 @@
 package evaluate
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -123,11 +122,7 @@ func (e *evaluation) readConfigMap() Pool {
 		u, err = spend.Read(e.source, e.in.SpendData, e.window)
 	}
 	if err != nil {
-		reason := api.ReasonInvalidCostData
-		if se, ok := errors.AsType[*spend.Error](err); ok {
-			reason = string(se.Reason)
-		}
-		return Pool{Reason: reason, Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
+		return Pool{Reason: string(spend.ReasonOf(err)), Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
 	}
 	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
 	if src.Format == api.DailyLedger {

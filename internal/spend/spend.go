@@ -154,6 +154,15 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// ReasonOf is the reason of the *Error in err's chain, or InvalidCostData
+// for any other failure to read spend.
+func ReasonOf(err error) Reason {
+	if se, ok := errors.AsType[*Error](err); ok {
+		return se.Reason
+	}
+	return InvalidCostData
+}
+
 // Read returns the spend in data for the period w. Every error is an *Error.
 //
 // Total returns the value under src.Key. DailyLedger sums the days of w
