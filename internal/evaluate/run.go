@@ -69,8 +69,7 @@ func (e *evaluation) run() {
 		return
 	}
 	// Validate loaded the zone and parsed the limits: neither fails here.
-	loc, _ := period.LoadLocation(e.spec.Period.TimeZone)
-	e.window = period.Spec{Kind: period.Kind(e.spec.Period.Type), StartDay: int(*e.spec.Period.StartDay), Location: loc}.Containing(e.now)
+	e.window = e.spec.PeriodSpec().Containing(e.now)
 	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
 	src := e.spec.CostSource
 	e.source = spend.Source{Format: src.Format, Key: src.Key, KeyPrefix: src.KeyPrefix}

@@ -159,8 +159,8 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	if !model.LabelName(src.ModelLabel).IsValid() {
 		return Plan{}, fmt.Errorf("model label %q is not a Prometheus label name", src.ModelLabel)
 	}
-	loc, _ := period.LoadLocation(spec.Period.TimeZone) // Validate loaded it
-	ps := period.Spec{Kind: period.Kind(spec.Period.Type), StartDay: int(*spec.Period.StartDay), Location: loc}
+	ps := spec.PeriodSpec()
+	loc := ps.Location
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(loc)
 	var wins []Window

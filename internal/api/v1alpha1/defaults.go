@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "cmp"
+import (
+	"cmp"
+
+	"github.com/llmbudget/llmbudget/internal/period"
+)
 
 // Defaults other packages need by name; Default applies these and all the
 // others.
@@ -26,6 +30,13 @@ func (s *Spec) Default() {
 	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
 	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
+}
+
+// PeriodSpec is the calendar of a defaulted spec that passed Validate (which
+// loaded its zone): the one calendar the hooks and llmbudget spend share.
+func (s *Spec) PeriodSpec() period.Spec {
+	loc, _ := period.LoadLocation(s.Period.TimeZone)
+	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
 }
 
 // EffectiveThresholds is spec.thresholds, or when none are listed the warning
