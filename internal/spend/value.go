@@ -1,7 +1,6 @@
 package spend
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,13 +114,10 @@ func (c *costField) UnmarshalJSON(raw []byte) error {
 	var err error
 	switch raw[0] {
 	case '"':
-		text := raw[1 : len(raw)-1]
-		if bytes.IndexByte(text, '\\') >= 0 { // rare: let the decoder unescape
-			var s string
-			_ = json.Unmarshal(raw, &s) // cannot fail: the decoder validated raw
-			text = []byte(s)
+		var s string
+		if err = json.Unmarshal(raw, &s); err == nil {
+			c.amount, err = money.Parse(s)
 		}
-		c.amount, err = money.Parse(string(text))
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		c.amount, err = money.Parse(string(raw))
 	default:
