@@ -89,7 +89,8 @@ const (
 	DailyLedger Format = "DailyLedger"
 )
 
-// Source says where in the ConfigMap's data the spend is.
+// Source says where in the ConfigMap's data the spend is. The API's
+// validation has checked it: the format is known and Total has a key.
 type Source struct {
 	Format Format // "" means Total, the spec's default
 	// Key holds the period's spend, for Total.
@@ -98,72 +99,30 @@ type Source struct {
 	KeyPrefix string
 }
 
-// Validate reports a Source that Read cannot use: an unknown format, or
-// Total without a key.
-func (s Source) Validate() error {
-	switch s.Format {
-	case Total, "":
-		if s.Key == "" {
-			return errors.New("key is required for the Total format")
-		}
-		return nil
-	case DailyLedger:
-		return nil
-	}
-	return fmt.Errorf("format %q is not one of Total, DailyLedger", s.Format)
-}
-
 // Reason is the BudgetEvaluated condition reason a read failure maps to.
 type Reason string
 
-// The reasons Read reports.
+// The reasons ReasonOf reports.
 const (
 	// CostKeyMissing: the Total key is not in the ConfigMap.
 	CostKeyMissing Reason = "CostKeyMissing"
 	// InvalidCostData: a key or value is malformed.
 	InvalidCostData Reason = "InvalidCostData"
-	// InvalidSpec: the Source itself is unusable (see Source.Validate).
-	InvalidSpec Reason = "InvalidSpec"
 )
 
-// ErrMissing is the Err of an Error whose key is not in the ConfigMap.
-var ErrMissing = errors.New("missing")
+// errMissing is wrapped by the error for a Total key not in the ConfigMap.
+var errMissing = errors.New("missing")
 
-// Error is a failure to read spend; Key names the ConfigMap key at fault
-// (empty when the Source itself is at fault).
-type Error struct {
-	Reason Reason
-	Key    string
-	Err    error
-}
-
-// Error reads like `key "total-usd": "12,5" is not a decimal number` or
-// `key "total-usd" is missing`.
-func (e *Error) Error() string {
-	switch {
-	case e.Err == nil:
-		return fmt.Sprintf("key %q: %s", e.Key, e.Reason)
-	case errors.Is(e.Err, ErrMissing):
-		return fmt.Sprintf("key %q is missing", e.Key)
-	case e.Key == "":
-		return e.Err.Error()
-	}
-	return fmt.Sprintf("key %q: %v", e.Key, e.Err)
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ReasonOf is the reason of the *Error in err's chain, or InvalidCostData
-// for any other failure to read spend.
+// ReasonOf is the reason of an error from Read or DecodeData.
 func ReasonOf(err error) Reason {
-	if se, ok := errors.AsType[*Error](err); ok {
-		return se.Reason
+	if errors.Is(err, errMissing) {
+		return CostKeyMissing
 	}
 	return InvalidCostData
 }
 
-// Read returns the spend in data for the period w. Every error is an *Error.
+// Read returns the spend in data for the period w. Every error names the
+// ConfigMap key at fault.
 //
 // Total returns the value under src.Key. DailyLedger sums the days of w
 // (w.Dates()); every key with the prefix must be a valid date holding a
@@ -171,19 +130,16 @@ func ReasonOf(err error) Reason {
 // a cheap period. Keys without the prefix are ignored, and a period with no
 // ledger keys has zero usage.
 func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
-	if err := src.Validate(); err != nil {
-		return Usage{}, &Error{Reason: InvalidSpec, Err: err}
-	}
 	if src.Format == DailyLedger {
 		return readLedger(src.KeyPrefix, data, w)
 	}
 	value, ok := data[src.Key]
 	if !ok {
-		return Usage{}, &Error{Reason: CostKeyMissing, Key: src.Key, Err: ErrMissing}
+		return Usage{}, fmt.Errorf("key %q is %w", src.Key, errMissing)
 	}
 	u, err := ParseValue(value)
 	if err != nil {
-		return Usage{}, &Error{Reason: InvalidCostData, Key: src.Key, Err: err}
+		return Usage{}, fmt.Errorf("key %q: %w", src.Key, err)
 	}
 	return u, nil
 }
@@ -201,30 +157,28 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		if !ok {
 			continue
 		}
-		if err := checkDate(date); err != nil {
-			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
-		}
+		inPeriod := first != "" && date >= first && date <= last
 		u, err := ParseValue(data[k])
-		if err != nil {
-			return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: err}
+		switch {
+		case !isDate(date):
+			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(date))
+		case err == nil && inPeriod && sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0:
+			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
-		if first != "" && date >= first && date <= last {
-			if sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0 {
-				return Usage{}, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)}
-			}
+		if err != nil {
+			return Usage{}, fmt.Errorf("key %q: %w", k, err)
+		}
+		if inPeriod {
 			sum = sum.Add(u)
 		}
 	}
 	return sum, nil
 }
 
-// checkDate accepts exactly the canonical "YYYY-MM-DD" form of a real date.
-func checkDate(s string) error {
+// isDate reports whether s is the canonical "YYYY-MM-DD" form of a real date.
+func isDate(s string) bool {
 	t, err := time.Parse(time.DateOnly, s)
-	if err != nil || t.Format(time.DateOnly) != s {
-		return fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(s))
-	}
-	return nil
+	return err == nil && t.Format(time.DateOnly) == s
 }
 
 // quote quotes s for an error message, shortening inputs too long to read.
@@ -246,9 +200,9 @@ func clip(s string) string {
 const clipAt = 48
 
 // DecodeData reads the data of the spend ConfigMap as Metacontroller sends
-// it (raw, valid JSON). The API server stores only string values; a value
-// that is anything else is an *Error (InvalidCostData) naming its key, so
-// that data that cannot be read never passes for no spend.
+// it (raw, valid JSON). The API server stores only string values; an error
+// names the first value that is anything else, so that data that cannot be
+// read never passes for no spend.
 func DecodeData(raw []byte) (map[string]string, error) {
 	var cm struct {
 		Data map[string]string `json:"data"`
@@ -267,9 +221,9 @@ func DecodeData(raw []byte) (map[string]string, error) {
 	if decode.Lenient(raw, &loose, "ConfigMap") == nil {
 		for _, k := range slices.Sorted(maps.Keys(loose.Data)) {
 			if v := loose.Data[k]; v[0] != '"' && string(v) != "null" {
-				return nil, &Error{Reason: InvalidCostData, Key: k, Err: fmt.Errorf("the value is %s, not a string", describe(v))}
+				return nil, fmt.Errorf("key %q: the value is %s, not a string", k, describe(v))
 			}
 		}
 	}
-	return nil, &Error{Reason: InvalidCostData, Err: err}
+	return nil, err
 }
