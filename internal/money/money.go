@@ -3,12 +3,11 @@
 // Guarantees:
 //   - No float64 anywhere: an Amount is an int64 count of nano-dollars, so
 //     0.1 + 0.2 is exactly 0.3 and comparisons are exact.
-//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max). Parsing
-//     refuses anything larger with a message saying so; arithmetic
-//     saturates at the bounds rather than wrapping around, which no real LLM
-//     budget comes near.
-//   - The zero value is 0 and ready to use. Amounts are values: every
-//     operation returns a new Amount.
+//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which
+//     no real LLM budget comes near. Parsing refuses anything larger with a
+//     message saying so; arithmetic saturates at the bounds, never wraps.
+//   - The zero value is 0. Amounts are values: every operation returns a
+//     new Amount.
 //
 // Parsing accepts only plain non-negative decimals ("12", "12.34", "007.5")
 // and refuses everything else with a one-line message naming the input.
@@ -59,9 +58,9 @@ func (a Amount) Sub(b Amount) Amount {
 }
 
 // MulDiv returns a * num / den, truncated toward zero to whole nanos and
-// saturating at the bounds. The product is exact (128 bits) before the
-// division, so scaling spend by elapsed time loses nothing but the final
-// sub-nano remainder. It panics if den is 0, like integer division.
+// saturating at the bounds. The product is exact (128 bits), so scaling
+// spend by elapsed time loses only the final sub-nano remainder. It panics
+// if den is 0, like integer division.
 func (a Amount) MulDiv(num, den int64) Amount {
 	if den == 0 {
 		panic("money: MulDiv with zero denominator")
@@ -77,9 +76,8 @@ func (a Amount) Cmp(b Amount) int { return cmp.Compare(a.n, b.n) }
 func (a Amount) Sign() int { return a.Cmp(Amount{}) }
 
 // PercentOf returns floor(a * 100 / limit), exactly: 499.999 of 500 is 99,
-// not 100. The result may exceed 100. A limit that is not positive has no
-// meaningful percentage; PercentOf then returns 0 rather than panicking, so
-// callers must check the limit themselves.
+// not 100. The result may exceed 100. For a limit that is not positive it
+// returns 0 rather than panicking: callers must check the limit.
 func (a Amount) PercentOf(limit Amount) int64 {
 	if limit.Sign() <= 0 {
 		return 0

@@ -11,18 +11,17 @@
 //   - The time zone database is embedded (time/tzdata), so zones load in a
 //     scratch or distroless image with no /usr/share/zoneinfo.
 //
-// Days without a midnight: where a zone's clocks jump forward across
-// midnight (Brazil until 2019, Chile, Cuba: 00:00 becomes 01:00), that local
-// midnight never happens, and time.Date would answer with an instant on the
-// previous day. Such a day starts instead at the first instant whose local
-// date is that day, i.e. the moment of the jump (01:00 local). Where the
-// clocks fall back into the previous midnight hour (Cuba: 01:00 becomes
-// 00:00), the day starts at the first of the two midnights. A calendar day a
-// zone skipped entirely (Samoa, 30 December 2011) starts at the first instant
-// of the next day that exists. Where the clocks once fell back across
-// midnight (Goose Bay, 1987: 00:01 became 23:01 the day before), the
-// minutes that read the old date again belong to the new day's period:
-// periods partition time, cut at the first instant of each start date.
+// Days without a midnight: a day whose midnight the clocks jump over
+// (Brazil until 2019, Chile, Cuba: 00:00 becomes 01:00) starts at the first
+// instant whose local date is that day, the moment of the jump; time.Date
+// would answer with an instant on the previous day. Where the clocks fall
+// back into the midnight hour (Cuba: 01:00 becomes 00:00), the day starts at
+// the first of the two midnights. A day a zone skipped entirely (Samoa, 30
+// December 2011) starts where the next existing day does. Where the clocks
+// once fell back across midnight (Goose Bay, 1987: 00:01 became 23:01 the
+// day before), the minutes that read the old date again belong to the new
+// day's period: periods partition time, cut at the first instant of each
+// start date.
 package period
 
 import (
@@ -54,8 +53,7 @@ type Spec struct {
 	Location *time.Location
 }
 
-// Window is one period: the instants t with Start <= t < End. Both bounds are
-// in the Spec's Location.
+// Window is one period: the instants t with Start <= t < End.
 type Window struct{ Start, End time.Time }
 
 // LoadLocation loads an IANA time zone such as "Europe/Berlin" or "UTC".
@@ -80,11 +78,10 @@ func LoadLocation(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// locations caches the zones loaded so far: time.LoadLocation reads and
-// parses the zone's data on every call, and every sync needs its zone twice.
-// A Location is immutable once loaded, so one value serves every goroutine.
-// Only zones that exist are kept, so the cache is bounded by the tz database
-// however many names the budgets try.
+// locations caches the zones loaded so far: time.LoadLocation parses the
+// zone's data on every call, and every sync needs its zone twice. A Location
+// is immutable, so one value serves every goroutine; only zones that exist
+// are kept, so the tz database bounds the cache.
 var locations sync.Map // zone name → *time.Location
 
 // StartDayRange is the StartDay k accepts, 1 to last, and that range in
@@ -183,14 +180,12 @@ func (w Window) Dates() []string {
 // startOfDay returns the first instant whose local date in loc is y-m-d or
 // later (see the package doc for days without a midnight).
 //
-// time.Date alone is not enough: for a midnight that does not exist it may
-// answer with an instant on an earlier day (Samoa's skipped 30 December 2011
-// comes back as the 29th), and for one that exists twice it may pick the
-// second. So walk the zone's offset periods around the day instead: within
-// one offset period local time only moves forward, so the day can begin
-// there only at its local midnight (if that lies inside the period) or at
-// the period's start (if the clocks jumped to that day or past it). The
-// earliest such instant is the answer.
+// time.Date may answer a midnight that does not exist with an instant on an
+// earlier day, and one that exists twice with the second. So walk the zone's
+// offset periods around the day: within one, local time only moves forward,
+// so the day can begin there only at its local midnight (if inside it) or at
+// its start (if the clocks jumped to that day or past it). The earliest such
+// instant is the answer.
 func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 	midnightUTC := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 	want := dateKey(midnightUTC.Date()) // normalised, like time.Date

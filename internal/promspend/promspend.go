@@ -7,16 +7,15 @@
 // Guarantees:
 //   - The period is the one the hooks evaluate: same period code, same zone.
 //   - A query measures a counter's true growth in (start, end], not
-//     increase()'s extrapolation: it sums the change between consecutive
-//     evaluation steps, and after a reset (a value below the previous one)
-//     counts the new value as growth from zero. With a step no longer than
-//     the scrape interval every sample is seen, so the sum is exact up to
-//     float64 rounding; a series that appears counts from zero; a series
-//     silent for up to an hour (a failed scrape) is not counted again.
+//     increase()'s extrapolation: it sums the change between evaluation
+//     steps, counting a reset's or a new series' value as growth from zero.
+//     With a step no longer than the scrape interval every sample is seen,
+//     so the sum is exact up to float64 rounding; a series silent for up to
+//     an hour (a failed scrape) is not counted again.
 //   - A finished ledger day is evaluated at its end with the @ modifier, so
 //     its value never changes from one run to the next.
 //   - Float64 becomes decimal only in Data: cost is rounded to 1e-6 USD,
-//     tokens to whole numbers; priced cost is exact to 1e-9 USD (truncated).
+//     tokens to whole numbers; priced cost is rounded half up to 1e-9 USD.
 //   - Nothing is silently free: a model without a price is an error, and so
 //     is a query of the current period that finds no series. Only a finished
 //     ledger day without any series (past Prometheus's retention) is left
@@ -46,13 +45,10 @@ const (
 	Output Measure = "output"
 )
 
-// Measures lists every measure.
-var Measures = []Measure{Cost, Input, Output}
-
-// Gap is how long a series may go without samples (failed scrapes, a
+// gap is how long a series may go without samples (failed scrapes, a
 // restarting target) and still be recognised with its old value rather than
 // counted again from zero.
-const Gap = time.Hour
+const gap = time.Hour
 
 // Source names the counters to read: a series selector per measure (Cost may
 // be empty: cost is then priced from tokens) and the label naming the model.
@@ -186,7 +182,7 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 				return Plan{}, fmt.Errorf("%s (key %q) is not a multiple of the step %s; use a step that divides 15m", t.Format(time.RFC3339), w.Key, step)
 			}
 		}
-		for _, m := range Measures {
+		for _, m := range []Measure{Cost, Input, Output} {
 			if sel := src.Series[m]; sel != "" {
 				p.Queries = append(p.Queries, Query{Window: i, Measure: m, PromQL: growth(sel, src.ModelLabel, w, step)})
 			}
@@ -201,14 +197,14 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 // series' change since t-step, or, where the series is new or was reset,
 // its whole value; the subquery sums the steps. The changes telescope to
 // last - first, plus the value reached before each reset. last_over_time
-// bridges gaps of up to Gap, which a plain selector would not: after a
+// bridges gaps of up to gap, which a plain selector would not: after a
 // failed scrape its staleness marker would make the series look new.
 // The subquery range ends 1ms short of the window so that its first step is
 // Start+step whether the Prometheus version treats the range's left edge as
 // open or closed.
 func growth(sel, label string, w Window, step time.Duration) string {
-	cur := fmt.Sprintf("last_over_time(%s[%s])", sel, model.Duration(Gap))
-	prev := fmt.Sprintf("last_over_time(%s[%s] offset %s)", sel, model.Duration(Gap), model.Duration(step))
+	cur := fmt.Sprintf("last_over_time(%s[%s])", sel, model.Duration(gap))
+	prev := fmt.Sprintf("last_over_time(%s[%s] offset %s)", sel, model.Duration(gap), model.Duration(step))
 	at := w.End.UnixMilli()
 	return fmt.Sprintf("sum_over_time((sum by (%s) ((%s - %s) >= 0 or %s))[%s:%s] @ %d.%03d)",
 		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)

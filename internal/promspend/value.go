@@ -36,9 +36,9 @@ type usage struct {
 }
 
 // Data turns the answers to p.Queries (answers[i] answers p.Queries[i])
-// into the ConfigMap data: one key per window, except finished days
-// without any series. prices cost the tokens of a
-// source without a cost counter and may be nil otherwise.
+// into the ConfigMap data: one key per window, except finished days without
+// any series. prices cost the tokens of a source without a cost counter and
+// may be nil otherwise.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))
@@ -80,10 +80,7 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", w.Key, err)
 		}
-		js, err := json.Marshal(u)
-		if err != nil {
-			return nil, err
-		}
+		js, _ := json.Marshal(u) // strings and integers: it cannot fail
 		data[w.Key] = string(js)
 	}
 	return data, nil
@@ -98,9 +95,9 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 			names[name] = true
 		}
 	}
-	total := usage{Models: map[string]usage{}}
+	total := usage{Models: map[string]usage{}} // omitempty leaves out an empty breakdown
 	var missing []string
-	sum := money.Amount{}
+	var sum money.Amount
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		if name != "" && !spend.ValidModelName(name) {
 			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
@@ -135,9 +132,6 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 		return usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
 	}
 	total.CostUSD = sum.String()
-	if len(total.Models) == 0 {
-		total.Models = nil
-	}
 	return total, nil
 }
 
