@@ -165,15 +165,6 @@ func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	return Amount{n: n}, nil
 }
 
-// MustParse is Parse that panics on error, for constants and tests.
-func MustParse(s string) Amount {
-	a, err := Parse(s)
-	if err != nil {
-		panic("money: " + err.Error())
-	}
-	return a
-}
-
 // split checks the syntax of s and returns its integer and fractional digits.
 // The checks run in the order that gives the most useful message: an input
 // that would be a fine decimal but for its sign is "negative", one that

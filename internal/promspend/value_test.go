@@ -15,6 +15,15 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
+// mustParse is money.Parse for amounts a test writes out.
+func mustParse(s string) money.Amount {
+	a, err := money.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
 // byModel is a query answer: one sample per model (label l), "" for none.
 func byModel(l string, values map[string]float64) prommodel.Vector {
 	var v prommodel.Vector
@@ -57,7 +66,7 @@ func TestLiteLLMSpendIsItsOwnCostCounterRoundedToAMicroDollar(t *testing.T) {
 		"claude-3-5-sonnet": {"costUSD": "12.345679", "inputTokens": 5000, "outputTokens": 0}}}`, data["total"])
 	u, err := spend.ParseValue(data["total"])
 	require.NoError(t, err, "the hooks read what Data writes")
-	assert.Equal(t, money.MustParse("12.645679"), u.CostUSD)
+	assert.Equal(t, mustParse("12.645679"), u.CostUSD)
 	assert.Equal(t, int64(1200), u.Models["gpt-4o"].InputTokens)
 }
 
@@ -78,7 +87,7 @@ func TestAFloatCounterOfManySmallCostsReadsAsItsExactDecimalSum(t *testing.T) {
 	require.NoError(t, err)
 	u, err := spend.ParseValue(data["total"])
 	require.NoError(t, err)
-	assert.Equal(t, money.MustParse("15"), u.CostUSD)
+	assert.Equal(t, mustParse("15"), u.CostUSD)
 }
 
 func TestTokenOnlySourcesArePricedExactlyFromThePriceTable(t *testing.T) {

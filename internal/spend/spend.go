@@ -7,8 +7,7 @@
 //     spend; the period's spend is the sum of its days.
 //
 // Each value is a plain decimal string of USD ("12.34") or a JSON object
-// {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340} whose
-// costUSD may also be a JSON number.
+// with the cost, token counts and a per-model breakdown (see ParseValue).
 //
 // Guarantees:
 //   - Amounts never pass through float64: JSON numbers are taken as their
@@ -52,8 +51,7 @@ type Usage struct {
 // TotalTokens is InputTokens + OutputTokens, saturating at math.MaxInt64.
 func (u Usage) TotalTokens() int64 { return addSaturating(u.InputTokens, u.OutputTokens) }
 
-// Add returns the sum of u and v; token sums saturate at math.MaxInt64
-// rather than overflow.
+// Add returns the sum of u and v; token sums saturate rather than overflow.
 func (u Usage) Add(v Usage) Usage {
 	sum := Usage{
 		CostUSD:      u.CostUSD.Add(v.CostUSD),
@@ -92,11 +90,9 @@ const (
 // Source says where in the ConfigMap's data the spend is. The API's
 // validation has checked it: the format is known and Total has a key.
 type Source struct {
-	Format Format // "" means Total, the spec's default
-	// Key holds the period's spend, for Total.
-	Key string
-	// KeyPrefix starts every ledger key, for DailyLedger; it may be empty.
-	KeyPrefix string
+	Format    Format // "" means Total, the spec's default
+	Key       string // holds the period's spend, for Total
+	KeyPrefix string // starts every ledger key, for DailyLedger; may be empty
 }
 
 // Reason is the BudgetEvaluated condition reason a read failure maps to.
@@ -104,10 +100,8 @@ type Reason string
 
 // The reasons ReasonOf reports.
 const (
-	// CostKeyMissing: the Total key is not in the ConfigMap.
-	CostKeyMissing Reason = "CostKeyMissing"
-	// InvalidCostData: a key or value is malformed.
-	InvalidCostData Reason = "InvalidCostData"
+	CostKeyMissing  Reason = "CostKeyMissing"  // the Total key is not in the ConfigMap
+	InvalidCostData Reason = "InvalidCostData" // a key or value is malformed
 )
 
 // errMissing is wrapped by the error for a Total key not in the ConfigMap.

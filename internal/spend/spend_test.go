@@ -16,6 +16,15 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
+// mustParse is money.Parse for amounts a test writes out.
+func mustParse(s string) money.Amount {
+	a, err := money.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
 func berlin(t testing.TB) *time.Location {
 	t.Helper()
 	loc, err := period.LoadLocation("Europe/Berlin")
@@ -54,12 +63,12 @@ func TestReadTotal(t *testing.T) {
 		"a plain decimal under the key": {
 			src:  src,
 			data: map[string]string{"total-usd": "12.34", "other": "not money"},
-			want: spend.Usage{CostUSD: money.MustParse("12.34")},
+			want: spend.Usage{CostUSD: mustParse("12.34")},
 		},
 		"a JSON object under the key": {
 			src:  src,
 			data: map[string]string{"total-usd": `{"costUSD": 12.34, "inputTokens": 1200, "outputTokens": 340}`},
-			want: spend.Usage{CostUSD: money.MustParse("12.34"), InputTokens: 1200, OutputTokens: 340},
+			want: spend.Usage{CostUSD: mustParse("12.34"), InputTokens: 1200, OutputTokens: 340},
 		},
 		"zero spend": {
 			src:  src,
@@ -69,12 +78,12 @@ func TestReadTotal(t *testing.T) {
 		"an empty format means Total": {
 			src:  spend.Source{Key: "total-usd"},
 			data: map[string]string{"total-usd": "5"},
-			want: spend.Usage{CostUSD: money.MustParse("5")},
+			want: spend.Usage{CostUSD: mustParse("5")},
 		},
 		"a key prefix does not matter for Total": {
 			src:  spend.Source{Format: spend.Total, Key: "total-usd", KeyPrefix: "spend-"},
 			data: map[string]string{"total-usd": "5", "spend-bogus": "bogus"},
-			want: spend.Usage{CostUSD: money.MustParse("5")},
+			want: spend.Usage{CostUSD: mustParse("5")},
 		},
 	}
 	for name, tc := range tests {
@@ -166,15 +175,15 @@ func TestReadDailyLedger(t *testing.T) {
 	}{
 		"a Berlin month sums only its own days": {
 			prefix: "spend-", data: ledger, w: window(t, period.Monthly, 1, "2026-03-31T21:59:59Z"),
-			want: spend.Usage{CostUSD: money.MustParse("6.350000001"), InputTokens: 1005, OutputTokens: 200},
+			want: spend.Usage{CostUSD: mustParse("6.350000001"), InputTokens: 1005, OutputTokens: 200},
 		},
 		"a UTC instant already in Berlin's April sums April": {
 			prefix: "spend-", data: ledger, w: window(t, period.Monthly, 1, "2026-03-31T22:00:00Z"),
-			want: spend.Usage{CostUSD: money.MustParse("1000")},
+			want: spend.Usage{CostUSD: mustParse("1000")},
 		},
 		"a Berlin month from the 28th takes the days on both sides of March 1": {
 			prefix: "spend-", data: ledger, w: window(t, period.Monthly, 28, "2026-03-10T12:00:00Z"),
-			want: spend.Usage{CostUSD: money.MustParse("103.35"), InputTokens: 1000, OutputTokens: 200},
+			want: spend.Usage{CostUSD: mustParse("103.35"), InputTokens: 1000, OutputTokens: 200},
 		},
 		"a Berlin day sums that day only": {
 			prefix: "spend-", data: ledger, w: window(t, period.Daily, 0, "2026-03-29T12:00:00+02:00"),
@@ -182,7 +191,7 @@ func TestReadDailyLedger(t *testing.T) {
 		},
 		"a Berlin week starting Monday": {
 			prefix: "spend-", data: ledger, w: window(t, period.Weekly, 1, "2026-03-31T12:00:00+02:00"),
-			want: spend.Usage{CostUSD: money.MustParse("1003"), InputTokens: 5},
+			want: spend.Usage{CostUSD: mustParse("1003"), InputTokens: 5},
 		},
 		"a period with no ledger keys has zero usage": {
 			prefix: "spend-", data: ledger, w: window(t, period.Monthly, 1, "2026-06-15T12:00:00Z"),
@@ -195,7 +204,7 @@ func TestReadDailyLedger(t *testing.T) {
 		"an empty prefix makes every key a date": {
 			prefix: "", data: map[string]string{"2026-03-01": "1", "2026-03-02": "2.5", "2026-04-01": "7"},
 			w:    window(t, period.Monthly, 1, "2026-03-15T12:00:00Z"),
-			want: spend.Usage{CostUSD: money.MustParse("3.5")},
+			want: spend.Usage{CostUSD: mustParse("3.5")},
 		},
 		"the empty window sums nothing": {
 			prefix: "spend-", data: ledger, w: period.Window{},

@@ -30,15 +30,14 @@ func ValidModelName(name string) bool {
 // {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340} where
 // costUSD is required (a decimal string or a JSON number) and the token
 // counts are optional non-negative integers (null counts as absent). The
-// object may break the usage down by model:
-// {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}},
-// each model's object taking the same fields except models.
+// object may break the usage down by model, each model taking the same
+// fields except models:
+// {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
 //
-// The object is decoded strictly (a person or a pipeline wrote it): unknown
-// and repeated fields are errors, and field names match exactly, so
-// "costUsd" is a typo to report, not a synonym. The plain form allows no
-// surrounding whitespace; the JSON form allows the whitespace JSON allows,
-// so a YAML block scalar's final newline is fine.
+// The object is decoded strictly, since a person or a pipeline wrote it:
+// unknown and repeated fields are errors, and "costUsd" is a typo, not a
+// synonym. The plain form allows no surrounding whitespace; the JSON form
+// allows JSON's, so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
 		var v valueJSON

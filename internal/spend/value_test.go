@@ -17,27 +17,27 @@ func TestParseValueAcceptsEveryValidForm(t *testing.T) {
 		in   string
 		want spend.Usage
 	}{
-		"a plain decimal is USD":                  {"12.34", spend.Usage{CostUSD: money.MustParse("12.34")}},
-		"a plain whole number is USD":             {"7", spend.Usage{CostUSD: money.MustParse("7")}},
+		"a plain decimal is USD":                  {"12.34", spend.Usage{CostUSD: mustParse("12.34")}},
+		"a plain whole number is USD":             {"7", spend.Usage{CostUSD: mustParse("7")}},
 		"zero is no spend":                        {"0", spend.Usage{}},
 		"nine decimals are kept exactly":          {"0.123456789", spend.Usage{CostUSD: money.FromNanos(123_456_789)}},
-		"an object with a string cost":            {`{"costUSD": "12.34"}`, spend.Usage{CostUSD: money.MustParse("12.34")}},
-		"an object with a number cost":            {`{"costUSD": 12.34}`, spend.Usage{CostUSD: money.MustParse("12.34")}},
-		"a number cost with nine decimals":        {`{"costUSD": 12.345678901}`, spend.Usage{CostUSD: money.MustParse("12.345678901")}},
-		"a number cost with a trailing zero":      {`{"costUSD": 1.50}`, spend.Usage{CostUSD: money.MustParse("1.5")}},
-		"an object with both token counts":        {`{"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}`, spend.Usage{CostUSD: money.MustParse("12.34"), InputTokens: 1200, OutputTokens: 340}},
-		"fields in any order":                     {`{"outputTokens": 340, "costUSD": 0.5, "inputTokens": 1200}`, spend.Usage{CostUSD: money.MustParse("0.5"), InputTokens: 1200, OutputTokens: 340}},
-		"only input tokens":                       {`{"costUSD": "1", "inputTokens": 5}`, spend.Usage{CostUSD: money.MustParse("1"), InputTokens: 5}},
-		"null token counts are absent":            {`{"costUSD": "1", "inputTokens": null, "outputTokens": null}`, spend.Usage{CostUSD: money.MustParse("1")}},
-		"zero token counts":                       {`{"costUSD": "1", "inputTokens": 0, "outputTokens": 0}`, spend.Usage{CostUSD: money.MustParse("1")}},
-		"the largest token count":                 {`{"costUSD": "1", "inputTokens": 9223372036854775807}`, spend.Usage{CostUSD: money.MustParse("1"), InputTokens: math.MaxInt64}},
-		"a YAML block scalar's newline":           {"{\"costUSD\": \"2.5\"}\n", spend.Usage{CostUSD: money.MustParse("2.5")}},
-		"pretty-printed JSON":                     {"{\n  \"costUSD\": \"2.5\",\n  \"inputTokens\": 3\n}\n", spend.Usage{CostUSD: money.MustParse("2.5"), InputTokens: 3}},
-		"whitespace before the object":            {" \t{\"costUSD\": \"2.5\"}", spend.Usage{CostUSD: money.MustParse("2.5")}},
-		"a JSON escape in the cost string":        {`{"costUSD": "\u0031.5"}`, spend.Usage{CostUSD: money.MustParse("1.5")}},
+		"an object with a string cost":            {`{"costUSD": "12.34"}`, spend.Usage{CostUSD: mustParse("12.34")}},
+		"an object with a number cost":            {`{"costUSD": 12.34}`, spend.Usage{CostUSD: mustParse("12.34")}},
+		"a number cost with nine decimals":        {`{"costUSD": 12.345678901}`, spend.Usage{CostUSD: mustParse("12.345678901")}},
+		"a number cost with a trailing zero":      {`{"costUSD": 1.50}`, spend.Usage{CostUSD: mustParse("1.5")}},
+		"an object with both token counts":        {`{"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}`, spend.Usage{CostUSD: mustParse("12.34"), InputTokens: 1200, OutputTokens: 340}},
+		"fields in any order":                     {`{"outputTokens": 340, "costUSD": 0.5, "inputTokens": 1200}`, spend.Usage{CostUSD: mustParse("0.5"), InputTokens: 1200, OutputTokens: 340}},
+		"only input tokens":                       {`{"costUSD": "1", "inputTokens": 5}`, spend.Usage{CostUSD: mustParse("1"), InputTokens: 5}},
+		"null token counts are absent":            {`{"costUSD": "1", "inputTokens": null, "outputTokens": null}`, spend.Usage{CostUSD: mustParse("1")}},
+		"zero token counts":                       {`{"costUSD": "1", "inputTokens": 0, "outputTokens": 0}`, spend.Usage{CostUSD: mustParse("1")}},
+		"the largest token count":                 {`{"costUSD": "1", "inputTokens": 9223372036854775807}`, spend.Usage{CostUSD: mustParse("1"), InputTokens: math.MaxInt64}},
+		"a YAML block scalar's newline":           {"{\"costUSD\": \"2.5\"}\n", spend.Usage{CostUSD: mustParse("2.5")}},
+		"pretty-printed JSON":                     {"{\n  \"costUSD\": \"2.5\",\n  \"inputTokens\": 3\n}\n", spend.Usage{CostUSD: mustParse("2.5"), InputTokens: 3}},
+		"whitespace before the object":            {" \t{\"costUSD\": \"2.5\"}", spend.Usage{CostUSD: mustParse("2.5")}},
+		"a JSON escape in the cost string":        {`{"costUSD": "\u0031.5"}`, spend.Usage{CostUSD: mustParse("1.5")}},
 		"the largest amount":                      {`{"costUSD": 9223372036.854775807}`, spend.Usage{CostUSD: money.Max}},
 		"a number cost of zero":                   {`{"costUSD": 0}`, spend.Usage{}},
-		"leading zeros in a string cost are fine": {`{"costUSD": "007.5"}`, spend.Usage{CostUSD: money.MustParse("7.5")}},
+		"leading zeros in a string cost are fine": {`{"costUSD": "007.5"}`, spend.Usage{CostUSD: mustParse("7.5")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -130,8 +130,8 @@ func TestUsageAddSaturates(t *testing.T) {
 		wantCost        string
 	}{
 		"small counts add": {
-			a:      spend.Usage{CostUSD: money.MustParse("0.1"), InputTokens: 1, OutputTokens: 2},
-			b:      spend.Usage{CostUSD: money.MustParse("0.2"), InputTokens: 10, OutputTokens: 20},
+			a:      spend.Usage{CostUSD: mustParse("0.1"), InputTokens: 1, OutputTokens: 2},
+			b:      spend.Usage{CostUSD: mustParse("0.2"), InputTokens: 10, OutputTokens: 20},
 			wantIn: 11, wantOut: 22, wantCost: "0.30",
 		},
 		"input tokens saturate": {
@@ -145,7 +145,7 @@ func TestUsageAddSaturates(t *testing.T) {
 			wantOut: math.MaxInt64, wantCost: "0.00",
 		},
 		"adding zero changes nothing": {
-			a:      spend.Usage{CostUSD: money.MustParse("3"), InputTokens: 7, OutputTokens: 9},
+			a:      spend.Usage{CostUSD: mustParse("3"), InputTokens: 7, OutputTokens: 9},
 			wantIn: 7, wantOut: 9, wantCost: "3.00",
 		},
 	}
