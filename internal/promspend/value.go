@@ -2,6 +2,7 @@ package promspend
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,24 +103,19 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 		if name != "" && !spend.ValidModelName(name) {
 			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
 		}
-		in, err := tokens(vals[Input][name])
-		if err != nil {
-			return usage{}, fmt.Errorf("model %q: input tokens: %w", name, err)
-		}
-		out, err := tokens(vals[Output][name])
-		if err != nil {
-			return usage{}, fmt.Errorf("model %q: output tokens: %w", name, err)
-		}
+		in, inErr := tokens("input", vals[Input][name])
+		out, outErr := tokens("output", vals[Output][name])
 		var cost money.Amount
+		var costErr error
 		if p.source.Series[Cost] != "" {
-			cost, err = dollars(vals[Cost][name])
+			cost, costErr = dollars(vals[Cost][name])
 		} else if c, ok := prices.cost(name, in, out); ok {
 			cost = c
 		} else {
 			missing = append(missing, strconv.Quote(name))
 		}
-		if err != nil {
-			return usage{}, fmt.Errorf("model %q: cost: %w", name, err)
+		if err := cmp.Or(inErr, outErr, costErr); err != nil {
+			return usage{}, fmt.Errorf("model %q: %w", name, err)
 		}
 		sum = sum.Add(cost)
 		total.InputTokens += in
@@ -135,10 +131,10 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 	return total, nil
 }
 
-// tokens rounds a float64 token count to a whole number.
-func tokens(v float64) (int64, error) {
+// tokens rounds a float64 count of input or output tokens to a whole number.
+func tokens(direction string, v float64) (int64, error) {
 	if math.IsNaN(v) || v < 0 || v > maxExactTokens {
-		return 0, fmt.Errorf("%v is not a token count between 0 and 2^53", v)
+		return 0, fmt.Errorf("%s tokens: %v is not a token count between 0 and 2^53", direction, v)
 	}
 	return int64(math.Round(v)), nil
 }
@@ -146,7 +142,7 @@ func tokens(v float64) (int64, error) {
 // dollars rounds a float64 USD amount to costDecimals decimals.
 func dollars(v float64) (money.Amount, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return money.Amount{}, fmt.Errorf("%v is not a non-negative amount", v)
+		return money.Amount{}, fmt.Errorf("cost: %v is not a non-negative amount", v)
 	}
 	return money.Parse(strconv.FormatFloat(v, 'f', costDecimals, 64))
 }
@@ -166,7 +162,7 @@ type Prices struct {
 type decimal struct{ money.Amount }
 
 func (d *decimal) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+	if n.Kind != yaml.ScalarNode { // a null never gets here: the field stays nil
 		return fmt.Errorf("line %d: want a decimal price", n.Line)
 	}
 	v, err := money.Parse(n.Value)
@@ -238,18 +234,10 @@ func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
 	if !ok && p.Default != nil {
 		price, ok = *p.Default, true
 	}
-	if !ok {
-		return money.Amount{}, false
+	// Twice the exact product of USD per million tokens in half-nanos,
+	// truncated, then halved with the half added.
+	halfUp := func(perMillion money.Amount, tokens int64) money.Amount {
+		return perMillion.MulDiv(tokens, 1_000_000/2).Add(money.FromNanos(1)).MulDiv(1, 2)
 	}
-	return halfUp(price.Input, in).Add(halfUp(price.Output, out)), true
-}
-
-const perMillion = 1_000_000
-
-// halfUp is tokens at price (USD per million tokens), rounded half up to
-// whole nano-USD: twice the exact product in half-nanos, truncated, then
-// halved with the half added.
-func halfUp(price money.Amount, tokens int64) money.Amount {
-	twice := price.MulDiv(tokens, perMillion/2)
-	return twice.Add(money.FromNanos(1)).MulDiv(1, 2)
+	return halfUp(price.Input, in).Add(halfUp(price.Output, out)), ok
 }
