@@ -96,31 +96,10 @@ func StartDayRange(k Kind) (last int, want string) {
 	return 0, ""
 }
 
-// Validate reports the first problem with s: an unknown Kind, a StartDay out
-// of range for the Kind, or a missing Location.
-func (s Spec) Validate() error {
-	switch s.Kind {
-	case Daily:
-	case Weekly, Monthly:
-		if last, want := StartDayRange(s.Kind); s.StartDay < 1 || s.StartDay > last {
-			return fmt.Errorf("startDay %d is out of range for a %s period: want %s", s.StartDay, s.Kind, want)
-		}
-	default:
-		return fmt.Errorf("period type %q is not one of Daily, Weekly, Monthly", s.Kind)
-	}
-	if s.Location == nil {
-		return errors.New("time zone is not set")
-	}
-	return nil
-}
-
 // Containing returns the period that contains now, which may be given in any
-// zone. For a Spec that does not Validate it returns the zero Window, which
-// contains nothing.
+// zone. s must be valid, as the API's validation makes it: a known Kind, a
+// StartDay in StartDayRange and a Location.
 func (s Spec) Containing(now time.Time) Window {
-	if s.Validate() != nil {
-		return Window{}
-	}
 	w := s.byLocalDate(now)
 	// Where the clocks fell back across midnight, now may read a date whose
 	// period has already ended; it belongs to the later period (see the

@@ -208,7 +208,6 @@ func TestContaining(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			loc := mustLoad(t, tc.zone)
 			s := period.Spec{Kind: tc.kind, StartDay: tc.startDay, Location: loc}
-			require.NoError(t, s.Validate())
 
 			w := s.Containing(mustTime(t, tc.now))
 
@@ -291,41 +290,6 @@ func TestThePeriodContainingTheEndFollowsWithoutAGap(t *testing.T) {
 				require.Equal(t, next, s.Containing(next.Start))
 				w = next
 			}
-		})
-	}
-}
-
-func TestValidate(t *testing.T) {
-	utc := time.UTC
-	tests := map[string]struct {
-		spec    period.Spec
-		wantErr string
-	}{
-		"a daily spec needs no start day":       {spec: period.Spec{Kind: period.Daily, Location: utc}},
-		"Monday starts a week":                  {spec: period.Spec{Kind: period.Weekly, StartDay: 1, Location: utc}},
-		"Sunday starts a week":                  {spec: period.Spec{Kind: period.Weekly, StartDay: 7, Location: utc}},
-		"the 1st starts a month":                {spec: period.Spec{Kind: period.Monthly, StartDay: 1, Location: utc}},
-		"the 28th starts a month":               {spec: period.Spec{Kind: period.Monthly, StartDay: 28, Location: utc}},
-		"weekday 0 is refused":                  {spec: period.Spec{Kind: period.Weekly, StartDay: 0, Location: utc}, wantErr: "startDay 0 is out of range for a Weekly period: want 1 (Monday) to 7 (Sunday)"},
-		"weekday 8 is refused":                  {spec: period.Spec{Kind: period.Weekly, StartDay: 8, Location: utc}, wantErr: "startDay 8 is out of range for a Weekly period: want 1 (Monday) to 7 (Sunday)"},
-		"day 29 of a month is refused":          {spec: period.Spec{Kind: period.Monthly, StartDay: 29, Location: utc}, wantErr: "startDay 29 is out of range for a Monthly period: want 1 to 28"},
-		"day 0 of a month is refused":           {spec: period.Spec{Kind: period.Monthly, StartDay: 0, Location: utc}, wantErr: "startDay 0 is out of range for a Monthly period: want 1 to 28"},
-		"an unknown kind is refused":            {spec: period.Spec{Kind: "Yearly", StartDay: 1, Location: utc}, wantErr: `period type "Yearly" is not one of Daily, Weekly, Monthly`},
-		"kinds are case-sensitive":              {spec: period.Spec{Kind: "monthly", StartDay: 1, Location: utc}, wantErr: `period type "monthly" is not one of Daily, Weekly, Monthly`},
-		"an empty kind is refused":              {spec: period.Spec{Location: utc}, wantErr: `period type "" is not one of Daily, Weekly, Monthly`},
-		"a missing location is refused":         {spec: period.Spec{Kind: period.Daily}, wantErr: "time zone is not set"},
-		"a bad start day is reported the first": {spec: period.Spec{Kind: period.Monthly, StartDay: 31}, wantErr: "startDay 31 is out of range for a Monthly period: want 1 to 28"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			err := tc.spec.Validate()
-			if tc.wantErr == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Equal(t, tc.wantErr, err.Error())
-			assert.Equal(t, period.Window{}, tc.spec.Containing(time.Now()), "an invalid spec contains nothing")
 		})
 	}
 }
