@@ -134,7 +134,12 @@ func spendCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	out, err := configMap(b, data)
+	out, err := yaml.Marshal(map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace},
+		"data":       data,
+	})
 	if err != nil {
 		return err
 	}
@@ -208,15 +213,4 @@ func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend
 		answers[i] = vec
 	}
 	return answers, nil
-}
-
-// configMap is the spend ConfigMap of b holding data, as YAML.
-func configMap(b manifest.Budget, data map[string]string) ([]byte, error) {
-	cm := map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace},
-		"data":       data,
-	}
-	return yaml.Marshal(cm)
 }
