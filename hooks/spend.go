@@ -18,7 +18,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
-// spendFlags are the flags of llmbudget spend.
 type spendFlags struct {
 	files, queries      fileList
 	budget, prometheus  string
@@ -187,8 +186,7 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 	return manifest.Budget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
 }
 
-// runQueries asks Prometheus every query, in order, through the client
-// library's API client.
+// runQueries asks Prometheus every query, in order.
 func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query, stderr io.Writer) ([]model.Vector, error) {
 	client, err := promapi.NewClient(promapi.Config{Address: url})
 	if err != nil {

@@ -115,11 +115,10 @@ func Preset(name string, sel Selection) (Source, error) {
 }
 
 // Window is the spend of one ConfigMap key: the growth in (Start, End].
-// Open is true when End is now rather than the end of a ledger day.
 type Window struct {
 	Key        string
 	Start, End time.Time
-	Open       bool
+	Open       bool // End is now rather than the end of a ledger day
 }
 
 // Query is one PromQL query of a plan: Measure's growth in Window.
@@ -156,14 +155,13 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 		return Plan{}, fmt.Errorf("model label %q is not a Prometheus label name", src.ModelLabel)
 	}
 	ps := spec.PeriodSpec()
-	loc := ps.Location
 	cur := ps.Containing(now)
-	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(loc)
+	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
 	var wins []Window
 	if spec.CostSource.Format == api.Total {
 		wins = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
-		days := period.Spec{Kind: period.Daily, Location: loc}
+		days := period.Spec{Kind: period.Daily, Location: ps.Location}
 		for d := days.Containing(cur.Start.Add(-time.Nanosecond)); !d.Start.After(now); d = days.Containing(d.End) {
 			w := Window{Key: spec.CostSource.KeyPrefix + d.Start.Format(time.DateOnly), Start: d.Start, End: d.End}
 			if d.End.After(end) {

@@ -90,10 +90,9 @@ func (v valueJSON) usage() (Usage, error) {
 }
 
 func (j usageJSON) usage() (Usage, error) {
-	if !j.CostUSD.set {
-		return Usage{}, errors.New(`field "costUSD" is missing`)
-	}
 	switch {
+	case !j.CostUSD.set:
+		return Usage{}, errors.New(`field "costUSD" is missing`)
 	case j.InputTokens.err != nil:
 		return Usage{}, fmt.Errorf("inputTokens: %w", j.InputTokens.err)
 	case j.OutputTokens.err != nil:
