@@ -53,13 +53,13 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, nil
 }
 
-// usageJSON is a value's (or a model's) object. Each field reads its
-// literal JSON itself, so that money never passes through float64 and each
-// error names its field.
+// usageJSON is a value's (or a model's) object. Each field keeps its literal
+// JSON for usage to read, so that money never passes through float64 and
+// each error names its field.
 type usageJSON struct {
-	CostUSD      costField `json:"costUSD"`
-	InputTokens  tokens    `json:"inputTokens"`
-	OutputTokens tokens    `json:"outputTokens"`
+	CostUSD      json.RawMessage `json:"costUSD"`
+	InputTokens  json.RawMessage `json:"inputTokens"`
+	OutputTokens json.RawMessage `json:"outputTokens"`
 }
 
 type valueJSON struct {
@@ -90,61 +90,45 @@ func (v valueJSON) usage() (Usage, error) {
 }
 
 func (j usageJSON) usage() (Usage, error) {
-	switch {
-	case !j.CostUSD.set:
+	if j.CostUSD == nil {
 		return Usage{}, errors.New(`field "costUSD" is missing`)
-	case j.InputTokens.err != nil:
-		return Usage{}, fmt.Errorf("inputTokens: %w", j.InputTokens.err)
-	case j.OutputTokens.err != nil:
-		return Usage{}, fmt.Errorf("outputTokens: %w", j.OutputTokens.err)
 	}
-	return Usage{CostUSD: j.CostUSD.amount, InputTokens: j.InputTokens.n, OutputTokens: j.OutputTokens.n}, nil
+	cost, err := parseCost(j.CostUSD)
+	if err != nil {
+		return Usage{}, fmt.Errorf("costUSD: %w", err)
+	}
+	in, err := parseTokens(j.InputTokens)
+	if err != nil {
+		return Usage{}, fmt.Errorf("inputTokens: %w", err)
+	}
+	out, err := parseTokens(j.OutputTokens)
+	if err != nil {
+		return Usage{}, fmt.Errorf("outputTokens: %w", err)
+	}
+	return Usage{CostUSD: cost, InputTokens: in, OutputTokens: out}, nil
 }
 
-// costField is costUSD: a decimal string or a JSON number, by its literal
-// text.
-type costField struct {
-	amount money.Amount
-	set    bool
-}
-
-func (c *costField) UnmarshalJSON(raw []byte) error {
-	var err error
+// parseCost accepts a decimal string or a JSON number, by its literal text.
+func parseCost(raw []byte) (money.Amount, error) {
 	switch raw[0] {
 	case '"':
 		var s string
-		if err = json.Unmarshal(raw, &s); err == nil {
-			c.amount, err = money.Parse(s)
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return money.Amount{}, err
 		}
+		return money.Parse(s)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		c.amount, err = money.Parse(string(raw))
-	default:
-		err = fmt.Errorf("%s is not a decimal string or number", describe(raw))
+		return money.Parse(string(raw))
 	}
-	if err != nil {
-		return fmt.Errorf("costUSD: %w", err)
-	}
-	c.set = true
-	return nil
+	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(raw))
 }
 
-// tokens is a token count; a count that cannot be read keeps its error for
-// usage to report with the field's name.
-type tokens struct {
-	n   int64
-	err error
-}
-
-func (t *tokens) UnmarshalJSON(raw []byte) error {
-	t.n, t.err = parseTokens(raw)
-	return nil
-}
-
-// parseTokens accepts a non-negative integral JSON number, or null for none.
+// parseTokens accepts a non-negative integral JSON number, or null or no
+// field for none.
 func parseTokens(raw []byte) (int64, error) {
 	text := string(raw)
 	switch {
-	case text == "null":
+	case text == "" || text == "null":
 		return 0, nil
 	case raw[0] == '-':
 		return 0, fmt.Errorf("%s is negative", clip(text))
