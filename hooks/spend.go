@@ -119,11 +119,9 @@ func spendCmd(args []string, std stdio) error {
 		if err != nil {
 			return err
 		}
-		p, err := promspend.ParsePrices(doc)
-		if err != nil {
+		if prices, err = promspend.ParsePrices(doc); err != nil {
 			return fmt.Errorf("%s: %w", f.prices, err)
 		}
-		prices = &p
 	}
 	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, std.err)
 	if err != nil {

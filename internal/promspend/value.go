@@ -186,7 +186,7 @@ type priceYAML struct {
 //	default: {input: "1", output: "4"}   # optional
 //
 // Unknown fields and a missing direction are errors.
-func ParsePrices(doc []byte) (Prices, error) {
+func ParsePrices(doc []byte) (*Prices, error) {
 	var raw struct {
 		Models  map[string]priceYAML `yaml:"models"`
 		Default *priceYAML           `yaml:"default"`
@@ -194,23 +194,23 @@ func ParsePrices(doc []byte) (Prices, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return Prices{}, fmt.Errorf("price table: %w", err)
+		return nil, fmt.Errorf("price table: %w", err)
 	}
-	p := Prices{Models: make(map[string]Price, len(raw.Models))}
+	p := &Prices{Models: make(map[string]Price, len(raw.Models))}
 	for name, py := range raw.Models {
 		if !spend.ValidModelName(name) {
-			return Prices{}, fmt.Errorf("price table: %q is not a valid model name", name)
+			return nil, fmt.Errorf("price table: %q is not a valid model name", name)
 		}
 		price, err := py.price()
 		if err != nil {
-			return Prices{}, fmt.Errorf("price table: models.%s: %w", name, err)
+			return nil, fmt.Errorf("price table: models.%s: %w", name, err)
 		}
 		p.Models[name] = price
 	}
 	if raw.Default != nil {
 		price, err := raw.Default.price()
 		if err != nil {
-			return Prices{}, fmt.Errorf("price table: default: %w", err)
+			return nil, fmt.Errorf("price table: default: %w", err)
 		}
 		p.Default = &price
 	}

@@ -50,7 +50,7 @@ func mustPrices(t *testing.T, doc string) *promspend.Prices {
 	t.Helper()
 	p, err := promspend.ParsePrices([]byte(doc))
 	require.NoError(t, err)
-	return &p
+	return p
 }
 
 func TestLiteLLMSpendIsItsOwnCostCounterRoundedToAMicroDollar(t *testing.T) {
