@@ -68,12 +68,10 @@ func (u Usage) Add(v Usage) Usage {
 	return sum
 }
 
+// addSaturating adds token counts, which Read never lets be negative.
 func addSaturating(a, b int64) int64 {
-	switch {
-	case b > 0 && a > math.MaxInt64-b:
+	if b > 0 && a > math.MaxInt64-b {
 		return math.MaxInt64
-	case b < 0 && a < math.MinInt64-b:
-		return math.MinInt64
 	}
 	return a + b
 }
