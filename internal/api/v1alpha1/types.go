@@ -25,9 +25,19 @@ const (
 	ClusterKind = "ClusterLLMCostBudget"
 )
 
-// LabelBudget is the label that puts a workload (and the children made for
-// a budget) under the budget it names.
-const LabelBudget = "llmbudget.dev/budget"
+// Labels and annotations.
+const (
+	// LabelBudget puts a workload (and the children made for a budget) under
+	// the budget it names.
+	LabelBudget = Group + "/budget"
+	// LabelClusterBudget takes LabelBudget's place on a cluster budget's children.
+	LabelClusterBudget = Group + "/cluster-budget"
+	// LabelSpendSource marks a spend ConfigMap as a cluster budget's source.
+	LabelSpendSource = Group + "/spend-source"
+	// AnnotationPeriodStart is where a Total source of a cluster budget
+	// declares the start (RFC 3339) of the period its key covers.
+	AnnotationPeriodStart = Group + "/period-start"
+)
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
 type LLMCostBudget struct {
@@ -76,7 +86,6 @@ type Period struct {
 // PeriodType is Daily, Weekly or Monthly.
 type PeriodType string
 
-// Period types.
 const (
 	Daily   PeriodType = "Daily"
 	Weekly  PeriodType = "Weekly"
@@ -89,10 +98,10 @@ type Threshold struct {
 	Basis   Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
 }
 
-// Basis says what a threshold compares: spend so far or the forecast.
+// Basis says what a threshold compares: spend so far (Actual) or the forecast
+// (Forecasted).
 type Basis string
 
-// Threshold bases.
 const (
 	Actual     Basis = "Actual"
 	Forecasted Basis = "Forecasted"
@@ -126,7 +135,6 @@ type CostSource struct {
 // SourceFormat is Total or DailyLedger, as package spend reads them.
 type SourceFormat = spend.Format
 
-// Spend data formats.
 const (
 	Total       = spend.Total
 	DailyLedger = spend.DailyLedger
@@ -145,7 +153,6 @@ type Enforcement struct {
 // policy, the ResourceQuota, or both.
 type Gate string
 
-// Gates.
 const (
 	GatePolicy Gate = "Policy"
 	GateQuota  Gate = "Quota"
@@ -156,26 +163,14 @@ const (
 // listed resources in its namespace, or only those labelled with its name.
 type Scope string
 
-// Scopes.
 const (
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
 )
 
-// Labels and annotations of the cluster kind: the label marking a spend
-// ConfigMap as a cluster budget's source, the annotation by which a Total
-// source declares the start of the period its key covers (RFC 3339), and the
-// label on the children of a cluster budget.
-const (
-	LabelSpendSource      = Group + "/spend-source"
-	AnnotationPeriodStart = Group + "/period-start"
-	LabelClusterBudget    = Group + "/cluster-budget"
-)
-
 // Action is None or BlockNewWorkloads.
 type Action string
 
-// Enforcement actions.
 const (
 	ActionNone        Action = "None"
 	BlockNewWorkloads Action = "BlockNewWorkloads"
@@ -184,7 +179,6 @@ const (
 // FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
 type FailurePolicy string
 
-// Failure policies.
 const (
 	FailOpen   FailurePolicy = "Open"
 	FailClosed FailurePolicy = "Closed"
@@ -193,7 +187,6 @@ const (
 // State is where a budget stands.
 type State string
 
-// Budget states.
 const (
 	UnderBudget State = "UnderBudget"
 	Warning     State = "Warning"
@@ -237,9 +230,6 @@ type NamespaceStatus struct {
 
 // ReadingOK is the Reading of a namespace whose spend was read.
 const ReadingOK = "Read"
-
-// MaxNamespaces is how many namespaces status.namespaces lists.
-const MaxNamespaces = 50
 
 // ModelStatus is where one limited model stands in the current period.
 type ModelStatus struct {
@@ -328,5 +318,8 @@ const (
 	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
 
-// MaxHistory is how many finished periods status.history keeps.
-const MaxHistory = 12
+// Bounds of the status lists.
+const (
+	MaxNamespaces = 50 // namespaces status.namespaces lists
+	MaxHistory    = 12 // finished periods status.history keeps
+)
