@@ -83,29 +83,11 @@ type Period struct {
 	StartDay *int32     `json:"startDay,omitempty"`
 }
 
-// PeriodType is Daily, Weekly or Monthly.
-type PeriodType string
-
-const (
-	Daily   PeriodType = "Daily"
-	Weekly  PeriodType = "Weekly"
-	Monthly PeriodType = "Monthly"
-)
-
 // Threshold is a percentage of the limit whose crossing is announced once a period.
 type Threshold struct {
 	Percent int32 `json:"percent" validate:"min=1,max=1000"`
 	Basis   Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
 }
-
-// Basis says what a threshold compares: spend so far (Actual) or the forecast
-// (Forecasted).
-type Basis string
-
-const (
-	Actual     Basis = "Actual"
-	Forecasted Basis = "Forecasted"
-)
 
 // TokenLimits caps token usage in a period; each limit is optional.
 type TokenLimits struct {
@@ -132,14 +114,6 @@ type CostSource struct {
 	KeyPrefix   string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
 }
 
-// SourceFormat is Total or DailyLedger, as package spend reads them.
-type SourceFormat = spend.Format
-
-const (
-	Total       = spend.Total
-	DailyLedger = spend.DailyLedger
-)
-
 // Enforcement says what happens when a budget is exhausted.
 type Enforcement struct {
 	Action        Action        `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
@@ -149,45 +123,55 @@ type Enforcement struct {
 	Scope         Scope         `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
 }
 
-// Gate is how the API server is made to refuse new workloads: the admission
-// policy, the ResourceQuota, or both.
-type Gate string
+// The enumerations of spec and status; their values follow.
+type (
+	// PeriodType is Daily, Weekly or Monthly.
+	PeriodType string
+	// Basis says what a threshold compares: spend so far (Actual) or the
+	// forecast (Forecasted).
+	Basis string
+	// SourceFormat is Total or DailyLedger, as package spend reads them.
+	SourceFormat = spend.Format
+	// Action is None or BlockNewWorkloads.
+	Action string
+	// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
+	FailurePolicy string
+	// Gate is how the API server is made to refuse new workloads: the
+	// admission policy, the ResourceQuota, or both.
+	Gate string
+	// Scope says which new workloads a blocking budget refuses: every one of
+	// the listed resources in its namespace, or only those labelled with its
+	// name.
+	Scope string
+	// State is where a budget stands.
+	State string
+)
 
+// Values of the enumerations, in the order above.
 const (
+	Daily   PeriodType = "Daily"
+	Weekly  PeriodType = "Weekly"
+	Monthly PeriodType = "Monthly"
+
+	Actual     Basis = "Actual"
+	Forecasted Basis = "Forecasted"
+
+	Total       = spend.Total
+	DailyLedger = spend.DailyLedger
+
+	ActionNone        Action = "None"
+	BlockNewWorkloads Action = "BlockNewWorkloads"
+
+	FailOpen   FailurePolicy = "Open"
+	FailClosed FailurePolicy = "Closed"
+
 	GatePolicy Gate = "Policy"
 	GateQuota  Gate = "Quota"
 	GateBoth   Gate = "Both"
-)
 
-// Scope says which new workloads a blocking budget refuses: every one of the
-// listed resources in its namespace, or only those labelled with its name.
-type Scope string
-
-const (
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
-)
 
-// Action is None or BlockNewWorkloads.
-type Action string
-
-const (
-	ActionNone        Action = "None"
-	BlockNewWorkloads Action = "BlockNewWorkloads"
-)
-
-// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
-type FailurePolicy string
-
-const (
-	FailOpen   FailurePolicy = "Open"
-	FailClosed FailurePolicy = "Closed"
-)
-
-// State is where a budget stands.
-type State string
-
-const (
 	UnderBudget State = "UnderBudget"
 	Warning     State = "Warning"
 	OverBudget  State = "OverBudget"
