@@ -63,8 +63,7 @@ type ResourceQuota struct {
 	} `json:"spec"`
 }
 
-// Owner identifies the object children are about; it is an Event's
-// involvedObject.
+// Owner is the object children are about, and an Event's involvedObject.
 type Owner struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -87,9 +86,8 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 	return Owner{APIVersion: api.APIVersion, Kind: api.ClusterKind, Name: m.Name, UID: m.UID, Budget: m.Name}
 }
 
-// labels marks a child as ours and names its budget: a cluster budget's
-// children carry their own key, since llmbudget.dev/budget names a budget of
-// the child's namespace.
+// labels marks a child as ours and names its budget, under its own key for a
+// cluster budget: llmbudget.dev/budget names a budget of the child's namespace.
 func (o Owner) labels() map[string]string {
 	key := api.LabelBudget
 	if o.Kind == api.ClusterKind {
@@ -147,8 +145,7 @@ func EventName(object, slug string, unix int64) string {
 // Quota renders the blocking ResourceQuota for budget.
 func Quota(owner Owner, q *evaluate.Quota) ResourceQuota { return QuotaIn(owner, q, owner.Namespace) }
 
-// QuotaIn renders the blocking ResourceQuota in namespace, one of those a
-// cluster budget closes.
+// QuotaIn renders the blocking ResourceQuota in a namespace a cluster budget closes.
 func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 	patch := fmt.Sprintf("kubectl -n %s patch llmcostbudget %s", owner.Namespace, owner.Name)
 	if owner.Kind == api.ClusterKind {

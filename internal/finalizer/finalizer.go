@@ -1,21 +1,19 @@
 // Package finalizer ports the kube-rs finalizer pattern
 // (kube-runtime/src/finalizer.rs) to Metacontroller hooks. The caller's logic
-// receives exactly one of two events, Apply or Cleanup; the finalizer
-// bookkeeping is Metacontroller's, so what remains is mapping the request's
-// `finalizing` flag onto the event and reporting `finalized` when Cleanup is
-// done.
+// receives exactly one of two events, Apply or Cleanup; the finalizer string
+// is Metacontroller's to add and remove, so what remains is mapping the
+// request's `finalizing` flag onto the event and reporting `finalized` when
+// Cleanup is done.
 //
 // # Expected flow
 //
-//  1. On create, Metacontroller adds its finalizer and calls the sync hook
-//     (finalizing=false): Apply. Every later change or resync: Apply again.
+//  1. On create, Metacontroller adds its finalizer and calls the sync hook:
+//     Apply, and again on every later change or resync.
 //  2. On delete (for a decorator, also when the object stops matching the
-//     selector), Metacontroller calls the finalize hook (finalizing=true):
-//     Cleanup.
-//  3. Cleanup answers Finalized=false while it still observes something to
-//     tear down, and is called again after the next observation. Once it
-//     answers Finalized=true, Metacontroller removes its finalizer and the API
-//     server completes the deletion.
+//     selector), it calls the finalize hook: Cleanup, and again after its
+//     next observation while Cleanup answers Finalized=false.
+//  3. Once Cleanup answers Finalized=true, Metacontroller removes its
+//     finalizer and the API server completes the deletion.
 //
 // # Guarantees
 //
@@ -25,10 +23,10 @@
 //
 // # Assumptions
 //
-//   - Apply is idempotent, a pure function of the request and the clock.
-//   - Cleanup is idempotent (it may run many times for one deletion) and
-//     tolerates Apply never having run: the object may be deleted before its
-//     first sync, or carry a status this version never wrote.
+//   - Apply and Cleanup are idempotent, pure functions of the request and the
+//     clock; Cleanup may run many times for one deletion.
+//   - Cleanup tolerates Apply never having run: the object may be deleted
+//     before its first sync, or carry a status this version never wrote.
 //
 // # Caveats
 //
@@ -40,9 +38,9 @@
 //
 // # Errors
 //
-// Reconcile adds none, and Apply and Cleanup, pure functions of the request and
-// the clock, have none to return. A request that cannot be answered at all is
-// refused before Reconcile (hookwire.ErrBadRequest).
+// Reconcile adds none, and Apply and Cleanup, being pure, have none to return.
+// A request that cannot be answered at all is refused before Reconcile
+// (hookwire.ErrBadRequest).
 package finalizer
 
 import (

@@ -6,8 +6,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Defaults other packages need by name; Default applies these and all the
-// others.
+// Defaults other packages need by name; Default applies these and the rest.
 const (
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80

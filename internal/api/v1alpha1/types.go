@@ -27,8 +27,7 @@ const (
 
 // Labels and annotations.
 const (
-	// LabelBudget puts a workload (and the children made for a budget) under
-	// the budget it names.
+	// LabelBudget puts a workload (and a budget's children) under the budget it names.
 	LabelBudget = Group + "/budget"
 	// LabelClusterBudget takes LabelBudget's place on a cluster budget's children.
 	LabelClusterBudget = Group + "/cluster-budget"
@@ -136,12 +135,11 @@ type (
 	Action string
 	// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
 	FailurePolicy string
-	// Gate is how the API server is made to refuse new workloads: the
-	// admission policy, the ResourceQuota, or both.
+	// Gate is how new workloads are refused: by the admission Policy, the
+	// ResourceQuota, or Both.
 	Gate string
-	// Scope says which new workloads a blocking budget refuses: every one of
-	// the listed resources in its namespace, or only those labelled with its
-	// name.
+	// Scope is which new workloads a blocking budget refuses: any listed
+	// resource in its Namespace, or only those Labelled with its name.
 	Scope string
 	// State is where a budget stands.
 	State string
@@ -201,9 +199,8 @@ type Status struct {
 	Conditions         []metav1.Condition   `json:"conditions,omitempty"`
 }
 
-// NamespaceStatus is one selected namespace's part of a cluster budget:
-// its spend, its share of the total, and whether its spend could be read
-// (Reading is ReadingOK or the reason it could not).
+// NamespaceStatus is one selected namespace's part of a cluster budget: its
+// spend, its share, and Reading: ReadingOK or why its spend could not be read.
 type NamespaceStatus struct {
 	Namespace        string `json:"namespace"`
 	ObservedSpendUSD string `json:"observedSpendUSD,omitempty"`
