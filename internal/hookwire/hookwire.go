@@ -66,13 +66,12 @@ type Tail struct {
 	Finalized          bool    `json:"finalized,omitempty"`
 }
 
-// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks:
-// the target under "object", its children under "attachments".
+// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks,
+// the target under "object".
 type DecoratorRequest struct {
-	Object      json.RawMessage `json:"object"`
-	Attachments ObjectMap       `json:"attachments"`
-	Related     ObjectMap       `json:"related"`
-	Finalizing  bool            `json:"finalizing"`
+	Object     json.RawMessage `json:"object"`
+	Related    ObjectMap       `json:"related"`
+	Finalizing bool            `json:"finalizing"`
 }
 
 // DecoratorResponse is a DecoratorController sync or finalize answer. A nil
