@@ -77,12 +77,7 @@ func AwaitChange() Requeue { return Requeue{} }
 func RequeueAfter(d time.Duration) Requeue { return Requeue{after: d} }
 
 // Seconds is the resyncAfterSeconds to send; 0 means await a change.
-func (r Requeue) Seconds() float64 {
-	if r.after <= 0 {
-		return 0
-	}
-	return float64((r.after + time.Second - 1) / time.Second)
-}
+func (r Requeue) Seconds() float64 { return float64((max(r.after, 0) + time.Second - 1) / time.Second) }
 
 // Result is a reconciler's answer.
 type Result[R any] struct {
