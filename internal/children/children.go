@@ -21,16 +21,13 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
 
-// Component is the Event source and the manager label value.
-const Component = "llmbudget"
-
-// Labels and annotations this service puts on objects it creates.
+// The labels and annotations this service puts on objects it creates, and
+// Component, the Event source and the manager label's value.
 const (
-	LabelManagedBy  = "app.kubernetes.io/managed-by"
-	AnnotationWhy   = "llmbudget.dev/why"
-	AnnotationLift  = "llmbudget.dev/how-to-lift"
-	maxNameLength   = 253
-	hashSuffixBytes = 5
+	Component      = "llmbudget"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	AnnotationWhy  = "llmbudget.dev/why"
+	AnnotationLift = "llmbudget.dev/how-to-lift"
 )
 
 // EventSource names the component that reported an Event.
@@ -133,13 +130,14 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 // EventName is "<object>.<slug>.<unix seconds>", shortened with a hash when
 // it would exceed the API server's 253-character limit.
 func EventName(object, slug string, unix int64) string {
+	const maxLength, hashBytes = 253, 5
 	name := fmt.Sprintf("%s.%s.%d", object, slug, unix)
-	if len(name) <= maxNameLength {
+	if len(name) <= maxLength {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	suffix := "." + hex.EncodeToString(sum[:hashSuffixBytes])
-	return strings.TrimRight(name[:maxNameLength-len(suffix)], ".-") + suffix
+	suffix := "." + hex.EncodeToString(sum[:hashBytes])
+	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
 }
 
 // Quota renders the blocking ResourceQuota for budget.

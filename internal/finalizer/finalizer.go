@@ -72,8 +72,7 @@ type Requeue struct{ after time.Duration }
 // the result does not depend on the clock.
 func AwaitChange() Requeue { return Requeue{} }
 
-// RequeueAfter asks for another call after d (rounded up to whole seconds by
-// Seconds).
+// RequeueAfter asks for another call after d, rounded up to whole seconds.
 func RequeueAfter(d time.Duration) Requeue { return Requeue{after: d} }
 
 // Seconds is the resyncAfterSeconds to send; 0 means await a change.
