@@ -12,7 +12,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// Identity of the API.
+// Identity of the API, and the labels and annotations it defines.
 const (
 	Group      = "llmbudget.dev"
 	Version    = "v1alpha1"
@@ -23,10 +23,7 @@ const (
 	// ClusterKind is the cluster-scoped budget over the namespaces its
 	// namespaceSelector matches; it shares Spec and Status with Kind.
 	ClusterKind = "ClusterLLMCostBudget"
-)
 
-// Labels and annotations.
-const (
 	// LabelBudget puts a workload (and a budget's children) under the budget it names.
 	LabelBudget = Group + "/budget"
 	// LabelClusterBudget takes LabelBudget's place on a cluster budget's children.
@@ -279,16 +276,13 @@ type HistoryEntry struct {
 	State    State  `json:"state,omitempty"`
 }
 
-// Condition types.
+// Condition types, then the reasons for BudgetEvaluated (and Unknown-state Events).
 const (
 	ConditionBudgetEvaluated = "BudgetEvaluated"
 	ConditionOverBudget      = "OverBudget"
 	ConditionBlocking        = "Blocking"
 	ConditionReady           = "Ready"
-)
 
-// Reasons for BudgetEvaluated (and Unknown-state Events).
-const (
 	ReasonEvaluated         = "Evaluated"
 	ReasonCostSourceMissing = "CostSourceMissing"
 	ReasonCostKeyMissing    = "CostKeyMissing"
