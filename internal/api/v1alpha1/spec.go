@@ -16,11 +16,21 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// Defaults other packages need by name; Default applies these and the rest.
+// The defaults and bounds other packages need by name; Default applies these
+// defaults and the rest.
 const (
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
 	OverBudgetThreshold  int32 = 100
+
+	// LimitDecimals is the most decimals spec.limitUSD may carry.
+	LimitDecimals = 6
+	// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
+	// keys count/<resource> allow 63 characters after "count/".
+	MaxResourceNameLength = 63
+	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
+	// date DailyLedger appends ("-2026-11-20" is 11).
+	MaxKeyPrefixLength = 242
 )
 
 // Default fills every unset field with the default the CRD applies at
@@ -73,22 +83,6 @@ func (g Gate) Gates() []Gate {
 	}
 	return []Gate{g}
 }
-
-// LimitDecimals is the most decimals spec.limitUSD may carry.
-const LimitDecimals = 6
-
-// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
-// most 9 digits before the point. A billion USD a period is far beyond any
-// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
-var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
-
-// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
-// keys count/<resource> allow 63 characters after "count/".
-const MaxResourceNameLength = 63
-
-// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
-// date DailyLedger appends ("-2026-11-20" is 11).
-const MaxKeyPrefixLength = 242
 
 // FieldError is one broken rule, named by the field's JSON path.
 type FieldError struct {
@@ -146,6 +140,11 @@ func validResourceName(s string) bool {
 	plural, group, hasGroup := strings.Cut(s, ".")
 	return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
 }
+
+// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
+// most 9 digits before the point. A billion USD a period is far beyond any
+// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
+var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
 
 // CheckLimit reports why s is not a limit the CRD admits, or nil.
 func CheckLimit(s string) error {
