@@ -21,28 +21,14 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
 
-// Component is the Event source and the manager label value.
-const Component = "llmbudget"
-
-// Labels and annotations this service puts on objects it creates.
+// The labels and annotations this service puts on objects it creates, and
+// Component, the Event source and the manager label's value.
 const (
-	LabelManagedBy  = "app.kubernetes.io/managed-by"
-	AnnotationWhy   = "llmbudget.dev/why"
-	AnnotationLift  = "llmbudget.dev/how-to-lift"
-	maxNameLength   = 253
-	hashSuffixBytes = 5
+	Component      = "llmbudget"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	AnnotationWhy  = "llmbudget.dev/why"
+	AnnotationLift = "llmbudget.dev/how-to-lift"
 )
-
-// ObjectReference points an Event at the object it is about.
-type ObjectReference struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
-	// Namespace is empty for a cluster-scoped object, and then left out as the
-	// API server stores it, so that Metacontroller sees no difference to patch.
-	Namespace string `json:"namespace,omitempty"`
-	UID       string `json:"uid,omitempty"`
-}
 
 // EventSource names the component that reported an Event.
 type EventSource struct {
@@ -54,7 +40,7 @@ type Event struct {
 	APIVersion     string            `json:"apiVersion"`
 	Kind           string            `json:"kind"`
 	Metadata       metav1.ObjectMeta `json:"metadata"`
-	InvolvedObject ObjectReference   `json:"involvedObject"`
+	InvolvedObject Owner             `json:"involvedObject"`
 	Reason         string            `json:"reason"`
 	Message        string            `json:"message"`
 	Type           string            `json:"type"`
@@ -69,23 +55,22 @@ type ResourceQuota struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       QuotaSpec         `json:"spec"`
+	Spec       struct {
+		Hard map[string]string `json:"hard"`
+	} `json:"spec"`
 }
 
-// QuotaSpec holds the hard limits.
-type QuotaSpec struct {
-	Hard map[string]string `json:"hard"`
-}
-
-// Owner identifies the object children are about.
+// Owner is the object children are about, and an Event's involvedObject.
 type Owner struct {
-	APIVersion string
-	Kind       string
-	Name       string
-	Namespace  string
-	UID        string
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	// Namespace is empty for a cluster-scoped object, and then left out as the
+	// API server stores it, so that Metacontroller sees no difference to patch.
+	Namespace string `json:"namespace,omitempty"`
+	UID       string `json:"uid,omitempty"`
 	// Budget is the budget the object belongs to, for the llmbudget.dev/budget label.
-	Budget string
+	Budget string `json:"-"`
 }
 
 // BudgetOwner is the Owner for a budget.
@@ -98,14 +83,8 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 	return Owner{APIVersion: api.APIVersion, Kind: api.ClusterKind, Name: m.Name, UID: m.UID, Budget: m.Name}
 }
 
-// eventNamespace is where Events about owner go: its own namespace, or
-// default for a cluster-scoped object (the API server's convention, which
-// kubectl describe follows).
-func (o Owner) eventNamespace() string { return cmp.Or(o.Namespace, "default") }
-
-// labels marks a child as ours and names its budget: a cluster budget's
-// children carry their own key, since llmbudget.dev/budget names a budget of
-// the child's namespace.
+// labels marks a child as ours and names its budget, under its own key for a
+// cluster budget: llmbudget.dev/budget names a budget of the child's namespace.
 func (o Owner) labels() map[string]string {
 	key := api.LabelBudget
 	if o.Kind == api.ClusterKind {
@@ -131,11 +110,13 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 		APIVersion: "v1",
 		Kind:       "Event",
 		Metadata: metav1.ObjectMeta{
-			Name:      EventName(owner.Name, a.Slug, a.At.Unix()),
-			Namespace: owner.eventNamespace(),
+			Name: EventName(owner.Name, a.Slug, a.At.Unix()),
+			// Events about a cluster-scoped object go to default: the API
+			// server's convention, which kubectl describe follows.
+			Namespace: cmp.Or(owner.Namespace, "default"),
 			Labels:    owner.labels(),
 		},
-		InvolvedObject: ObjectReference{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, Namespace: owner.Namespace, UID: owner.UID},
+		InvolvedObject: owner,
 		Reason:         a.Reason,
 		Message:        a.Message,
 		Type:           a.Type,
@@ -149,30 +130,26 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 // EventName is "<object>.<slug>.<unix seconds>", shortened with a hash when
 // it would exceed the API server's 253-character limit.
 func EventName(object, slug string, unix int64) string {
+	const maxLength, hashBytes = 253, 5
 	name := fmt.Sprintf("%s.%s.%d", object, slug, unix)
-	if len(name) <= maxNameLength {
+	if len(name) <= maxLength {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	suffix := "." + hex.EncodeToString(sum[:hashSuffixBytes])
-	return strings.TrimRight(name[:maxNameLength-len(suffix)], ".-") + suffix
+	suffix := "." + hex.EncodeToString(sum[:hashBytes])
+	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
 }
 
 // Quota renders the blocking ResourceQuota for budget.
 func Quota(owner Owner, q *evaluate.Quota) ResourceQuota { return QuotaIn(owner, q, owner.Namespace) }
 
-// QuotaIn renders the blocking ResourceQuota in namespace, one of those a
-// cluster budget closes.
+// QuotaIn renders the blocking ResourceQuota in a namespace a cluster budget closes.
 func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 	patch := fmt.Sprintf("kubectl -n %s patch llmcostbudget %s", owner.Namespace, owner.Name)
 	if owner.Kind == api.ClusterKind {
 		patch = "kubectl patch clusterllmcostbudget " + owner.Name
 	}
-	hard := make(map[string]string, len(q.Resources))
-	for _, r := range q.Resources {
-		hard["count/"+r] = "0"
-	}
-	return ResourceQuota{
+	rq := ResourceQuota{
 		APIVersion: "v1",
 		Kind:       "ResourceQuota",
 		Metadata: metav1.ObjectMeta{
@@ -184,6 +161,10 @@ func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 				AnnotationLift: "raise spec.limitUSD, set spec.suspend: true, or wait for the next period: " + patch + ` --type=merge -p '{"spec":{"suspend":true}}'`,
 			},
 		},
-		Spec: QuotaSpec{Hard: hard},
 	}
+	rq.Spec.Hard = make(map[string]string, len(q.Resources))
+	for _, r := range q.Resources {
+		rq.Spec.Hard["count/"+r] = "0"
+	}
+	return rq
 }

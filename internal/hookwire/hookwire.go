@@ -1,12 +1,9 @@
-// Package hookwire holds Metacontroller's v2 hook wire types: the JSON shapes
-// Metacontroller sends and accepts, and ErrBadRequest for a request no hook
-// can answer.
+// Package hookwire holds Metacontroller's v2 hook wire types, and
+// ErrBadRequest for a request no hook can answer.
 //
 // The JSON tags are the contract. Requests model only what the hooks read;
 // responses carry only fields Metacontroller knows, because it decodes v2
-// responses strictly: one unknown field fails the call. Object maps in
-// requests are keyed by "Kind.version" (or "Kind.group/version") and then by
-// "namespace/name".
+// responses strictly: one unknown field fails the call.
 package hookwire
 
 import (
@@ -20,7 +17,8 @@ import (
 // usable parent or object); the HTTP layer turns it into 400.
 var ErrBadRequest = errors.New("bad request")
 
-// ObjectMap is a v2 uniform object map: group key → "namespace/name" → object.
+// ObjectMap is a v2 uniform object map: "Kind.version" (or
+// "Kind.group/version") → "namespace/name" → object.
 type ObjectMap map[string]map[string]json.RawMessage
 
 // CustomizeRequest is sent to a customize hook; the watched object is under
@@ -68,13 +66,12 @@ type Tail struct {
 	Finalized          bool    `json:"finalized,omitempty"`
 }
 
-// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks:
-// the target under "object", its children under "attachments".
+// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks,
+// the target under "object".
 type DecoratorRequest struct {
-	Object      json.RawMessage `json:"object"`
-	Attachments ObjectMap       `json:"attachments"`
-	Related     ObjectMap       `json:"related"`
-	Finalizing  bool            `json:"finalizing"`
+	Object     json.RawMessage `json:"object"`
+	Related    ObjectMap       `json:"related"`
+	Finalizing bool            `json:"finalizing"`
 }
 
 // DecoratorResponse is a DecoratorController sync or finalize answer. A nil
@@ -97,6 +94,4 @@ const (
 
 // Key is the v2 object-map key of a namespaced object; a cluster-scoped
 // object's key is its bare name.
-func Key(namespace, name string) string {
-	return namespace + "/" + name
-}
+func Key(namespace, name string) string { return namespace + "/" + name }

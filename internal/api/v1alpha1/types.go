@@ -12,7 +12,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// Identity of the API.
+// Identity of the API, and the labels and annotations it defines.
 const (
 	Group      = "llmbudget.dev"
 	Version    = "v1alpha1"
@@ -23,11 +23,17 @@ const (
 	// ClusterKind is the cluster-scoped budget over the namespaces its
 	// namespaceSelector matches; it shares Spec and Status with Kind.
 	ClusterKind = "ClusterLLMCostBudget"
-)
 
-// LabelBudget is the label that puts a workload (and the children made for
-// a budget) under the budget it names.
-const LabelBudget = "llmbudget.dev/budget"
+	// LabelBudget puts a workload (and a budget's children) under the budget it names.
+	LabelBudget = Group + "/budget"
+	// LabelClusterBudget takes LabelBudget's place on a cluster budget's children.
+	LabelClusterBudget = Group + "/cluster-budget"
+	// LabelSpendSource marks a spend ConfigMap as a cluster budget's source.
+	LabelSpendSource = Group + "/spend-source"
+	// AnnotationPeriodStart is where a Total source of a cluster budget
+	// declares the start (RFC 3339) of the period its key covers.
+	AnnotationPeriodStart = Group + "/period-start"
+)
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
 type LLMCostBudget struct {
@@ -73,30 +79,11 @@ type Period struct {
 	StartDay *int32     `json:"startDay,omitempty"`
 }
 
-// PeriodType is Daily, Weekly or Monthly.
-type PeriodType string
-
-// Period types.
-const (
-	Daily   PeriodType = "Daily"
-	Weekly  PeriodType = "Weekly"
-	Monthly PeriodType = "Monthly"
-)
-
 // Threshold is a percentage of the limit whose crossing is announced once a period.
 type Threshold struct {
 	Percent int32 `json:"percent" validate:"min=1,max=1000"`
 	Basis   Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
 }
-
-// Basis says what a threshold compares: spend so far or the forecast.
-type Basis string
-
-// Threshold bases.
-const (
-	Actual     Basis = "Actual"
-	Forecasted Basis = "Forecasted"
-)
 
 // TokenLimits caps token usage in a period; each limit is optional.
 type TokenLimits struct {
@@ -123,15 +110,6 @@ type CostSource struct {
 	KeyPrefix   string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
 }
 
-// SourceFormat is Total or DailyLedger, as package spend reads them.
-type SourceFormat = spend.Format
-
-// Spend data formats.
-const (
-	Total       = spend.Total
-	DailyLedger = spend.DailyLedger
-)
-
 // Enforcement says what happens when a budget is exhausted.
 type Enforcement struct {
 	Action        Action        `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
@@ -141,60 +119,54 @@ type Enforcement struct {
 	Scope         Scope         `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
 }
 
-// Gate is how the API server is made to refuse new workloads: the admission
-// policy, the ResourceQuota, or both.
-type Gate string
+// The enumerations of spec and status; their values follow.
+type (
+	// PeriodType is Daily, Weekly or Monthly.
+	PeriodType string
+	// Basis says what a threshold compares: spend so far (Actual) or the
+	// forecast (Forecasted).
+	Basis string
+	// SourceFormat is Total or DailyLedger, as package spend reads them.
+	SourceFormat = spend.Format
+	// Action is None or BlockNewWorkloads.
+	Action string
+	// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
+	FailurePolicy string
+	// Gate is how new workloads are refused: by the admission Policy, the
+	// ResourceQuota, or Both.
+	Gate string
+	// Scope is which new workloads a blocking budget refuses: any listed
+	// resource in its Namespace, or only those Labelled with its name.
+	Scope string
+	// State is where a budget stands.
+	State string
+)
 
-// Gates.
+// Values of the enumerations, in the order above.
 const (
+	Daily   PeriodType = "Daily"
+	Weekly  PeriodType = "Weekly"
+	Monthly PeriodType = "Monthly"
+
+	Actual     Basis = "Actual"
+	Forecasted Basis = "Forecasted"
+
+	Total       = spend.Total
+	DailyLedger = spend.DailyLedger
+
+	ActionNone        Action = "None"
+	BlockNewWorkloads Action = "BlockNewWorkloads"
+
+	FailOpen   FailurePolicy = "Open"
+	FailClosed FailurePolicy = "Closed"
+
 	GatePolicy Gate = "Policy"
 	GateQuota  Gate = "Quota"
 	GateBoth   Gate = "Both"
-)
 
-// Scope says which new workloads a blocking budget refuses: every one of the
-// listed resources in its namespace, or only those labelled with its name.
-type Scope string
-
-// Scopes.
-const (
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
-)
 
-// Labels and annotations of the cluster kind: the label marking a spend
-// ConfigMap as a cluster budget's source, the annotation by which a Total
-// source declares the start of the period its key covers (RFC 3339), and the
-// label on the children of a cluster budget.
-const (
-	LabelSpendSource      = Group + "/spend-source"
-	AnnotationPeriodStart = Group + "/period-start"
-	LabelClusterBudget    = Group + "/cluster-budget"
-)
-
-// Action is None or BlockNewWorkloads.
-type Action string
-
-// Enforcement actions.
-const (
-	ActionNone        Action = "None"
-	BlockNewWorkloads Action = "BlockNewWorkloads"
-)
-
-// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
-type FailurePolicy string
-
-// Failure policies.
-const (
-	FailOpen   FailurePolicy = "Open"
-	FailClosed FailurePolicy = "Closed"
-)
-
-// State is where a budget stands.
-type State string
-
-// Budget states.
-const (
 	UnderBudget State = "UnderBudget"
 	Warning     State = "Warning"
 	OverBudget  State = "OverBudget"
@@ -224,9 +196,8 @@ type Status struct {
 	Conditions         []metav1.Condition   `json:"conditions,omitempty"`
 }
 
-// NamespaceStatus is one selected namespace's part of a cluster budget:
-// its spend, its share of the total, and whether its spend could be read
-// (Reading is ReadingOK or the reason it could not).
+// NamespaceStatus is one selected namespace's part of a cluster budget: its
+// spend, its share, and Reading: ReadingOK or why its spend could not be read.
 type NamespaceStatus struct {
 	Namespace        string `json:"namespace"`
 	ObservedSpendUSD string `json:"observedSpendUSD,omitempty"`
@@ -237,9 +208,6 @@ type NamespaceStatus struct {
 
 // ReadingOK is the Reading of a namespace whose spend was read.
 const ReadingOK = "Read"
-
-// MaxNamespaces is how many namespaces status.namespaces lists.
-const MaxNamespaces = 50
 
 // ModelStatus is where one limited model stands in the current period.
 type ModelStatus struct {
@@ -308,16 +276,13 @@ type HistoryEntry struct {
 	State    State  `json:"state,omitempty"`
 }
 
-// Condition types.
+// Condition types, then the reasons for BudgetEvaluated (and Unknown-state Events).
 const (
 	ConditionBudgetEvaluated = "BudgetEvaluated"
 	ConditionOverBudget      = "OverBudget"
 	ConditionBlocking        = "Blocking"
 	ConditionReady           = "Ready"
-)
 
-// Reasons for BudgetEvaluated (and Unknown-state Events).
-const (
 	ReasonEvaluated         = "Evaluated"
 	ReasonCostSourceMissing = "CostSourceMissing"
 	ReasonCostKeyMissing    = "CostKeyMissing"
@@ -328,5 +293,8 @@ const (
 	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
 
-// MaxHistory is how many finished periods status.history keeps.
-const MaxHistory = 12
+// Bounds of the status lists.
+const (
+	MaxNamespaces = 50 // namespaces status.namespaces lists
+	MaxHistory    = 12 // finished periods status.history keeps
+)

@@ -1,7 +1,7 @@
 package v1alpha1
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -16,21 +16,73 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// LimitDecimals is the most decimals spec.limitUSD may carry.
-const LimitDecimals = 6
+// The defaults and bounds other packages need by name; Default applies these
+// defaults and the rest.
+const (
+	DefaultTimeZone            = "UTC"
+	DefaultWarnThreshold int32 = 80
+	OverBudgetThreshold  int32 = 100
 
-// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
-// most 9 digits before the point. A billion USD a period is far beyond any
-// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
-var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
+	// LimitDecimals is the most decimals spec.limitUSD may carry.
+	LimitDecimals = 6
+	// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
+	// keys count/<resource> allow 63 characters after "count/".
+	MaxResourceNameLength = 63
+	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
+	// date DailyLedger appends ("-2026-11-20" is 11).
+	MaxKeyPrefixLength = 242
+)
 
-// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
-// keys count/<resource> allow 63 characters after "count/".
-const MaxResourceNameLength = 63
+// Default fills every unset field with the default the CRD applies at
+// admission; the hook applies them again so that objects stored before a
+// default existed evaluate the same way.
+func (s *Spec) Default() {
+	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
+	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
+	s.Period.StartDay = cmp.Or(s.Period.StartDay, new(int32(1)))
+	s.WarnThresholdPercent = cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
+	for i := range s.Thresholds {
+		s.Thresholds[i].Basis = cmp.Or(s.Thresholds[i].Basis, Actual)
+	}
+	s.CostSource.Format = cmp.Or(s.CostSource.Format, Total)
+	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, ActionNone)
+	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
+	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
+	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
+}
 
-// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
-// date DailyLedger appends ("-2026-11-20" is 11).
-const MaxKeyPrefixLength = 242
+// PeriodSpec is the calendar of a defaulted spec that passed Validate (which
+// loaded its zone): the one calendar the hooks and llmbudget spend share.
+func (s *Spec) PeriodSpec() period.Spec {
+	loc, _ := period.LoadLocation(s.Period.TimeZone)
+	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
+}
+
+// EffectiveThresholds is spec.thresholds, or when none are listed the warning
+// threshold and 100%, both on Actual spend.
+func (s *Spec) EffectiveThresholds() []Threshold {
+	if len(s.Thresholds) > 0 {
+		return s.Thresholds
+	}
+	warn := *cmp.Or(s.WarnThresholdPercent, new(DefaultWarnThreshold))
+	if warn == OverBudgetThreshold {
+		return []Threshold{{Percent: OverBudgetThreshold, Basis: Actual}}
+	}
+	return []Threshold{{Percent: warn, Basis: Actual}, {Percent: OverBudgetThreshold, Basis: Actual}}
+}
+
+// HasTokenLimit reports whether any token limit is set.
+func (t *TokenLimits) HasTokenLimit() bool {
+	return t != nil && (t.Input != nil || t.Output != nil || t.Total != nil)
+}
+
+// Gates lists the gates g puts in force: Policy, Quota, or both.
+func (g Gate) Gates() []Gate {
+	if g == GateBoth {
+		return []Gate{GatePolicy, GateQuota}
+	}
+	return []Gate{g}
+}
 
 // FieldError is one broken rule, named by the field's JSON path.
 type FieldError struct {
@@ -63,9 +115,9 @@ func newValidator() *validator.Validate {
 	for tag, valid := range map[string]func(string) bool{
 		"usd":          func(s string) bool { return CheckLimit(s) == nil },
 		"timezone":     validTimeZone,
-		"dnssubdomain": k8sValid(validation.IsDNS1123Subdomain),
-		"configmapkey": k8sValid(validation.IsConfigMapKey),
-		"labelvalue":   k8sValid(validation.IsValidLabelValue),
+		"dnssubdomain": func(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 },
+		"configmapkey": func(s string) bool { return len(validation.IsConfigMapKey(s)) == 0 },
+		"labelvalue":   func(s string) bool { return len(validation.IsValidLabelValue(s)) == 0 },
 		"modelname":    spend.ValidModelName,
 		"resourcename": validResourceName,
 	} {
@@ -77,11 +129,6 @@ func newValidator() *validator.Validate {
 	return v
 }
 
-// k8sValid adapts an apimachinery validator, which lists what is wrong.
-func k8sValid(problems func(string) []string) func(string) bool {
-	return func(s string) bool { return len(problems(s)) == 0 }
-}
-
 func validTimeZone(s string) bool {
 	_, err := period.LoadLocation(s)
 	return err == nil
@@ -91,11 +138,13 @@ func validTimeZone(s string) bool {
 // ResourceQuota's count/<resource> syntax expects.
 func validResourceName(s string) bool {
 	plural, group, hasGroup := strings.Cut(s, ".")
-	if len(validation.IsDNS1123Label(plural)) != 0 {
-		return false
-	}
-	return !hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0
+	return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
 }
+
+// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
+// most 9 digits before the point. A billion USD a period is far beyond any
+// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
+var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
 
 // CheckLimit reports why s is not a limit the CRD admits, or nil.
 func CheckLimit(s string) error {
@@ -115,21 +164,21 @@ func CheckLimit(s string) error {
 // Validate checks a defaulted LLMCostBudget spec against every rule of the
 // API and returns a ValidationError naming each broken field as spec.<path>.
 func (s *Spec) Validate() error {
-	errs := s.validate()
+	var errs ValidationError
 	if s.NamespaceSelector != nil {
 		errs = append(errs, FieldError{"spec.namespaceSelector", "is only for " + ClusterKind})
 	}
 	if s.CostSource.SpendSource != "" {
 		errs = append(errs, FieldError{"spec.costSource.spendSource", "is only for " + ClusterKind + "; name the ConfigMap in configMapName"})
 	}
-	return errs.orNil()
+	return s.validate(errs)
 }
 
 // ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a
 // valid namespaceSelector and a spendSource instead of a configMapName, and
 // refuses scope Labelled (the budget label names a team budget).
 func (s *Spec) ValidateCluster() error {
-	errs := s.validate()
+	var errs ValidationError
 	if s.NamespaceSelector == nil {
 		errs = append(errs, FieldError{"spec.namespaceSelector", "is required"})
 	} else if _, err := metav1.LabelSelectorAsSelector(s.NamespaceSelector); err != nil {
@@ -141,34 +190,24 @@ func (s *Spec) ValidateCluster() error {
 	if s.Enforcement.Scope == ScopeLabelled {
 		errs = append(errs, FieldError{"spec.enforcement.scope", "must be Namespace for " + ClusterKind})
 	}
-	return errs.orNil()
+	return s.validate(errs)
 }
 
-func (e ValidationError) orNil() error {
-	if len(e) == 0 {
+// validate lists the broken rules common to both kinds, then the kind's own.
+func (s *Spec) validate(kindErrs ValidationError) error {
+	var errs ValidationError
+	// Struct fails with anything but ValidationErrors only for a non-struct.
+	verrs, _ := validate.Struct(s).(validator.ValidationErrors)
+	for _, fe := range verrs {
+		// The namespace starts with the type's name: "Spec.period.startDay".
+		errs = append(errs, FieldError{"spec" + strings.TrimPrefix(fe.Namespace(), "Spec"), s.message(fe)})
+	}
+	errs = append(errs, s.crossFieldErrors()...)
+	errs = append(errs, kindErrs...)
+	if len(errs) == 0 {
 		return nil
 	}
-	return e
-}
-
-func (s *Spec) validate() ValidationError {
-	var errs ValidationError
-	if err := validate.Struct(s); err != nil {
-		verrs, ok := errors.AsType[validator.ValidationErrors](err)
-		if !ok {
-			return ValidationError{{"spec", err.Error()}}
-		}
-		for _, fe := range verrs {
-			errs = append(errs, FieldError{Path: specPath(fe.Namespace()), Message: s.message(fe)})
-		}
-	}
-	return append(errs, s.crossFieldErrors()...)
-}
-
-// specPath turns validator's "Spec.period.startDay" into "spec.period.startDay".
-func specPath(ns string) string {
-	_, rest, _ := strings.Cut(ns, ".")
-	return "spec." + rest
+	return errs
 }
 
 func (s *Spec) message(fe validator.FieldError) string {
@@ -177,7 +216,7 @@ func (s *Spec) message(fe validator.FieldError) string {
 		return "is required"
 	case "required_if":
 		field, value, _ := strings.Cut(fe.Param(), " ")
-		return fmt.Sprintf("is required when %s is %s", lowerFirst(field), value)
+		return fmt.Sprintf("is required when %s is %s", strings.ToLower(field[:1])+field[1:], value)
 	case "min", "max":
 		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
 		if fe.Kind() == reflect.Slice {
@@ -203,13 +242,6 @@ func (s *Spec) message(fe validator.FieldError) string {
 		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
 	}
 	return fmt.Sprintf("fails rule %q", fe.Tag())
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // crossFieldErrors holds the rules that relate two fields.
@@ -254,27 +286,21 @@ func (s *Spec) crossFieldErrors() ValidationError {
 	if n := len(s.CostSource.KeyPrefix); n > MaxKeyPrefixLength {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", fmt.Sprintf("must be at most %d characters, got %d", MaxKeyPrefixLength, n)})
 	}
-	return append(errs, s.resourceErrors()...)
-}
-
-// resourceErrors holds the rules on enforcement.resources that the CRD's
-// list type and item length make: no resource twice, none too long for a quota.
-func (s *Spec) resourceErrors() ValidationError {
-	var errs ValidationError
+	// The CRD's list type and item length: no resource twice, none too long for a quota.
 	if s.Enforcement.Action == BlockNewWorkloads && s.Enforcement.Resources != nil && len(s.Enforcement.Resources) == 0 {
 		// An absent list is the validator's required_if; an empty one is this.
 		errs = append(errs, FieldError{"spec.enforcement.resources", "must list at least one resource when action is BlockNewWorkloads"})
 	}
-	seen := make(map[string]int, len(s.Enforcement.Resources))
+	resources := make(map[string]int, len(s.Enforcement.Resources))
 	for i, r := range s.Enforcement.Resources {
 		path := fmt.Sprintf("spec.enforcement.resources[%d]", i)
 		if len(r) > MaxResourceNameLength {
 			errs = append(errs, FieldError{path, fmt.Sprintf("must be at most %d characters, got %d", MaxResourceNameLength, len(r))})
 		}
-		if j, dup := seen[r]; dup {
+		if j, dup := resources[r]; dup {
 			errs = append(errs, FieldError{path, fmt.Sprintf("%q duplicates spec.enforcement.resources[%d]", r, j)})
 		}
-		seen[r] = i
+		resources[r] = i
 	}
 	return errs
 }
