@@ -2,11 +2,8 @@ package httpapi
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
@@ -15,35 +12,35 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// routes lists every endpoint of the service.
-func (s *server) routes() *httprouter.Router {
-	r := httprouter.New()
-	r.POST("/budget/customize", s.hook("budget/customize", customize(budget.Customize)))
-	r.POST("/budget/sync", s.hook("budget/sync", lenient(budgetSync)))
-	r.POST("/budget/finalize", s.hook("budget/finalize", lenient(budgetSync)))
-	r.POST("/clusterbudget/customize", s.hook("clusterbudget/customize", customize(clusterbudget.Customize)))
-	r.POST("/clusterbudget/sync", s.hook("clusterbudget/sync", lenient(clusterSync)))
-	r.POST("/clusterbudget/finalize", s.hook("clusterbudget/finalize", lenient(clusterSync)))
-	r.POST("/workload/customize", s.hook("workload/customize", customize(workload.Customize)))
-	r.POST("/workload/sync", s.hook("workload/sync", lenient(workloadSync)))
-	r.POST("/workload/finalize", s.hook("workload/finalize", lenient(workloadSync)))
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
-	r.HandleMethodNotAllowed = true
-	return r
+// routes lists every endpoint of the service. Sync and finalize share a
+// hook: Metacontroller's finalizing flag, not the URL, decides between
+// Apply and Cleanup, so a finalize URL that receives finalizing=false (a
+// misconfigured controller) still only applies.
+func (s *server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	s.handle(mux, "budget/customize", customize(budget.Customize))
+	s.handle(mux, "budget/sync", composite(budget.Sync))
+	s.handle(mux, "budget/finalize", composite(budget.Sync))
+	s.handle(mux, "clusterbudget/customize", customize(clusterbudget.Customize))
+	s.handle(mux, "clusterbudget/sync", composite(clusterbudget.Sync))
+	s.handle(mux, "clusterbudget/finalize", composite(clusterbudget.Sync))
+	s.handle(mux, "workload/customize", customize(workload.Customize))
+	s.handle(mux, "workload/sync", lenient(workloadSync))
+	s.handle(mux, "workload/finalize", lenient(workloadSync))
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		healthz(w, r)
+	})
+	return mux
 }
 
-func (s *server) healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+func healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "ok\n")
-}
-
-func (s *server) readyz(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-	if !s.cfg.Ready() {
-		writeError(w, http.StatusServiceUnavailable, "not ready")
-		return
-	}
-	s.healthz(w, r, p)
 }
 
 // lenient decodes a hook request as Metacontroller wrote it before answer
@@ -69,36 +66,25 @@ func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse,
 	})
 }
 
-// budgetSync serves sync and finalize alike: Metacontroller's finalizing flag,
-// not the URL, decides between Apply and Cleanup, so a finalize URL that
-// receives finalizing=false (a misconfigured controller) still only applies.
-func budgetSync(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
-	resp, sum, err := budget.Sync(req, now)
-	return resp, logFields{budget: sum.Namespace + "/" + sum.Name, state: string(sum.State), reason: sum.Reason}, err
+// composite serves a budget kind's sync and finalize hooks.
+func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
+	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
+		resp, sum, err := sync(req, now)
+		return resp, logFields{budget: qualified(sum.Namespace, sum.Name), state: string(sum.State), reason: sum.Reason}, err
+	})
 }
 
-// clusterSync serves sync and finalize; the finalizing flag decides.
-func clusterSync(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
-	resp, sum, err := clusterbudget.Sync(req, now)
-	return resp, logFields{budget: sum.Name, state: string(sum.State), reason: sum.Reason}, err
-}
-
-// workloadSync serves the decorator's sync and finalize hooks; as for budgets,
-// the finalizing flag decides.
 func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, logFields, error) {
 	resp, sum, err := workload.Sync(req, now)
-	f := logFields{
-		budget: qualified(sum.Namespace, sum.Budget),
-		state:  sum.State,
-		extra:  []slog.Attr{slog.String("workload", sum.Kind+" "+sum.Namespace+"/"+sum.Name)},
-	}
+	f := logFields{budget: qualified(sum.Namespace, sum.Budget), state: sum.State, workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name}
 	return resp, f, err
 }
 
-// qualified is namespace/name, or nothing for an object without a budget.
+// qualified is namespace/name, the name alone for a cluster-scoped object,
+// and nothing without a name.
 func qualified(namespace, name string) string {
-	if name == "" {
-		return ""
+	if namespace == "" || name == "" {
+		return name
 	}
 	return namespace + "/" + name
 }

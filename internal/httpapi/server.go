@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -79,31 +78,23 @@ type HookCall struct {
 	Reason   string // the BudgetEvaluated reason, or the refusal reason
 }
 
-func (c *Config) validate() error {
-	if c.Now == nil {
-		return errors.New("httpapi: Config.Now is required")
-	}
-	if c.Logger == nil {
-		return errors.New("httpapi: Config.Logger is required")
-	}
-	if c.MaxBodyBytes < 0 {
-		return fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
-	}
-	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
-	c.MaxInFlightBytes = cmp.Or(c.MaxInFlightBytes, max(DefaultMaxInFlightBytes, c.MaxBodyBytes))
-	if c.MaxInFlightBytes < c.MaxBodyBytes {
-		return fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", c.MaxInFlightBytes, c.MaxBodyBytes)
-	}
-	if c.Ready == nil {
-		c.Ready = func() bool { return true }
-	}
-	return nil
-}
-
 // New returns the service's handler with every route.
 func New(cfg Config) (http.Handler, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
+	switch {
+	case cfg.Now == nil:
+		return nil, errors.New("httpapi: Config.Now is required")
+	case cfg.Logger == nil:
+		return nil, errors.New("httpapi: Config.Logger is required")
+	case cfg.MaxBodyBytes < 0:
+		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", cfg.MaxBodyBytes)
+	}
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxInFlightBytes = cmp.Or(cfg.MaxInFlightBytes, max(DefaultMaxInFlightBytes, cfg.MaxBodyBytes))
+	if cfg.MaxInFlightBytes < cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", cfg.MaxInFlightBytes, cfg.MaxBodyBytes)
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = func() bool { return true }
 	}
 	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	return s.routes(), nil
@@ -127,12 +118,9 @@ type hookError struct {
 
 func (e *hookError) Error() string { return e.reason }
 
-// logFields are what a hook adds to its log line.
+// logFields are what a hook adds to its log line; empty ones are left out.
 type logFields struct {
-	budget string
-	state  string
-	reason string
-	extra  []slog.Attr
+	budget, state, reason, workload string
 }
 
 // hookFunc decodes a body into its request, answers it, and says what to log.
@@ -140,14 +128,15 @@ type hookFunc func(body []byte, now time.Time) (any, logFields, error)
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// hook wraps a hookFunc with the guards every hook shares.
-func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+// handle serves the hook name on POST /name, with the guards every hook
+// shares, and logs and observes each call.
+func (s *server) handle(mux *http.ServeMux, name string, fn hookFunc) {
+	mux.HandleFunc("POST /"+name, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		status, fields := s.serveWithin(w, r, fn)
+		status, f := s.serve(w, r, fn)
 		elapsed := time.Since(start)
 		if s.cfg.Observe != nil {
-			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: fields.state, Reason: fields.reason})
+			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: f.state, Reason: f.reason})
 		}
 		attrs := []slog.Attr{
 			slog.String("hook", name),
@@ -156,29 +145,54 @@ func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
 			// tools plot and filter on (slog's Duration is integer nanoseconds).
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
 		}
-		for _, a := range []slog.Attr{slog.String("budget", fields.budget), slog.String("state", fields.state), slog.String("reason", fields.reason)} {
-			if a.Value.String() != "" {
-				attrs = append(attrs, a)
+		for _, kv := range [][2]string{{"budget", f.budget}, {"state", f.state}, {"reason", f.reason}, {"workload", f.workload}} {
+			if kv[1] != "" {
+				attrs = append(attrs, slog.String(kv[0], kv[1]))
 			}
 		}
-		attrs = append(attrs, fields.extra...)
 		level := slog.LevelInfo
 		if status >= 400 {
 			level = slog.LevelWarn
 		}
 		s.cfg.Logger.LogAttrs(r.Context(), level, "hook call", attrs...)
-	}
+	})
 }
 
-// serveWithin serves the call if its weight fits in what is in flight, and
+// serve answers the call if its weight fits in what is in flight, and
 // refuses it with 429 otherwise.
-func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc) (int, logFields) {
+func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, f logFields) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
-		return s.refuseBusy(w, r)
+		// Read the body first, through a small buffer and bounded by the
+		// body limit: a server that answers and closes while the caller
+		// still sends makes the caller see a reset connection, not the 429.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		return refuse(w, http.StatusTooManyRequests, fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds), f)
 	}
 	defer s.inFlight.Release(n)
-	return s.serveHook(w, r, fn)
+	defer func() {
+		if p := recover(); p != nil {
+			status = http.StatusInternalServerError
+			f.reason = fmt.Sprint("panic: ", p)
+			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", status)
+		}
+	}()
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	var resp any
+	err := readBody(buf, w, r, s.cfg.MaxBodyBytes)
+	if err == nil {
+		resp, f, err = fn(buf.Bytes(), s.cfg.Now())
+	}
+	if he, ok := errors.AsType[*hookError](err); ok {
+		return refuse(w, he.status, he.reason, f)
+	}
+	if err != nil {
+		return refuse(w, http.StatusBadRequest, err.Error(), f)
+	}
+	return writeJSON(w, resp), f
 }
 
 // weight is what r counts: its declared length, or the body limit when it
@@ -195,61 +209,20 @@ func weight(r *http.Request, maxBody int64) int64 {
 	return max(n, MinCallWeight)
 }
 
-// refuseBusy answers 429 with Retry-After. It reads the body first, through
-// a small buffer and bounded by the body limit, because a server that
-// answers and closes while the caller still sends makes the caller see a
-// reset connection instead of the 429.
-func (s *server) refuseBusy(w http.ResponseWriter, r *http.Request) (int, logFields) {
-	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
-	w.Header().Set("Retry-After", retryAfterSeconds)
-	writeError(w, http.StatusTooManyRequests, reason)
-	return http.StatusTooManyRequests, logFields{reason: reason}
+// refuse answers status with a one-line plain-text reason, which f logs.
+func refuse(w http.ResponseWriter, status int, reason string, f logFields) (int, logFields) {
+	f.reason = reason
+	http.Error(w, strings.ReplaceAll(reason, "\n", " "), status)
+	return status, f
 }
 
-func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, fields logFields) {
-	defer func() {
-		if p := recover(); p != nil {
-			status = http.StatusInternalServerError
-			fields.reason = fmt.Sprint("panic: ", p)
-			writeError(w, status, "internal error: the hook failed unexpectedly; see the llmbudget logs")
-		}
-	}()
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		return fail(w, err, &fields)
-	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	if err := readBody(buf, w, r, s.cfg.MaxBodyBytes); err != nil {
-		return fail(w, err, &fields)
-	}
-	resp, fields, err := fn(buf.Bytes(), s.cfg.Now())
-	if err != nil {
-		return fail(w, err, &fields)
-	}
-	return writeJSON(w, resp), fields
-}
-
-func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) {
-	he, ok := errors.AsType[*hookError](err)
-	if !ok {
-		he = &hookError{status: http.StatusBadRequest, reason: err.Error()}
-	}
-	fields.reason = he.reason
-	writeError(w, he.status, he.reason)
-	return he.status, *fields
-}
-
-func checkContentType(ct string) error {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
+// readBody reads r's JSON body into buf, refusing any other content type
+// and a body over limit.
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 		return &hookError{status: http.StatusUnsupportedMediaType, reason: "Content-Type must be application/json, got " + cmp.Or(ct, "none")}
 	}
-	return nil
-}
-
-func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
 		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)}
 	}
@@ -278,19 +251,11 @@ func writeJSON(w http.ResponseWriter, v any) int {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		writeError(w, http.StatusInternalServerError, "encode response: "+err.Error())
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 	return http.StatusOK
-}
-
-// writeError answers with a one-line plain-text reason.
-func writeError(w http.ResponseWriter, status int, reason string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, strings.ReplaceAll(reason, "\n", " ")+"\n")
 }
