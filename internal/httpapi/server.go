@@ -109,15 +109,6 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// hookError is a refusal answered with its own status (any other error is
-// a 400) and its one-line reason.
-type hookError struct {
-	status int
-	reason string
-}
-
-func (e *hookError) Error() string { return e.reason }
-
 // logFields are what a hook adds to its log line; empty ones are left out.
 type logFields struct {
 	budget, state, reason, workload string
@@ -181,14 +172,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (sta
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	var resp any
-	err := readBody(buf, w, r, s.cfg.MaxBodyBytes)
-	if err == nil {
-		resp, f, err = fn(buf.Bytes(), s.cfg.Now())
+	if status, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); status != 0 {
+		return refuse(w, status, reason, f)
 	}
-	if he, ok := errors.AsType[*hookError](err); ok {
-		return refuse(w, he.status, he.reason, f)
-	}
+	resp, f, err := fn(buf.Bytes(), s.cfg.Now())
 	if err != nil {
 		return refuse(w, http.StatusBadRequest, err.Error(), f)
 	}
@@ -216,15 +203,15 @@ func refuse(w http.ResponseWriter, status int, reason string, f logFields) (int,
 	return status, f
 }
 
-// readBody reads r's JSON body into buf, refusing any other content type
-// and a body over limit.
-func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
+// readBody reads r's JSON body into buf, or says why not: a status and a
+// one-line reason.
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) (int, string) {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return &hookError{status: http.StatusUnsupportedMediaType, reason: "Content-Type must be application/json, got " + cmp.Or(ct, "none")}
+		return http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
 	}
 	if r.ContentLength > limit {
-		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)}
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
 	if r.ContentLength > 0 {
 		// Room for the declared body and ReadFrom's final probe for EOF, so
@@ -233,15 +220,15 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
 	}
 	if err != nil {
-		return fmt.Errorf("read request body: %w", err)
+		return http.StatusBadRequest, "read request body: " + err.Error()
 	}
 	if buf.Len() == 0 {
-		return errors.New("request body is empty")
+		return http.StatusBadRequest, "request body is empty"
 	}
-	return nil
+	return 0, ""
 }
 
 func writeJSON(w http.ResponseWriter, v any) int {
