@@ -104,8 +104,11 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tlsCfg = rl.Config()
-		tlsCfg.NextProtos = []string{"http/1.1"} // Metacontroller speaks HTTP/1.1
+		tlsCfg = &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: rl.GetCertificate,
+			NextProtos:     []string{"http/1.1"}, // Metacontroller speaks HTTP/1.1
+		}
 	}
 	errc := make(chan error, len(servers))
 	var addrs []net.Addr
