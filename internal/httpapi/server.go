@@ -172,8 +172,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (sta
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
-	if status, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); status != 0 {
-		return refuse(w, status, reason, f)
+	if code, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); code != 0 {
+		return refuse(w, code, reason, f)
 	}
 	resp, f, err := fn(buf.Bytes(), s.cfg.Now())
 	if err != nil {
