@@ -231,18 +231,15 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	return 0, ""
 }
 
+// writeJSON answers 200 with v. The encoder marshals v whole before it
+// writes, so a failure can still be answered 500.
 func writeJSON(w http.ResponseWriter, v any) int {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	enc := json.NewEncoder(buf)
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
 	return http.StatusOK
 }
