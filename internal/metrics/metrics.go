@@ -21,8 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-const namespace = "llmbudget"
-
 // Metrics holds the collectors, on a registry of their own.
 type Metrics struct {
 	handler  http.Handler
@@ -36,29 +34,25 @@ type Metrics struct {
 func New(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f := promauto.With(reg)
+	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_", reg))
 	f.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "build_info",
-		Help: "Build information; the value is always 1.",
+		Name: "build_info", Help: "Build information; the value is always 1.",
 	}, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
 	return &Metrics{
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		requests: f.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "hook_requests_total",
-			Help: "Hook requests answered, by hook and HTTP status code.",
+			Name: "hook_requests_total", Help: "Hook requests answered, by hook and HTTP status code.",
 		}, []string{"hook", "code"}),
 		duration: f.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "hook_duration_seconds",
-			Help:    "Time to answer a hook request, by hook.",
+			Name: "hook_duration_seconds", Help: "Time to answer a hook request, by hook.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}, []string{"hook"}),
 		rejected: f.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "hook_rejected_total",
+			Name: "hook_rejected_total",
 			Help: "Hook requests refused with 429 because the request bytes in flight were at their bound (--max-in-flight-bytes), by hook.",
 		}, []string{"hook"}),
 		outcomes: f.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "evaluations_total",
-			Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
+			Name: "evaluations_total", Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
 		}, []string{"state", "reason"}),
 	}
 }
