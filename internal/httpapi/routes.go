@@ -47,11 +47,11 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // sees it: field names match case-sensitively, and the members a request
 // type does not model are ignored (Metacontroller adds fields across
 // versions). Every error, the decoder's or the hook's, is answered 400.
-func lenient[Req any](answer func(Req, time.Time) (any, logFields, error)) hookFunc {
-	return func(body []byte, now time.Time) (any, logFields, error) {
+func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
+	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
 		if err := decode.Lenient(body, &req, "request"); err != nil {
-			return nil, logFields{}, err
+			return nil, HookCall{}, err
 		}
 		return answer(req, now)
 	}
@@ -60,24 +60,24 @@ func lenient[Req any](answer func(Req, time.Time) (any, logFields, error)) hookF
 // customize serves a customize hook: the request is the same for every
 // controller kind (the object is under parent).
 func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
-	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, logFields, error) {
+	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, HookCall, error) {
 		resp, err := hook(req)
-		return resp, logFields{}, err
+		return resp, HookCall{}, err
 	})
 }
 
 // composite serves a budget kind's sync and finalize hooks.
 func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
-	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
+	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
 		resp, sum, err := sync(req, now)
-		return resp, logFields{budget: qualified(sum.Namespace, sum.Name), state: string(sum.State), reason: sum.Reason}, err
+		return resp, HookCall{Budget: qualified(sum.Namespace, sum.Name), State: string(sum.State), Reason: sum.Reason}, err
 	})
 }
 
-func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, logFields, error) {
+func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, error) {
 	resp, sum, err := workload.Sync(req, now)
-	f := logFields{budget: qualified(sum.Namespace, sum.Budget), state: sum.State, workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name}
-	return resp, f, err
+	c := HookCall{Budget: qualified(sum.Namespace, sum.Budget), State: sum.State, Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name}
+	return resp, c, err
 }
 
 // qualified is namespace/name, the name alone for a cluster-scoped object,

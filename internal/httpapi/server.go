@@ -69,13 +69,15 @@ type Config struct {
 	Observe func(HookCall)
 }
 
-// HookCall is what Observe learns of one hook call.
+// HookCall is one hook call, as logged and told to Observe.
 type HookCall struct {
 	Hook     string
 	Status   int
 	Duration time.Duration
+	Budget   string // namespace/name, or a cluster budget's name
 	State    string // the budget's resulting state, where one was evaluated
 	Reason   string // the BudgetEvaluated reason, or the refusal reason
+	Workload string // kind namespace/name, for the workload hooks
 }
 
 // New returns the service's handler with every route.
@@ -109,13 +111,9 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// logFields are what a hook adds to its log line; empty ones are left out.
-type logFields struct {
-	budget, state, reason, workload string
-}
-
-// hookFunc decodes a body into its request, answers it, and says what to log.
-type hookFunc func(body []byte, now time.Time) (any, logFields, error)
+// hookFunc decodes a body into its request, answers it, and fills in what
+// the call is logged with.
+type hookFunc func(body []byte, now time.Time) (any, HookCall, error)
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -124,25 +122,25 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *server) handle(mux *http.ServeMux, name string, fn hookFunc) {
 	mux.HandleFunc("POST /"+name, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		status, f := s.serve(w, r, fn)
-		elapsed := time.Since(start)
+		c := s.serve(w, r, fn)
+		c.Hook, c.Duration = name, time.Since(start)
 		if s.cfg.Observe != nil {
-			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: f.state, Reason: f.reason})
+			s.cfg.Observe(c)
 		}
 		attrs := []slog.Attr{
 			slog.String("hook", name),
-			slog.Int("status", status),
+			slog.Int("status", c.Status),
 			// Milliseconds as a number, to microsecond precision: what log
 			// tools plot and filter on (slog's Duration is integer nanoseconds).
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
+			slog.Float64("duration_ms", float64(c.Duration.Microseconds())/1e3),
 		}
-		for _, kv := range [][2]string{{"budget", f.budget}, {"state", f.state}, {"reason", f.reason}, {"workload", f.workload}} {
+		for _, kv := range [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}} {
 			if kv[1] != "" {
 				attrs = append(attrs, slog.String(kv[0], kv[1]))
 			}
 		}
 		level := slog.LevelInfo
-		if status >= 400 {
+		if c.Status >= 400 {
 			level = slog.LevelWarn
 		}
 		s.cfg.Logger.LogAttrs(r.Context(), level, "hook call", attrs...)
@@ -151,7 +149,7 @@ func (s *server) handle(mux *http.ServeMux, name string, fn hookFunc) {
 
 // serve answers the call if its weight fits in what is in flight, and
 // refuses it with 429 otherwise.
-func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, f logFields) {
+func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
 		// Read the body first, through a small buffer and bounded by the
@@ -159,27 +157,28 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (sta
 		// still sends makes the caller see a reset connection, not the 429.
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		w.Header().Set("Retry-After", retryAfterSeconds)
-		return refuse(w, http.StatusTooManyRequests, fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds), f)
+		return refuse(w, http.StatusTooManyRequests, fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds), c)
 	}
 	defer s.inFlight.Release(n)
 	defer func() {
 		if p := recover(); p != nil {
-			status = http.StatusInternalServerError
-			f.reason = fmt.Sprint("panic: ", p)
-			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", status)
+			c.Status = http.StatusInternalServerError
+			c.Reason = fmt.Sprint("panic: ", p)
+			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", c.Status)
 		}
 	}()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
 	if code, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); code != 0 {
-		return refuse(w, code, reason, f)
+		return refuse(w, code, reason, c)
 	}
-	resp, f, err := fn(buf.Bytes(), s.cfg.Now())
+	resp, c, err := fn(buf.Bytes(), s.cfg.Now())
 	if err != nil {
-		return refuse(w, http.StatusBadRequest, err.Error(), f)
+		return refuse(w, http.StatusBadRequest, err.Error(), c)
 	}
-	return writeJSON(w, resp), f
+	c.Status = writeJSON(w, resp)
+	return c
 }
 
 // weight is what r counts: its declared length, or the body limit when it
@@ -196,11 +195,11 @@ func weight(r *http.Request, maxBody int64) int64 {
 	return max(n, MinCallWeight)
 }
 
-// refuse answers status with a one-line plain-text reason, which f logs.
-func refuse(w http.ResponseWriter, status int, reason string, f logFields) (int, logFields) {
-	f.reason = reason
+// refuse answers status with a one-line plain-text reason, and records both in c.
+func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCall {
+	c.Status, c.Reason = status, reason
 	http.Error(w, strings.ReplaceAll(reason, "\n", " "), status)
-	return status, f
+	return c
 }
 
 // readBody reads r's JSON body into buf, or says why not: a status and a
