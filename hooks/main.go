@@ -19,7 +19,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Exit statuses shared by every command.
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -30,7 +29,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// stdio is a command's standard streams.
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
@@ -100,7 +98,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitFailure
 }
 
-// usage is the list of commands.
 func usage() string {
 	var b strings.Builder
 	b.WriteString("llmbudget: LLM cost budgets for Kubernetes, as Metacontroller hooks.\n\n")

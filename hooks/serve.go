@@ -21,10 +21,10 @@ import (
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
-// shutdownTimeout bounds the drain of in-flight calls.
+// shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s
+// termination grace period.
 const shutdownTimeout = 20 * time.Second
 
-// serveOptions are the serve command's flags.
 type serveOptions struct {
 	addr, level       string
 	metricsAddr       string // empty: /metrics on addr, beside the hooks

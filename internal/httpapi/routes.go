@@ -57,8 +57,7 @@ func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFu
 	}
 }
 
-// customize serves a customize hook: the request is the same for every
-// controller kind (the object is under parent).
+// customize serves a customize hook, whose request is the same for every kind.
 func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
 	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, HookCall, error) {
 		resp, err := hook(req)

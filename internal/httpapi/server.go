@@ -104,10 +104,8 @@ func New(cfg Config) (http.Handler, error) {
 
 type server struct {
 	cfg Config
-	// inFlight holds MaxInFlightBytes. A call reserves its weight before
-	// its body is read and releases it when answered; a call that does not
-	// fit is refused at once (429), never queued, so memory stays bounded
-	// whatever the number of callers.
+	// inFlight holds MaxInFlightBytes. A call that does not fit is refused
+	// at once, never queued, so that waiting callers cannot pile up.
 	inFlight *semaphore.Weighted
 }
 
@@ -202,8 +200,7 @@ func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCa
 	return c
 }
 
-// readBody reads r's JSON body into buf, or says why not: a status and a
-// one-line reason.
+// readBody reads r's JSON body into buf, or returns a refusal's status and reason.
 func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) (int, string) {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
