@@ -111,8 +111,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		}
 	}
 	errc := make(chan error, len(servers))
-	var addrs []net.Addr
-	for _, srv := range servers {
+	var addrs [2]net.Addr // of the hooks, and of /metrics when apart
+	for i, srv := range servers {
 		defer srv.Close()
 		ln, err := net.Listen("tcp", srv.Addr)
 		if err != nil {
@@ -121,17 +121,15 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		addrs = append(addrs, ln.Addr())
+		addrs[i] = ln.Addr()
 		go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), srv.Serve(ln)) }()
 	}
-	var metricsAt net.Addr
 	metricsLog := "beside the hooks"
-	if len(addrs) > 1 {
-		metricsAt = addrs[1]
-		metricsLog = metricsAt.String()
+	if addrs[1] != nil {
+		metricsLog = addrs[1].String()
 	}
 	if o.onListen != nil {
-		o.onListen(addrs[0], metricsAt)
+		o.onListen(addrs[0], addrs[1])
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

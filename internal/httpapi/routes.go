@@ -29,7 +29,7 @@ func (s *server) routes() *http.ServeMux {
 	s.handle(mux, "workload/finalize", lenient(workloadSync))
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.cfg.Ready() {
+		if s.cfg.Ready != nil && !s.cfg.Ready() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
@@ -38,10 +38,8 @@ func (s *server) routes() *http.ServeMux {
 	return mux
 }
 
-func healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = io.WriteString(w, "ok\n")
-}
+// healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
+func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 
 // lenient decodes a hook request as Metacontroller wrote it before answer
 // sees it: field names match case-sensitively, and the members a request

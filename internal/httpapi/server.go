@@ -95,9 +95,6 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.MaxInFlightBytes < cfg.MaxBodyBytes {
 		return nil, fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", cfg.MaxInFlightBytes, cfg.MaxBodyBytes)
 	}
-	if cfg.Ready == nil {
-		cfg.Ready = func() bool { return true }
-	}
 	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	return s.routes(), nil
 }
