@@ -180,25 +180,22 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, drain
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	servers := []*http.Server{newServer(o.addr, mux, logger)}
 	open := []string{"/healthz", "/readyz"}
-	metricsMux := mux
-	if o.metricsAddr != "" {
-		metricsMux = http.NewServeMux()
-	} else {
+	if o.metricsAddr == "" {
+		mux.Handle("GET /metrics", m.Handler())
 		open = append(open, "/metrics")
+	} else {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", m.Handler())
+		servers = append(servers, newServer(o.metricsAddr, mm, logger))
 	}
-	metricsMux.Handle("GET /metrics", m.Handler())
-	var hooks http.Handler = mux
 	if o.tokenFile != "" {
 		tok, err := auth.NewFileToken(o.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
-		hooks = auth.Require(mux, tok, logger, open...)
-	}
-	servers := []*http.Server{newServer(o.addr, hooks, logger)}
-	if o.metricsAddr != "" {
-		servers = append(servers, newServer(o.metricsAddr, metricsMux, logger))
+		servers[0].Handler = auth.Require(mux, tok, logger, open...)
 	}
 	return servers, nil
 }

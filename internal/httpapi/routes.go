@@ -41,10 +41,9 @@ func (s *server) routes() *http.ServeMux {
 // healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
 func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 
-// lenient decodes a hook request as Metacontroller wrote it before answer
-// sees it: field names match case-sensitively, and the members a request
-// type does not model are ignored (Metacontroller adds fields across
-// versions). Every error, the decoder's or the hook's, is answered 400.
+// lenient decodes a hook request for answer: field names match
+// case-sensitively, and members the request type does not model are ignored
+// (Metacontroller adds fields across versions).
 func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
 	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
