@@ -111,18 +111,14 @@ func usage() string {
 
 // commandHelp is a command's usage line, description and flags with their defaults.
 func commandHelp(c command, fs *flag.FlagSet) string {
-	var b, flags strings.Builder
-	fmt.Fprintf(&b, "usage: llmbudget %s", c.name)
-	if c.synopsis != "" {
-		b.WriteString(" " + c.synopsis)
-	}
-	b.WriteString("\n\n" + c.about + "\n")
+	help := fmt.Sprintf("usage: %s\n\n%s\n", strings.TrimSpace("llmbudget "+c.name+" "+c.synopsis), c.about)
+	var flags strings.Builder
 	fs.SetOutput(&flags)
 	fs.PrintDefaults()
 	if flags.Len() > 0 {
-		b.WriteString("\nflags:\n" + flags.String())
+		help += "\nflags:\n" + flags.String()
 	}
-	return b.String()
+	return help
 }
 
 // newFlagSet is a command's flag set, silent: parseFlags reports its errors,
