@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/julienschmidt/httprouter"
+
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -16,30 +18,32 @@ import (
 // hook: Metacontroller's finalizing flag, not the URL, decides between
 // Apply and Cleanup, so a finalize URL that receives finalizing=false (a
 // misconfigured controller) still only applies.
-func (s *server) routes() *http.ServeMux {
-	mux := http.NewServeMux()
-	s.handle(mux, "budget/customize", customize(budget.Customize))
-	s.handle(mux, "budget/sync", composite(budget.Sync))
-	s.handle(mux, "budget/finalize", composite(budget.Sync))
-	s.handle(mux, "clusterbudget/customize", customize(clusterbudget.Customize))
-	s.handle(mux, "clusterbudget/sync", composite(clusterbudget.Sync))
-	s.handle(mux, "clusterbudget/finalize", composite(clusterbudget.Sync))
-	s.handle(mux, "workload/customize", customize(workload.Customize))
-	s.handle(mux, "workload/sync", lenient(workloadSync))
-	s.handle(mux, "workload/finalize", lenient(workloadSync))
-	mux.HandleFunc("GET /healthz", healthz)
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+func (s *server) routes() *httprouter.Router {
+	router := httprouter.New()
+	s.handle(router, "budget/customize", customize(budget.Customize))
+	s.handle(router, "budget/sync", composite(budget.Sync))
+	s.handle(router, "budget/finalize", composite(budget.Sync))
+	s.handle(router, "clusterbudget/customize", customize(clusterbudget.Customize))
+	s.handle(router, "clusterbudget/sync", composite(clusterbudget.Sync))
+	s.handle(router, "clusterbudget/finalize", composite(clusterbudget.Sync))
+	s.handle(router, "workload/customize", customize(workload.Customize))
+	s.handle(router, "workload/sync", lenient(workloadSync))
+	s.handle(router, "workload/finalize", lenient(workloadSync))
+	router.GET("/healthz", healthz)
+	router.GET("/readyz", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if s.cfg.Ready != nil && !s.cfg.Ready() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
-		healthz(w, r)
+		healthz(w, r, p)
 	})
-	return mux
+	return router
 }
 
 // healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
-func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
+func healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	_, _ = io.WriteString(w, "ok\n")
+}
 
 // lenient decodes a hook request for answer: field names match
 // case-sensitively, and members the request type does not model are ignored

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -114,8 +115,8 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // handle serves the hook name on POST /name, with the guards every hook
 // shares, and logs and observes each call.
-func (s *server) handle(mux *http.ServeMux, name string, fn hookFunc) {
-	mux.HandleFunc("POST /"+name, func(w http.ResponseWriter, r *http.Request) {
+func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
+	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
 		c := s.serve(w, r, fn)
 		c.Hook, c.Duration = name, time.Since(start)
