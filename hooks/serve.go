@@ -110,6 +110,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 			NextProtos:     []string{"http/1.1"}, // Metacontroller speaks HTTP/1.1
 		}
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
 	errc := make(chan error, len(servers))
 	var addrs [2]net.Addr // of the hooks, and of /metrics when apart
 	for i, srv := range servers {
@@ -131,8 +133,6 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	if o.onListen != nil {
 		o.onListen(addrs[0], addrs[1])
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	logger.Info("serving hooks", "addr", addrs[0].String(), "metrics", metricsLog, "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
 	select {
