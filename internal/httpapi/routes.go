@@ -76,7 +76,11 @@ func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.Composi
 
 func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, error) {
 	resp, sum, err := workload.Sync(req, now)
-	c := HookCall{Budget: qualified(sum.Namespace, sum.Budget), State: sum.State, Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name}
+	c := HookCall{
+		Budget:   qualified(sum.Namespace, sum.Budget),
+		State:    sum.State,
+		Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name,
+	}
 	return resp, c, err
 }
 
