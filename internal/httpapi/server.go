@@ -153,7 +153,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 		// still sends makes the caller see a reset connection, not the 429.
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		w.Header().Set("Retry-After", retryAfterSeconds)
-		return refuse(w, http.StatusTooManyRequests, fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds), c)
+		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
+		return refuse(w, http.StatusTooManyRequests, reason, c)
 	}
 	defer s.inFlight.Release(n)
 	defer func() {
