@@ -1,14 +1,12 @@
-// Package auth guards the hook endpoints with a bearer token, the credential
-// Metacontroller sends when a controller's webhook has `authorization`
-// configured (Authorization: Bearer <Secret value>).
+// Package auth guards the hook endpoints with the bearer token Metacontroller
+// sends when a controller's webhook has `authorization` configured.
 //
 // It guarantees constant-time comparison, a 401 with a one-line reason for a
-// missing or wrong token, and that a rotated Secret is picked up without a
-// restart: the token file is read on every check, so a new token takes
-// effect as soon as the file's content changes, whatever its size and
-// modification time. A token file that cannot be read is logged with its
-// path; the caller only sees "unauthorized", so the 401 body never describes
-// the server's files.
+// missing or wrong token, and that a rotated Secret takes effect without a
+// restart as soon as the file's content changes, whatever its size and
+// modification time: the file is read on every check. A token file that
+// cannot be read is logged with its path; the caller only sees
+// "unauthorized", never a description of the server's files.
 package auth
 
 import (
