@@ -19,7 +19,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Exit statuses shared by every command.
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -30,7 +29,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// stdio is a command's standard streams.
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
@@ -64,68 +62,42 @@ var commands = []command{
 	},
 }
 
-func lookup(name string) (command, bool) {
-	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
-	if i < 0 {
-		return command{}, false
-	}
-	return commands[i], true
-}
-
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	std := stdio{in: stdin, out: stdout, err: stderr}
-	if len(args) == 0 {
-		return help(nil, std)
-	}
-	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
-		return help(args[1:], std)
-	}
-	if strings.HasPrefix(args[0], "-") {
+	who := "llmbudget"
+	if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+		if len(args) < 2 {
+			fmt.Fprint(stdout, usage())
+			return exitOK
+		}
+		who, args = "llmbudget help", []string{args[1], "-h"}
+	} else if strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", args[0], usage())
 		return exitUsage
 	}
-	c, ok := lookup(args[0])
-	if !ok {
-		fmt.Fprintf(stderr, "llmbudget: unknown command %q\n\n%s", args[0], usage())
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == args[0] })
+	if i < 0 {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n%s", who, args[0], usage())
 		return exitUsage
 	}
-	return runCommand(c, args[1:], std)
-}
-
-// help prints the command list, or one command's help for `help <command>`.
-func help(args []string, std stdio) int {
-	if len(args) == 0 {
-		fmt.Fprint(std.out, usage())
-		return exitOK
-	}
-	c, ok := lookup(args[0])
-	if !ok {
-		fmt.Fprintf(std.err, "llmbudget help: unknown command %q\n\n%s", args[0], usage())
-		return exitUsage
-	}
-	return runCommand(c, []string{"-h"}, std)
-}
-
-func runCommand(c command, args []string, std stdio) int {
-	err := c.run(args, std)
-	var ue *usageError
+	c := commands[i]
+	err := c.run(args[1:], stdio{in: stdin, out: stdout, err: stderr})
+	ue, isUsage := errors.AsType[*usageError](err)
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue) && errors.Is(ue.err, flag.ErrHelp):
-		fmt.Fprint(std.out, commandHelp(c, ue.fs))
+	case isUsage && errors.Is(ue.err, flag.ErrHelp):
+		fmt.Fprint(stdout, commandHelp(c, ue.fs))
 		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(std.err, "llmbudget %s: %v\n\n%s", c.name, ue.err, commandHelp(c, ue.fs))
+	case isUsage:
+		fmt.Fprintf(stderr, "llmbudget %s: %v\n\n%s", c.name, ue.err, commandHelp(c, ue.fs))
 		return exitUsage
 	}
 	// One prefixed line per problem, as a compiler prints them.
 	prefix := "llmbudget " + c.name + ": "
-	fmt.Fprintf(std.err, "%s%s\n", prefix, strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
+	fmt.Fprintf(stderr, "%s%s\n", prefix, strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
 	return exitFailure
 }
 
-// usage is the list of commands.
 func usage() string {
 	var b strings.Builder
 	b.WriteString("llmbudget: LLM cost budgets for Kubernetes, as Metacontroller hooks.\n\n")
@@ -139,27 +111,21 @@ func usage() string {
 
 // commandHelp is a command's usage line, description and flags with their defaults.
 func commandHelp(c command, fs *flag.FlagSet) string {
-	var b, flags strings.Builder
-	fmt.Fprintf(&b, "usage: llmbudget %s", c.name)
-	if c.synopsis != "" {
-		b.WriteString(" " + c.synopsis)
-	}
-	b.WriteString("\n\n" + c.about + "\n")
+	help := fmt.Sprintf("usage: %s\n\n%s\n", strings.TrimSpace("llmbudget "+c.name+" "+c.synopsis), c.about)
+	var flags strings.Builder
 	fs.SetOutput(&flags)
 	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
 	if flags.Len() > 0 {
-		b.WriteString("\nflags:\n" + flags.String())
+		help += "\nflags:\n" + flags.String()
 	}
-	return b.String()
+	return help
 }
 
-// newFlagSet is a command's flag set; parseFlags reports its errors, and
-// run prints its help.
+// newFlagSet is a command's flag set, silent: parseFlags reports its errors,
+// and run prints its help.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	return fs
 }
 

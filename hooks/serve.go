@@ -21,10 +21,10 @@ import (
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
-// shutdownTimeout bounds the drain of in-flight calls.
+// shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s
+// termination grace period.
 const shutdownTimeout = 20 * time.Second
 
-// serveOptions are the serve command's flags.
 type serveOptions struct {
 	addr, level       string
 	metricsAddr       string // empty: /metrics on addr, beside the hooks
@@ -93,34 +93,47 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		logger.Warn("the clock is fixed: every evaluation happens at --now", "now", o.now)
 	}
 	var draining atomic.Bool
-	hooks, metricsHandler, err := buildHandlers(o, now, logger, &draining)
+	servers, err := newServers(o, now, logger, &draining)
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{newServer(o.addr, hooks, logger)}
-	if metricsHandler != nil {
-		servers = append(servers, newServer(o.metricsAddr, metricsHandler, logger))
-	}
-	lns, err := listen(o, servers, logger)
-	if err != nil {
-		return err
-	}
-	var metricsAt net.Addr
-	metricsLog := "beside the hooks"
-	if len(lns) > 1 {
-		metricsAt = lns[1].Addr()
-		metricsLog = metricsAt.String()
-	}
-	if o.onListen != nil {
-		o.onListen(lns[0].Addr(), metricsAt)
+	// The certificate is fetched per handshake, so renewals apply at once.
+	var tlsCfg *tls.Config
+	if o.certFile != "" {
+		rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+		if err != nil {
+			return err
+		}
+		tlsCfg = &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: rl.GetCertificate,
+			NextProtos:     []string{"http/1.1"}, // Metacontroller speaks HTTP/1.1
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	errc := make(chan error, len(servers))
+	var addrs [2]net.Addr // of the hooks, and of /metrics when apart
 	for i, srv := range servers {
-		go func() { errc <- fmt.Errorf("serve on %s: %w", lns[i].Addr(), srv.Serve(lns[i])) }()
+		defer srv.Close()
+		ln, err := net.Listen("tcp", srv.Addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
+		}
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, tlsCfg)
+		}
+		addrs[i] = ln.Addr()
+		go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), srv.Serve(ln)) }()
 	}
-	logger.Info("serving hooks", "addr", lns[0].Addr().String(), "metrics", metricsLog, "version", version,
+	metricsLog := "beside the hooks"
+	if addrs[1] != nil {
+		metricsLog = addrs[1].String()
+	}
+	if o.onListen != nil {
+		o.onListen(addrs[0], addrs[1])
+	}
+	logger.Info("serving hooks", "addr", addrs[0].String(), "metrics", metricsLog, "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
 	select {
 	case err := <-errc:
@@ -133,12 +146,58 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Shutdown(sctx); err != nil {
 			return fmt.Errorf("shutdown: %w", err)
 		}
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newServers returns the hooks' server, behind the optional bearer token
+// with the probes open, and /metrics: on a server of its own when
+// --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that
+// port alone), else beside the hooks and open too.
+func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) ([]*http.Server, error) {
+	m := metrics.New(version)
+	api, err := httpapi.New(httpapi.Config{
+		Now:              now,
+		Logger:           logger,
+		MaxBodyBytes:     o.maxBody,
+		MaxInFlightBytes: o.maxInFlight,
+		Ready:            func() bool { return !draining.Load() },
+		Observe: func(c httpapi.HookCall) {
+			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	if o.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	servers := []*http.Server{newServer(o.addr, mux, logger)}
+	open := []string{"/healthz", "/readyz"}
+	if o.metricsAddr == "" {
+		mux.Handle("GET /metrics", m.Handler())
+		open = append(open, "/metrics")
+	} else {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", m.Handler())
+		servers = append(servers, newServer(o.metricsAddr, mm, logger))
+	}
+	if o.tokenFile != "" {
+		tok, err := auth.NewFileToken(o.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		servers[0].Handler = auth.Require(mux, tok, logger, open...)
+	}
+	return servers, nil
 }
 
 // newServer serves h on addr. Hook calls are small and fast: the timeouts
@@ -154,78 +213,4 @@ func newServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-}
-
-// listen listens on every server's address, with TLS when --tls-cert-file is
-// set: the certificate is fetched per handshake, so renewals apply at once.
-func listen(o serveOptions, servers []*http.Server, logger *slog.Logger) ([]net.Listener, error) {
-	var tlsCfg *tls.Config
-	if o.certFile != "" {
-		rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
-		if err != nil {
-			return nil, err
-		}
-		tlsCfg = rl.Config()
-		tlsCfg.NextProtos = []string{"http/1.1"} // Metacontroller speaks HTTP/1.1
-	}
-	var lns []net.Listener
-	for _, srv := range servers {
-		ln, err := net.Listen("tcp", srv.Addr)
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, fmt.Errorf("listen on %s: %w", srv.Addr, err)
-		}
-		if tlsCfg != nil {
-			ln = tls.NewListener(ln, tlsCfg)
-		}
-		lns = append(lns, ln)
-	}
-	return lns, nil
-}
-
-// buildHandlers returns the hooks, behind the optional bearer token with the
-// probes open, and /metrics: on a handler of its own when --metrics-addr is
-// set (so that a NetworkPolicy can admit scrapers to that port alone), else
-// beside the hooks and open too.
-func buildHandlers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) (hooks, metricsHandler http.Handler, err error) {
-	m := metrics.New(version)
-	api, err := httpapi.New(httpapi.Config{
-		Now:              now,
-		Logger:           logger,
-		MaxBodyBytes:     o.maxBody,
-		MaxInFlightBytes: o.maxInFlight,
-		Ready:            func() bool { return !draining.Load() },
-		Observe: func(c httpapi.HookCall) {
-			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
-		},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", api)
-	open := []string{"/healthz", "/readyz"}
-	if o.metricsAddr == "" {
-		mux.Handle("GET /metrics", m.Handler())
-		open = append(open, "/metrics")
-	} else {
-		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", m.Handler())
-		metricsHandler = mm
-	}
-	if o.pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
-	if o.tokenFile == "" {
-		return mux, metricsHandler, nil
-	}
-	tok, err := auth.NewFileToken(o.tokenFile)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--token-file: %w", err)
-	}
-	return auth.Require(mux, tok, logger, open...), metricsHandler, nil
 }

@@ -1,22 +1,18 @@
-// Package auth guards the hook endpoints with a bearer token, the credential
-// Metacontroller sends when a controller's webhook has `authorization`
-// configured (Authorization: Bearer <Secret value>).
+// Package auth guards the hook endpoints with the bearer token Metacontroller
+// sends when a controller's webhook has `authorization` configured.
 //
 // It guarantees constant-time comparison, a 401 with a one-line reason for a
-// missing or wrong token, and that a rotated Secret is picked up without a
-// restart: the token file is read on every check and a new token takes
-// effect as soon as the file's content changes, whatever its size and
-// modification time (a same-length token written within one clock tick, or
-// copied with its mtime preserved, is still picked up). A token file that
+// missing or wrong token, and that a rotated Secret takes effect without a
+// restart as soon as the file's content changes, whatever its size and
+// modification time: the file is read on every check. A token file that
 // cannot be read is logged with its path; the caller only sees
-// "unauthorized", so the 401 body never describes the server's files.
+// "unauthorized", never a description of the server's files.
 package auth
 
 import (
 	"bytes"
 	"crypto/subtle"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -60,16 +56,12 @@ func Require(next http.Handler, tok *FileToken, logger *slog.Logger, open ...str
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if slices.Contains(open, r.URL.Path) {
 			next.ServeHTTP(w, r)
-			return
-		}
-		if reason := refusal(r, tok, logger); reason != "" {
+		} else if reason := refusal(r, tok, logger); reason != "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="llmbudget"`)
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, reason+"\n")
-			return
+			http.Error(w, reason, http.StatusUnauthorized)
+		} else {
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
@@ -81,8 +73,8 @@ func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
 	}
 	want, err := tok.Token()
 	if err != nil {
-		// Fail closed: without a readable token nobody is let in. The error
-		// names the file, so it goes to the log and not to the caller.
+		// Fail closed. The error names the file, so it goes to the log and
+		// not to the caller.
 		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
 			slog.String("error", err.Error()))
 		return "unauthorized"

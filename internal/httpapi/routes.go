@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -15,90 +14,81 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// routes lists every endpoint of the service.
+// routes lists every endpoint of the service. Sync and finalize share a
+// hook: Metacontroller's finalizing flag, not the URL, decides between
+// Apply and Cleanup, so a finalize URL that receives finalizing=false (a
+// misconfigured controller) still only applies.
 func (s *server) routes() *httprouter.Router {
-	r := httprouter.New()
-	r.POST("/budget/customize", s.hook("budget/customize", customize(budget.Customize)))
-	r.POST("/budget/sync", s.hook("budget/sync", lenient(budgetSync)))
-	r.POST("/budget/finalize", s.hook("budget/finalize", lenient(budgetSync)))
-	r.POST("/clusterbudget/customize", s.hook("clusterbudget/customize", customize(clusterbudget.Customize)))
-	r.POST("/clusterbudget/sync", s.hook("clusterbudget/sync", lenient(clusterSync)))
-	r.POST("/clusterbudget/finalize", s.hook("clusterbudget/finalize", lenient(clusterSync)))
-	r.POST("/workload/customize", s.hook("workload/customize", customize(workload.Customize)))
-	r.POST("/workload/sync", s.hook("workload/sync", lenient(workloadSync)))
-	r.POST("/workload/finalize", s.hook("workload/finalize", lenient(workloadSync)))
-	r.GET("/healthz", s.healthz)
-	r.GET("/readyz", s.readyz)
-	r.HandleMethodNotAllowed = true
-	return r
+	router := httprouter.New()
+	s.handle(router, "budget/customize", customize(budget.Customize))
+	s.handle(router, "budget/sync", composite(budget.Sync))
+	s.handle(router, "budget/finalize", composite(budget.Sync))
+	s.handle(router, "clusterbudget/customize", customize(clusterbudget.Customize))
+	s.handle(router, "clusterbudget/sync", composite(clusterbudget.Sync))
+	s.handle(router, "clusterbudget/finalize", composite(clusterbudget.Sync))
+	s.handle(router, "workload/customize", customize(workload.Customize))
+	s.handle(router, "workload/sync", lenient(workloadSync))
+	s.handle(router, "workload/finalize", lenient(workloadSync))
+	router.GET("/healthz", healthz)
+	router.GET("/readyz", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if s.cfg.Ready != nil && !s.cfg.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		healthz(w, r, p)
+	})
+	return router
 }
 
-func (s *server) healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+// healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
+func healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-func (s *server) readyz(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-	if !s.cfg.Ready() {
-		writeError(w, http.StatusServiceUnavailable, "not ready")
-		return
-	}
-	s.healthz(w, r, p)
-}
-
-// lenient decodes a hook request as Metacontroller wrote it before answer
-// sees it: field names match case-sensitively, and the members a request
-// type does not model are ignored (Metacontroller adds fields across
-// versions). Every error, the decoder's or the hook's, is answered 400.
-func lenient[Req any](answer func(Req, time.Time) (any, logFields, error)) hookFunc {
-	return func(body []byte, now time.Time) (any, logFields, error) {
+// lenient decodes a hook request for answer: field names match
+// case-sensitively, and members the request type does not model are ignored
+// (Metacontroller adds fields across versions).
+func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
+	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
 		if err := decode.Lenient(body, &req, "request"); err != nil {
-			return nil, logFields{}, err
+			return nil, HookCall{}, err
 		}
 		return answer(req, now)
 	}
 }
 
-// customize serves a customize hook: the request is the same for every
-// controller kind (the object is under parent).
+// customize serves a customize hook, whose request is the same for every kind.
 func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
-	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, logFields, error) {
+	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, HookCall, error) {
 		resp, err := hook(req)
-		return resp, logFields{}, err
+		return resp, HookCall{}, err
 	})
 }
 
-// budgetSync serves sync and finalize alike: Metacontroller's finalizing flag,
-// not the URL, decides between Apply and Cleanup, so a finalize URL that
-// receives finalizing=false (a misconfigured controller) still only applies.
-func budgetSync(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
-	resp, sum, err := budget.Sync(req, now)
-	return resp, logFields{budget: sum.Namespace + "/" + sum.Name, state: string(sum.State), reason: sum.Reason}, err
+// composite serves a budget kind's sync and finalize hooks.
+func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
+	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
+		resp, sum, err := sync(req, now)
+		return resp, HookCall{Budget: qualified(sum.Namespace, sum.Name), State: string(sum.State), Reason: sum.Reason}, err
+	})
 }
 
-// clusterSync serves sync and finalize; the finalizing flag decides.
-func clusterSync(req hookwire.CompositeRequest, now time.Time) (any, logFields, error) {
-	resp, sum, err := clusterbudget.Sync(req, now)
-	return resp, logFields{budget: sum.Name, state: string(sum.State), reason: sum.Reason}, err
-}
-
-// workloadSync serves the decorator's sync and finalize hooks; as for budgets,
-// the finalizing flag decides.
-func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, logFields, error) {
+func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, error) {
 	resp, sum, err := workload.Sync(req, now)
-	f := logFields{
-		budget: qualified(sum.Namespace, sum.Budget),
-		state:  sum.State,
-		extra:  []slog.Attr{slog.String("workload", sum.Kind+" "+sum.Namespace+"/"+sum.Name)},
+	c := HookCall{
+		Budget:   qualified(sum.Namespace, sum.Budget),
+		State:    sum.State,
+		Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name,
 	}
-	return resp, f, err
+	return resp, c, err
 }
 
-// qualified is namespace/name, or nothing for an object without a budget.
+// qualified is namespace/name, the name alone for a cluster-scoped object,
+// and nothing without a name.
 func qualified(namespace, name string) string {
-	if name == "" {
-		return ""
+	if namespace == "" || name == "" {
+		return name
 	}
 	return namespace + "/" + name
 }

@@ -70,40 +70,31 @@ type Config struct {
 	Observe func(HookCall)
 }
 
-// HookCall is what Observe learns of one hook call.
+// HookCall is one hook call, as logged and told to Observe.
 type HookCall struct {
 	Hook     string
 	Status   int
 	Duration time.Duration
+	Budget   string // namespace/name, or a cluster budget's name
 	State    string // the budget's resulting state, where one was evaluated
 	Reason   string // the BudgetEvaluated reason, or the refusal reason
-}
-
-func (c *Config) validate() error {
-	if c.Now == nil {
-		return errors.New("httpapi: Config.Now is required")
-	}
-	if c.Logger == nil {
-		return errors.New("httpapi: Config.Logger is required")
-	}
-	if c.MaxBodyBytes < 0 {
-		return fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
-	}
-	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
-	c.MaxInFlightBytes = cmp.Or(c.MaxInFlightBytes, max(DefaultMaxInFlightBytes, c.MaxBodyBytes))
-	if c.MaxInFlightBytes < c.MaxBodyBytes {
-		return fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", c.MaxInFlightBytes, c.MaxBodyBytes)
-	}
-	if c.Ready == nil {
-		c.Ready = func() bool { return true }
-	}
-	return nil
+	Workload string // kind namespace/name, for the workload hooks
 }
 
 // New returns the service's handler with every route.
 func New(cfg Config) (http.Handler, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
+	switch {
+	case cfg.Now == nil:
+		return nil, errors.New("httpapi: Config.Now is required")
+	case cfg.Logger == nil:
+		return nil, errors.New("httpapi: Config.Logger is required")
+	case cfg.MaxBodyBytes < 0:
+		return nil, fmt.Errorf("httpapi: Config.MaxBodyBytes must not be negative, got %d", cfg.MaxBodyBytes)
+	}
+	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxInFlightBytes = cmp.Or(cfg.MaxInFlightBytes, max(DefaultMaxInFlightBytes, cfg.MaxBodyBytes))
+	if cfg.MaxInFlightBytes < cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", cfg.MaxInFlightBytes, cfg.MaxBodyBytes)
 	}
 	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	return s.routes(), nil
@@ -111,74 +102,80 @@ func New(cfg Config) (http.Handler, error) {
 
 type server struct {
 	cfg Config
-	// inFlight holds MaxInFlightBytes. A call reserves its weight before
-	// its body is read and releases it when answered; a call that does not
-	// fit is refused at once (429), never queued, so memory stays bounded
-	// whatever the number of callers.
+	// inFlight holds MaxInFlightBytes. A call that does not fit is refused
+	// at once, never queued, so that waiting callers cannot pile up.
 	inFlight *semaphore.Weighted
 }
 
-// hookError is a refusal answered with its own status (any other error is
-// a 400) and its one-line reason.
-type hookError struct {
-	status int
-	reason string
-}
-
-func (e *hookError) Error() string { return e.reason }
-
-// logFields are what a hook adds to its log line.
-type logFields struct {
-	budget string
-	state  string
-	reason string
-	extra  []slog.Attr
-}
-
-// hookFunc decodes a body into its request, answers it, and says what to log.
-type hookFunc func(body []byte, now time.Time) (any, logFields, error)
+// hookFunc decodes a body into its request, answers it, and fills in what
+// the call is logged with.
+type hookFunc func(body []byte, now time.Time) (any, HookCall, error)
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// hook wraps a hookFunc with the guards every hook shares.
-func (s *server) hook(name string, fn hookFunc) httprouter.Handle {
-	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+// handle serves the hook name on POST /name, with the guards every hook
+// shares, and logs and observes each call.
+func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
+	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
-		status, fields := s.serveWithin(w, r, fn)
-		elapsed := time.Since(start)
+		c := s.serve(w, r, fn)
+		c.Hook, c.Duration = name, time.Since(start)
 		if s.cfg.Observe != nil {
-			s.cfg.Observe(HookCall{Hook: name, Status: status, Duration: elapsed, State: fields.state, Reason: fields.reason})
+			s.cfg.Observe(c)
 		}
 		attrs := []slog.Attr{
 			slog.String("hook", name),
-			slog.Int("status", status),
+			slog.Int("status", c.Status),
 			// Milliseconds as a number, to microsecond precision: what log
 			// tools plot and filter on (slog's Duration is integer nanoseconds).
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1e3),
+			slog.Float64("duration_ms", float64(c.Duration.Microseconds())/1e3),
 		}
-		for _, a := range []slog.Attr{slog.String("budget", fields.budget), slog.String("state", fields.state), slog.String("reason", fields.reason)} {
-			if a.Value.String() != "" {
-				attrs = append(attrs, a)
+		for _, kv := range [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}} {
+			if kv[1] != "" {
+				attrs = append(attrs, slog.String(kv[0], kv[1]))
 			}
 		}
-		attrs = append(attrs, fields.extra...)
 		level := slog.LevelInfo
-		if status >= 400 {
+		if c.Status >= 400 {
 			level = slog.LevelWarn
 		}
 		s.cfg.Logger.LogAttrs(r.Context(), level, "hook call", attrs...)
-	}
+	})
 }
 
-// serveWithin serves the call if its weight fits in what is in flight, and
+// serve answers the call if its weight fits in what is in flight, and
 // refuses it with 429 otherwise.
-func (s *server) serveWithin(w http.ResponseWriter, r *http.Request, fn hookFunc) (int, logFields) {
+func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
-		return s.refuseBusy(w, r)
+		// Read the body first, through a small buffer and bounded by the
+		// body limit: a server that answers and closes while the caller
+		// still sends makes the caller see a reset connection, not the 429.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
+		return refuse(w, http.StatusTooManyRequests, reason, c)
 	}
 	defer s.inFlight.Release(n)
-	return s.serveHook(w, r, fn)
+	defer func() {
+		if p := recover(); p != nil {
+			c.Status = http.StatusInternalServerError
+			c.Reason = fmt.Sprint("panic: ", p)
+			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", c.Status)
+		}
+	}()
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	if code, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); code != 0 {
+		return refuse(w, code, reason, c)
+	}
+	resp, c, err := fn(buf.Bytes(), s.cfg.Now())
+	if err != nil {
+		return refuse(w, http.StatusBadRequest, err.Error(), c)
+	}
+	c.Status = writeJSON(w, resp)
+	return c
 }
 
 // weight is what r counts: its declared length, or the body limit when it
@@ -195,63 +192,21 @@ func weight(r *http.Request, maxBody int64) int64 {
 	return max(n, MinCallWeight)
 }
 
-// refuseBusy answers 429 with Retry-After. It reads the body first, through
-// a small buffer and bounded by the body limit, because a server that
-// answers and closes while the caller still sends makes the caller see a
-// reset connection instead of the 429.
-func (s *server) refuseBusy(w http.ResponseWriter, r *http.Request) (int, logFields) {
-	_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
-	w.Header().Set("Retry-After", retryAfterSeconds)
-	writeError(w, http.StatusTooManyRequests, reason)
-	return http.StatusTooManyRequests, logFields{reason: reason}
+// refuse answers status with a one-line plain-text reason, and records both in c.
+func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCall {
+	c.Status, c.Reason = status, reason
+	http.Error(w, strings.ReplaceAll(reason, "\n", " "), status)
+	return c
 }
 
-func (s *server) serveHook(w http.ResponseWriter, r *http.Request, fn hookFunc) (status int, fields logFields) {
-	defer func() {
-		if p := recover(); p != nil {
-			status = http.StatusInternalServerError
-			fields.reason = fmt.Sprint("panic: ", p)
-			writeError(w, status, "internal error: the hook failed unexpectedly; see the llmbudget logs")
-		}
-	}()
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		return fail(w, err, &fields)
+// readBody reads r's JSON body into buf, or returns a refusal's status and reason.
+func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) (int, string) {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	if err := readBody(buf, w, r, s.cfg.MaxBodyBytes); err != nil {
-		return fail(w, err, &fields)
-	}
-	resp, fields, err := fn(buf.Bytes(), s.cfg.Now())
-	if err != nil {
-		return fail(w, err, &fields)
-	}
-	return writeJSON(w, resp), fields
-}
-
-func fail(w http.ResponseWriter, err error, fields *logFields) (int, logFields) {
-	he, ok := errors.AsType[*hookError](err)
-	if !ok {
-		he = &hookError{status: http.StatusBadRequest, reason: err.Error()}
-	}
-	fields.reason = he.reason
-	writeError(w, he.status, he.reason)
-	return he.status, *fields
-}
-
-func checkContentType(ct string) error {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || mt != "application/json" {
-		return &hookError{status: http.StatusUnsupportedMediaType, reason: "Content-Type must be application/json, got " + cmp.Or(ct, "none")}
-	}
-	return nil
-}
-
-func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
-		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)}
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
 	if r.ContentLength > 0 {
 		// Room for the declared body and ReadFrom's final probe for EOF, so
@@ -260,37 +215,26 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		return &hookError{status: http.StatusRequestEntityTooLarge, reason: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
 	}
 	if err != nil {
-		return fmt.Errorf("read request body: %w", err)
+		return http.StatusBadRequest, "read request body: " + err.Error()
 	}
 	if buf.Len() == 0 {
-		return errors.New("request body is empty")
+		return http.StatusBadRequest, "request body is empty"
 	}
-	return nil
+	return 0, ""
 }
 
+// writeJSON answers 200 with v. The encoder marshals v whole before it
+// writes, so a failure can still be answered 500.
 func writeJSON(w http.ResponseWriter, v any) int {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	enc := json.NewEncoder(buf)
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		writeError(w, http.StatusInternalServerError, "encode response: "+err.Error())
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
 	return http.StatusOK
-}
-
-// writeError answers with a one-line plain-text reason.
-func writeError(w http.ResponseWriter, status int, reason string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, strings.ReplaceAll(reason, "\n", " ")+"\n")
 }

@@ -17,14 +17,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-const namespace = "llmbudget"
-
-// Metrics holds the collectors on a registry of its own.
+// Metrics holds the collectors, on a registry of their own.
 type Metrics struct {
-	reg      *prometheus.Registry
+	handler  http.Handler
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	rejected *prometheus.CounterVec
@@ -33,34 +32,29 @@ type Metrics struct {
 
 // New registers every collector, with build info for version.
 func New(version string) *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "hook_requests_total",
-			Help: "Hook requests answered, by hook and HTTP status code.",
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_", reg))
+	f.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "build_info", Help: "Build information; the value is always 1.",
+	}, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
+	return &Metrics{
+		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		requests: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hook_requests_total", Help: "Hook requests answered, by hook and HTTP status code.",
 		}, []string{"hook", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "hook_duration_seconds",
-			Help:    "Time to answer a hook request, by hook.",
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hook_duration_seconds", Help: "Time to answer a hook request, by hook.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}, []string{"hook"}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "hook_rejected_total",
+		rejected: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "hook_rejected_total",
 			Help: "Hook requests refused with 429 because the request bytes in flight were at their bound (--max-in-flight-bytes), by hook.",
 		}, []string{"hook"}),
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "evaluations_total",
-			Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
+		outcomes: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "evaluations_total", Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",
 		}, []string{"state", "reason"}),
 	}
-	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "build_info",
-		Help: "Build information; the value is always 1.",
-	}, []string{"version", "goversion"})
-	build.WithLabelValues(version, runtime.Version()).Set(1)
-	m.reg.MustRegister(m.requests, m.duration, m.rejected, m.outcomes, build,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
 }
 
 // ObserveHook records one hook call; state and reason are empty for hooks
@@ -80,6 +74,4 @@ func (m *Metrics) ObserveHook(hook string, code int, d time.Duration, state, rea
 }
 
 // Handler serves the registry in the Prometheus exposition format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
-}
+func (m *Metrics) Handler() http.Handler { return m.handler }

@@ -70,8 +70,3 @@ func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 	}
 	return r.cert, nil
 }
-
-// Config is a server TLS configuration using the reloader.
-func (r *Reloader) Config() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.GetCertificate}
-}
