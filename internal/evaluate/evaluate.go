@@ -23,15 +23,12 @@ type Input struct {
 	// Budget is the parent as Metacontroller sent it; Budget.Status is the
 	// status the previous sync wrote (nil, or partly foreign, on first sync).
 	Budget api.LLMCostBudget
-	// SpendData is the spend ConfigMap's data; nil when the ConfigMap is absent.
-	SpendData map[string]string
-	// ConfigMapFound reports whether the ConfigMap exists (its data may be empty).
+	// SpendData is the spend ConfigMap's data, if ConfigMapFound; SpendDataErr
+	// (a *spend.Error) is why it could not be read.
+	SpendData      map[string]string
 	ConfigMapFound bool
-	// SpendDataErr is why the ConfigMap's data could not be read (a
-	// *spend.Error); the budget is then Unknown for that reason.
-	SpendDataErr error
-	// Now is the evaluation time.
-	Now time.Time
+	SpendDataErr   error
+	Now            time.Time
 	// Pool, when set, reads the spend instead of SpendData: a
 	// ClusterLLMCostBudget's sum over its namespaces.
 	Pool PoolReader
@@ -61,8 +58,7 @@ type Result struct {
 	// Announcements are the Events desired right now, sorted by Slug.
 	Announcements []Announcement
 	// Quota is the ResourceQuota to keep while blocking; nil otherwise.
-	Quota *Quota
-	// ResyncAfter is when to evaluate again without a change.
+	Quota       *Quota
 	ResyncAfter time.Duration
 }
 
@@ -90,28 +86,28 @@ const (
 	EventWarning = "Warning"
 )
 
-// AnnounceFor is how long an Event stays desired after its occurrence. It is
-// below the API server's default event TTL (1h) so that an expired Event is
-// never re-created: each occurrence is announced exactly once.
-const AnnounceFor = 55 * time.Minute
+const (
+	// AnnounceFor is how long an Event stays desired after its occurrence. It
+	// is below the API server's default event TTL (1h) so that an expired
+	// Event is never re-created: each occurrence is announced exactly once.
+	AnnounceFor = 55 * time.Minute
+	// maxResync makes a budget looked at hourly even when nothing it watches
+	// changes.
+	maxResync = time.Hour
+	// forecastStep is how often the forecast is recomputed: at each whole
+	// hour since the period start.
+	forecastStep = time.Hour
+)
 
-// MaxResync bounds resyncAfterSeconds so that a budget is looked at hourly
-// even when nothing it watches changes.
-const MaxResync = time.Hour
-
-// ForecastStep is how often the forecast is recomputed: at each whole hour
-// since the period start.
-const ForecastStep = time.Hour
-
-// subject is how messages name the budget and where it enforces.
+// subject is how messages name the budget and where it enforces, and the
+// names of its ResourceQuota and of the ValidatingAdmissionPolicy (and its
+// binding) that deploy/ installs as the Policy gate.
 type subject struct {
 	named     string // "LLMCostBudget chatbot"
 	qualified string // "LLMCostBudget team-ml/chatbot"
 	where     string // "namespace team-ml"
-	quota     string // the ResourceQuota's name
-	// policy names the ValidatingAdmissionPolicy (and its binding) that
-	// deploy/ installs as the Policy gate.
-	policy string
+	quota     string
+	policy    string
 }
 
 func subjectOf(in Input) subject {
@@ -135,15 +131,14 @@ func Evaluate(in Input) Result {
 	return e.result()
 }
 
-func metaTime(t time.Time) *metav1.Time {
-	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
-	return &mt
-}
-
 // Invalid is the Result for a budget whose spec could not even be decoded:
 // state Unknown, reason InvalidSpec, with err as the message.
 func Invalid(in Input, err error) Result {
 	e := newEvaluation(in)
 	e.fail(api.ReasonInvalidSpec, err.Error())
 	return e.result()
+}
+
+func metaTime(t time.Time) *metav1.Time {
+	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
 }

@@ -42,7 +42,7 @@ type evaluation struct {
 }
 
 func newEvaluation(in Input) *evaluation {
-	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: MaxResync}
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
 	e.spec.Thresholds = append([]api.Threshold(nil), in.Budget.Spec.Thresholds...)
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
@@ -213,7 +213,7 @@ func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
 // computed as of the last whole hour of the period, so that it changes hourly
 // rather than on every call: an unchanged budget must get an unchanged status.
 func (e *evaluation) forecast() (money.Amount, bool) {
-	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
+	elapsed := e.now.Sub(e.window.Start).Truncate(forecastStep)
 	total := e.window.Duration()
 	if elapsed <= 0 || elapsed*10 < total {
 		return money.Amount{}, false
@@ -226,11 +226,11 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 // hourly from then on.
 func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
-	first := e.window.Start.Add((tenth + ForecastStep - 1) / ForecastStep * ForecastStep)
+	first := e.window.Start.Add((tenth + forecastStep - 1) / forecastStep * forecastStep)
 	if first.After(e.now) {
 		return first
 	}
-	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(ForecastStep) + ForecastStep)
+	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(forecastStep) + forecastStep)
 }
 
 // rollover moves the previous period's figures into history when a new
