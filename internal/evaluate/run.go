@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -15,14 +16,12 @@ import (
 
 // evaluation carries one Evaluate call's working state.
 type evaluation struct {
-	in   Input
-	who  subject
-	now  time.Time
-	spec api.Spec
-	prev api.Status
-	// limits and source are the validated spec's, in the form they are used.
-	limits limits
-	source spend.Source
+	in     Input
+	who    subject
+	now    time.Time
+	spec   api.Spec
+	prev   api.Status
+	limits limits // the validated spec's
 
 	st      api.Status
 	window  period.Window
@@ -31,19 +30,18 @@ type evaluation struct {
 	driver  string // what drives the state, for messages
 	// forecastPercent is the forecast's percent of the limit, when a forecast is shown.
 	forecastPercent int64
-	// samePeriod is true when the previous status is of the current period.
-	samePeriod bool
-	reason     string // BudgetEvaluated reason
-	message    string // BudgetEvaluated message
-	quota      *Quota
-	selected   []string // a cluster budget's namespaces
-	anns       []Announcement
-	resync     time.Duration
+	samePeriod      bool   // the previous status is of the current period
+	reason          string // BudgetEvaluated reason
+	message         string // BudgetEvaluated message
+	quota           *Quota
+	selected        []string // a cluster budget's namespaces
+	anns            []Announcement
+	resync          time.Duration
 }
 
 func newEvaluation(in Input) *evaluation {
 	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
-	e.spec.Thresholds = append([]api.Threshold(nil), in.Budget.Spec.Thresholds...)
+	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds)
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
 	}
@@ -71,8 +69,6 @@ func (e *evaluation) run() {
 	// Validate loaded the zone and parsed the limits: neither fails here.
 	e.window = e.spec.PeriodSpec().Containing(e.now)
 	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
-	src := e.spec.CostSource
-	e.source = spend.Source{Format: src.Format, Key: src.Key, KeyPrefix: src.KeyPrefix}
 	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
 	if l := e.limits.usd; l != nil {
@@ -93,14 +89,15 @@ func (e *evaluation) fail(reason, message string) {
 // could not be read. A cluster budget's reader sums the namespaces' sources
 // and says who spent what.
 func (e *evaluation) readSpend() bool {
+	cs := e.spec.CostSource
+	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
 	var p Pool
 	if e.in.Pool != nil {
-		p = e.in.Pool(e.source, e.window)
-		count := int32(len(p.Selected))
-		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
+		p = e.in.Pool(src, e.window)
+		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = new(int32(len(p.Selected))), p.Breakdown, p.Omitted
 		e.selected = p.Selected
 	} else {
-		p = e.readConfigMap()
+		p = e.readConfigMap(src)
 	}
 	if p.Reason != "" {
 		e.fail(p.Reason, p.Message)
@@ -111,38 +108,39 @@ func (e *evaluation) readSpend() bool {
 }
 
 // readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
-func (e *evaluation) readConfigMap() Pool {
-	src := e.spec.CostSource
+func (e *evaluation) readConfigMap(src spend.Source) Pool {
+	name := e.spec.CostSource.ConfigMapName
 	if !e.in.ConfigMapFound {
-		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace)}
+		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", name, e.in.Budget.Metadata.Namespace)}
 	}
 	u, err := spend.Usage{}, e.in.SpendDataErr
 	if err == nil {
-		u, err = spend.Read(e.source, e.in.SpendData, e.window)
+		u, err = spend.Read(src, e.in.SpendData, e.window)
 	}
 	if err != nil {
-		return Pool{Reason: string(spend.ReasonOf(err)), Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
+		return Pool{Reason: string(spend.ReasonOf(err)), Message: fmt.Sprintf("ConfigMap %q: %v", name, err)}
 	}
-	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
+	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, name)
 	if src.Format == api.DailyLedger {
 		days := len(e.window.Dates())
 		unit := "days"
 		if days == 1 {
 			unit = "day"
 		}
-		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
+		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
 	}
 	return Pool{Usage: u, Description: read}
 }
 
 // measure computes spend figures, token usage, the forecast and the state.
+// Each limited model is measured like the budget, and the budget is as bad
+// as its worst model.
 func (e *evaluation) measure() {
-	u := e.usage
-	b, percent, driver := e.gaugeStatus(e.limits, u)
+	b, percent, driver := e.gauge(e.limits, e.usage)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
 	if l := e.limits.usd; l != nil {
-		remaining := l.Sub(u.CostUSD)
+		remaining := l.Sub(e.usage.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
 		}
@@ -152,43 +150,15 @@ func (e *evaluation) measure() {
 			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
-	e.measureModels()
-}
-
-// gaugeStatus measures u against l, the budget's limits or a model's: its
-// status figures, and the largest percent of any limit with what it measures.
-func (e *evaluation) gaugeStatus(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
-	percent, driver = l.gauge(u)
-	ms = api.ModelStatus{State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
-	if l.usd != nil {
-		ms.LimitUSD = l.usd.String()
-		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
-	}
-	if l.tokens.HasTokenLimit() {
-		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
-	}
-	return ms, percent, driver
-}
-
-// stateFor maps the largest percent of any limit to a state.
-func (e *evaluation) stateFor(percent int64) api.State {
-	switch {
-	case percent >= int64(api.OverBudgetThreshold):
-		return api.OverBudget
-	case percent >= int64(*e.spec.WarnThresholdPercent):
-		return api.Warning
-	}
-	return api.UnderBudget
-}
-
-// measureModels evaluates each limited model like the budget; the budget is
-// as bad as its worst model.
-func (e *evaluation) measureModels() {
 	for _, m := range e.spec.ModelLimits {
 		// A model absent from the data has spent nothing.
-		ms, percent, driver := e.gaugeStatus(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
+		ms, percent, driver := e.gauge(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
 		ms.Model = m.Model
-		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
+		var carried []api.ThresholdStatus
+		if i := slices.IndexFunc(e.prev.Models, func(p api.ModelStatus) bool { return p.Model == m.Model }); e.samePeriod && i >= 0 {
+			carried = e.prev.Models[i].Thresholds
+		}
+		ms.Thresholds = e.crossings(carried, func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
 		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
 			e.driver = "model " + m.Model + " " + driver
@@ -200,12 +170,75 @@ func (e *evaluation) measureModels() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
-	i := slices.IndexFunc(e.prev.Models, func(m api.ModelStatus) bool { return m.Model == model })
-	if !e.samePeriod || i < 0 {
+// gauge measures u against l, the budget's limits or a model's: its status
+// figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+	percent, driver = l.gauge(u)
+	ms = api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
+	switch {
+	case percent >= int64(api.OverBudgetThreshold):
+		ms.State = api.OverBudget
+	case percent >= int64(*e.spec.WarnThresholdPercent):
+		ms.State = api.Warning
+	}
+	if l.usd != nil {
+		ms.LimitUSD = l.usd.String()
+		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
+	}
+	if l.tokens.HasTokenLimit() {
+		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+	}
+	return ms, percent, driver
+}
+
+// limits is what a subject, the budget or one model, is measured against.
+type limits struct {
+	usd    *money.Amount
+	tokens *api.TokenLimits
+}
+
+// gauge is the largest percent of any of l's limits and what it measures.
+func (l limits) gauge(u spend.Usage) (percent int64, driver string) {
+	percent = -1
+	consider := func(p int64, what string) {
+		if p > percent {
+			percent, driver = p, what
+		}
+	}
+	if l.usd != nil {
+		consider(u.CostUSD.PercentOf(*l.usd), "spend")
+	}
+	if t := l.tokens; t != nil {
+		for _, m := range []struct {
+			name  string
+			used  int64
+			limit *int64
+		}{{"input tokens", u.InputTokens, t.Input}, {"output tokens", u.OutputTokens, t.Output}, {"total tokens", u.TotalTokens(), t.Total}} {
+			if m.limit != nil {
+				consider(percentOf(m.used, *m.limit), m.name)
+			}
+		}
+	}
+	return max(percent, 0), driver
+}
+
+// parseLimit reads a limit that Validate has already parsed, so it cannot fail.
+func parseLimit(s *string) *money.Amount {
+	if s == nil {
 		return nil
 	}
-	return e.prev.Models[i].Thresholds
+	l, _ := money.ParseMaxDecimals(*s, api.LimitDecimals)
+	return &l
+}
+
+// percentOf is floor(used*100/limit), saturating at MaxInt64, by the exact
+// arithmetic of money (a count of tokens read as a count of nanos); a zero
+// limit is exhausted by any usage, even none.
+func percentOf(used, limit int64) int64 {
+	if limit <= 0 {
+		return math.MaxInt64
+	}
+	return max(money.FromNanos(used).PercentOf(money.FromNanos(limit)), 0)
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
