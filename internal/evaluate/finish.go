@@ -53,32 +53,34 @@ func (e *evaluation) block() {
 	if e.st.State == api.Unknown {
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
 	}
-	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: append([]string(nil), enf.Resources...), Namespaces: e.selected, Message: e.policyMessage()}
-	var by []string
-	for _, g := range st.Gates {
-		if g == api.GateQuota {
-			st.QuotaName = e.who.quota
-			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
-		}
-		name, _ := e.gate(g)
-		by = append(by, name)
+	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources), Namespaces: e.selected, Message: e.policyMessage()}
+	if slices.Contains(st.Gates, api.GateQuota) {
+		st.QuotaName = e.who.quota
+		e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {
 		what += " labelled " + api.LabelBudget + "=" + e.in.Budget.Metadata.Name
 	}
-	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, strings.Join(by, " and "))
+	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, e.gates(false))
 	e.st.Enforcement = st
 }
 
-// gate names the object that enforces g and says how its lifting is told.
-func (e *evaluation) gate(g api.Gate) (name, lifted string) {
-	if g == api.GateQuota {
-		name = "ResourceQuota " + e.who.quota
-		return name, name + " was lifted"
+// gates names the objects that enforce the spec's gates, or when lifted
+// says how their lifting is told.
+func (e *evaluation) gates(lifted bool) string {
+	var names []string
+	for _, g := range e.spec.Enforcement.Gate.Gates() {
+		name, how := "ValidatingAdmissionPolicy "+e.who.policy, " no longer refuses for "+e.who.named
+		if g == api.GateQuota {
+			name, how = "ResourceQuota "+e.who.quota, " was lifted"
+		}
+		if lifted {
+			name += how
+		}
+		names = append(names, name)
 	}
-	name = "ValidatingAdmissionPolicy " + e.who.policy
-	return name, name + " no longer refuses for " + e.who.named
+	return strings.Join(names, " and ")
 }
 
 // policyMessage is the sentence the admission policy's message starts with;
@@ -201,12 +203,7 @@ func (e *evaluation) occurrences() {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
 		case meta.IsStatusConditionTrue(e.prev.Conditions, api.ConditionBlocking): // this sync lifts the block
-			var lifted []string
-			for _, g := range e.spec.Enforcement.Gate.Gates() {
-				_, l := e.gate(g)
-				lifted = append(lifted, l)
-			}
-			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", strings.Join(lifted, " and "), e.who.where)
+			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", e.gates(true), e.who.where)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}
 	}
