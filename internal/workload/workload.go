@@ -222,9 +222,11 @@ func setValue(m map[string]*string, key, v string) {
 // labelled long after the budget ran out, and the Event stays unchanged while
 // it is announced whatever the budget does meanwhile.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
-	at, err := time.Parse(time.RFC3339, marked)
-	if err != nil || (st.Period != nil && at.Before(periodStart(st))) {
-		at = time.Time{} // none yet, or one of an earlier period
+	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
+	if st.Period != nil {
+		if start, err := time.Parse(time.RFC3339, st.Period.Start); err == nil && at.Before(start) {
+			at = time.Time{} // one of an earlier period
+		}
 	}
 	if at.IsZero() {
 		if st.State != api.OverBudget {
@@ -237,12 +239,4 @@ func exceeded(budget string, st api.Status, marked string, now time.Time) (evalu
 		msg += fmt.Sprintf(" for the period %s to %s", st.Period.Start, st.Period.End)
 	}
 	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at}, true
-}
-
-func periodStart(st api.Status) time.Time {
-	t, err := time.Parse(time.RFC3339, st.Period.Start)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
