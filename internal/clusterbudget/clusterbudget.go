@@ -166,9 +166,9 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 	if src.Format == spend.DailyLedger {
 		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
 	}
-	p.Description = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s", len(p.Selected), what, api.LabelSpendSource, s.label)
+	p.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s", len(p.Selected), what, api.LabelSpendSource, s.label)
 	if len(bad) > 0 {
-		p.Description += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s", len(bad), bad[0].message)
+		p.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s", len(bad), bad[0].message)
 	}
 	return p
 }

@@ -46,10 +46,9 @@ type Pool struct {
 	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
 	Breakdown []api.NamespaceStatus
 	Omitted   int32
-	// Reason and Message say why the sum is unknown; Reason is empty when it is known.
+	// Reason is why the sum is unknown, empty when it is known; Message is
+	// the BudgetEvaluated message either way.
 	Reason, Message string
-	// Description is the BudgetEvaluated message of a known sum.
-	Description string
 }
 
 // Result is what a sync must answer.

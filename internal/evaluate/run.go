@@ -103,7 +103,7 @@ func (e *evaluation) readSpend() bool {
 		e.fail(p.Reason, p.Message)
 		return false
 	}
-	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Description
+	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Message
 	return true
 }
 
@@ -129,7 +129,7 @@ func (e *evaluation) readConfigMap(src spend.Source) Pool {
 		}
 		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
 	}
-	return Pool{Usage: u, Description: read}
+	return Pool{Usage: u, Message: read}
 }
 
 // measure computes spend figures, token usage, the forecast and the state.
