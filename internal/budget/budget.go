@@ -183,13 +183,8 @@ func (k Kind) Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.Compo
 func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
 	b, specErr := p.Budget(k.Name)
 	in := k.Spend(b, related)
-	in.Budget, in.Now = b, now
-	var r evaluate.Result
-	if specErr != nil {
-		r = evaluate.Invalid(in, specErr)
-	} else {
-		r = evaluate.Evaluate(in)
-	}
+	in.Budget, in.SpecErr, in.Now = b, specErr, now
+	r := evaluate.Evaluate(in)
 	sum.State = r.Status.State
 	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
 		sum.Reason = c.Reason

@@ -23,6 +23,9 @@ type Input struct {
 	// Budget is the parent as Metacontroller sent it; Budget.Status is the
 	// status the previous sync wrote (nil, or partly foreign, on first sync).
 	Budget api.LLMCostBudget
+	// SpecErr is why Budget's spec could not even be decoded: the budget is
+	// then Unknown for reason InvalidSpec, with SpecErr as the message.
+	SpecErr error
 	// SpendData is the spend ConfigMap's data, if ConfigMapFound; SpendDataErr
 	// (a *spend.Error) is why it could not be read.
 	SpendData      map[string]string
@@ -127,14 +130,6 @@ func subjectOf(in Input) subject {
 func Evaluate(in Input) Result {
 	e := newEvaluation(in)
 	e.run()
-	return e.result()
-}
-
-// Invalid is the Result for a budget whose spec could not even be decoded:
-// state Unknown, reason InvalidSpec, with err as the message.
-func Invalid(in Input, err error) Result {
-	e := newEvaluation(in)
-	e.fail(api.ReasonInvalidSpec, err.Error())
 	return e.result()
 }
 

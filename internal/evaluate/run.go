@@ -57,6 +57,10 @@ func newEvaluation(in Input) *evaluation {
 
 // run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
+	if err := e.in.SpecErr; err != nil {
+		e.fail(api.ReasonInvalidSpec, err.Error())
+		return
+	}
 	e.spec.Default()
 	validate := e.spec.Validate
 	if e.in.Pool != nil {
