@@ -37,8 +37,7 @@ type Input struct {
 	Pool PoolReader
 }
 
-// PoolReader reads a cluster budget's spend for the budget's source and
-// current window.
+// PoolReader reads a cluster budget's spend for its source and current window.
 type PoolReader func(spend.Source, period.Window) Pool
 
 // Pool is spend summed over the sources of many namespaces.
@@ -105,25 +104,22 @@ const (
 // names of its ResourceQuota and of the ValidatingAdmissionPolicy (and its
 // binding) that deploy/ installs as the Policy gate.
 type subject struct {
-	named     string // "LLMCostBudget chatbot"
-	qualified string // "LLMCostBudget team-ml/chatbot"
-	where     string // "namespace team-ml"
-	quota     string
-	policy    string
+	named         string // "LLMCostBudget chatbot"
+	qualified     string // "LLMCostBudget team-ml/chatbot"
+	where         string // "namespace team-ml"
+	quota, policy string
 }
 
 func subjectOf(in Input) subject {
 	m := in.Budget.Metadata
 	if in.Pool == nil {
-		return subject{
-			named: api.Kind + " " + m.Name, qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
-			where: "namespace " + m.Namespace, quota: "llmbudget-" + m.Name, policy: "llmbudget-budgets",
-		}
+		return subject{api.Kind + " " + m.Name, api.Kind + " " + m.Namespace + "/" + m.Name,
+			"namespace " + m.Namespace, "llmbudget-" + m.Name, "llmbudget-budgets"}
 	}
 	// The quota name stands apart from a team budget's so that a team budget
 	// of the same name keeps its own.
 	named := api.ClusterKind + " " + m.Name
-	return subject{named: named, qualified: named, where: "the namespaces it selects", quota: "llmbudget-cluster-" + m.Name, policy: "llmbudget-cluster-budgets"}
+	return subject{named, named, "the namespaces it selects", "llmbudget-cluster-" + m.Name, "llmbudget-cluster-budgets"}
 }
 
 // Evaluate computes the Result for in.

@@ -301,8 +301,7 @@ func (e *evaluation) result() Result {
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
 }
 
-// sameStatus compares two statuses as they are written, lastEvaluatedTime
-// aside.
+// sameStatus compares two statuses as they are written, lastEvaluatedTime aside.
 func sameStatus(a, b api.Status) bool {
 	a.LastEvaluatedTime, b.LastEvaluatedTime = nil, nil
 	ja, errA := json.Marshal(a)

@@ -90,8 +90,7 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 // readSpend fills e.usage, or fails the evaluation with the reason why spend
-// could not be read. A cluster budget's reader sums the namespaces' sources
-// and says who spent what.
+// could not be read.
 func (e *evaluation) readSpend() bool {
 	cs := e.spec.CostSource
 	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
