@@ -51,9 +51,8 @@ const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
 type Summary struct {
-	Namespace, Name, Kind, Budget string
-	State                         string
-	Finalized                     bool
+	Namespace, Name, Kind, Budget, State string
+	Finalized                            bool
 }
 
 // object is the part of a workload the hooks read; nothing else of it (its
@@ -96,11 +95,7 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		// Every budget of the namespace, not just the labelled one: Metacontroller
 		// caches this answer per generation, and changing a label does not change
 		// the generation. Sync picks the budget the label names.
-		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
-			APIVersion: api.APIVersion,
-			Resource:   api.Resource,
-			Namespace:  o.Metadata.Namespace,
-		})
+		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace})
 	}
 	return resp, nil
 }
@@ -222,9 +217,11 @@ func setValue(m map[string]*string, key, v string) {
 // labelled long after the budget ran out, and the Event stays unchanged while
 // it is announced whatever the budget does meanwhile.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
+	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
-	if st.Period != nil {
-		if start, err := time.Parse(time.RFC3339, st.Period.Start); err == nil && at.Before(start) {
+	if p := st.Period; p != nil {
+		msg += fmt.Sprintf(" for the period %s to %s", p.Start, p.End)
+		if start, err := time.Parse(time.RFC3339, p.Start); err == nil && at.Before(start) {
 			at = time.Time{} // one of an earlier period
 		}
 	}
@@ -233,10 +230,6 @@ func exceeded(budget string, st api.Status, marked string, now time.Time) (evalu
 			return evaluate.Announcement{}, false
 		}
 		at = now.UTC().Truncate(time.Second)
-	}
-	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
-	if st.Period != nil {
-		msg += fmt.Sprintf(" for the period %s to %s", st.Period.Start, st.Period.End)
 	}
 	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at}, true
 }
