@@ -52,7 +52,6 @@ const settleRetry = 10 * time.Second
 // Summary is what a hook call did, for the log line.
 type Summary struct {
 	Namespace, Name, Kind, Budget, State string
-	Finalized                            bool
 }
 
 // object is the part of a workload the hooks read; nothing else of it (its
@@ -114,7 +113,6 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 		return apply(ev.Object, req.Related, now, &sum)
 	})
 	res.Response.Tail = res.Tail()
-	sum.Finalized = res.Finalized
 	return res.Response, sum, nil
 }
 
