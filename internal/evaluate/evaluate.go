@@ -81,22 +81,17 @@ type Quota struct {
 	Why       string
 }
 
-// Event types.
 const (
+	// Event types.
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
-)
-
-const (
 	// AnnounceFor is how long an Event stays desired after its occurrence. It
 	// is below the API server's default event TTL (1h) so that an expired
 	// Event is never re-created: each occurrence is announced exactly once.
 	AnnounceFor = 55 * time.Minute
-	// maxResync makes a budget looked at hourly even when nothing it watches
-	// changes.
-	maxResync = time.Hour
-	// forecastStep is how often the forecast is recomputed: at each whole
-	// hour since the period start.
+	// A budget is looked at hourly even when nothing it watches changes, and
+	// its forecast is recomputed at each whole hour since the period start.
+	maxResync    = time.Hour
 	forecastStep = time.Hour
 )
 

@@ -155,11 +155,10 @@ func (e *evaluation) usageMessage() string {
 	return msg
 }
 
-// announce lists the Events to keep: every occurrence that earlier syncs
-// recorded and that is still inside its window, plus this sync's new ones
-// (none while suspended). Keeping the record in the status means an Event is
-// never dropped before its window ends, whatever the budget does meanwhile,
-// and so is never created a second time.
+// announce lists the Events to keep: the occurrences earlier syncs recorded
+// that are still inside their window, and this sync's new ones (none while
+// suspended). The record in the status keeps an Event until its window ends,
+// whatever the budget does meanwhile, so it is never created twice.
 func (e *evaluation) announce() {
 	for _, r := range e.prev.Announcements {
 		e.add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
@@ -257,9 +256,8 @@ func (e *evaluation) periodReset() {
 	e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: start})
 }
 
-// add keeps a if it is still inside its announcement window and not kept
-// already; the first record of an occurrence wins, so its content never
-// changes.
+// add keeps a while it is inside its window, unless kept already: the first
+// record of an occurrence wins, so its content never changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })

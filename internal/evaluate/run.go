@@ -258,8 +258,7 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 }
 
 // nextForecastChange is when the forecast next changes: at its first
-// appearance, the first whole hour of the period past its first tenth, and
-// hourly from then on.
+// appearance (the first whole hour past the period's first tenth), then hourly.
 func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
 	first := e.window.Start.Add((tenth + forecastStep - 1) / forecastStep * forecastStep)
@@ -321,7 +320,7 @@ func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.T
 }
 
 func (e *evaluation) crossed(t api.Threshold) bool {
-	if e.st.State == api.Unknown || e.st.State == "" {
+	if e.st.State == api.Unknown {
 		return false
 	}
 	if t.Basis == api.Forecasted {
