@@ -9,6 +9,7 @@
 package evaluate
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,7 +120,18 @@ func subjectOf(in Input) subject {
 
 // Evaluate computes the Result for in.
 func Evaluate(in Input) Result {
-	e := newEvaluation(in)
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
+	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds) // Default fills them in
+	if in.Budget.Status != nil {
+		e.prev = *in.Budget.Status
+	}
+	e.st = api.Status{
+		ObservedGeneration: in.Budget.Metadata.Generation,
+		// Kept while the spec is unreadable; replaced by run otherwise.
+		Period:     e.prev.Period,
+		Thresholds: e.prev.Thresholds,
+		History:    e.prev.History,
+	}
 	e.run()
 	return e.result()
 }

@@ -39,22 +39,6 @@ type evaluation struct {
 	resync          time.Duration
 }
 
-func newEvaluation(in Input) *evaluation {
-	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
-	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds)
-	if in.Budget.Status != nil {
-		e.prev = *in.Budget.Status
-	}
-	e.st = api.Status{
-		ObservedGeneration: in.Budget.Metadata.Generation,
-		// Kept while the spec is unreadable; replaced below otherwise.
-		Period:     e.prev.Period,
-		Thresholds: e.prev.Thresholds,
-		History:    e.prev.History,
-	}
-	return e
-}
-
 // run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
 	if err := e.in.SpecErr; err != nil {
