@@ -76,12 +76,10 @@ func relate(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
 	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
 		return nil // sync reports the broken spec
 	}
+	spendSource := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
 	return []hookwire.RelatedResourceRule{
 		{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
-		{
-			APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}},
-		},
+		{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: spendSource},
 	}
 }
 

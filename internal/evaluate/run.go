@@ -23,16 +23,14 @@ type evaluation struct {
 	prev   api.Status
 	limits limits // the validated spec's
 
-	st      api.Status
-	window  period.Window
-	usage   spend.Usage
-	percent int64  // the largest percent of any budget-wide limit (USD or tokens)
-	driver  string // what drives the state, for messages
-	// forecastPercent is the forecast's percent of the limit, when a forecast is shown.
-	forecastPercent int64
+	st              api.Status
+	window          period.Window
+	usage           spend.Usage
+	percent         int64  // the largest percent of any budget-wide limit (USD or tokens)
+	driver          string // what drives the state, for messages
+	forecastPercent int64  // of the USD limit, when a forecast is shown
 	samePeriod      bool   // the previous status is of the current period
-	reason          string // BudgetEvaluated reason
-	message         string // BudgetEvaluated message
+	reason, message string // the BudgetEvaluated condition's
 	quota           *Quota
 	selected        []string // a cluster budget's namespaces
 	anns            []Announcement
