@@ -32,10 +32,9 @@ const cleanupRetry = 5 * time.Second
 
 // Summary is what a hook call did, for the one log line per call.
 type Summary struct {
-	Namespace string
-	Name      string
-	State     api.State
-	Reason    string
+	Namespace, Name string
+	State           api.State
+	Reason          string
 }
 
 // parent is a budget of either kind as received, its spec and status kept
