@@ -155,45 +155,28 @@ func (e *evaluation) measure() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-// gauge measures u against l, the budget's limits or a model's: its status
-// figures, and the largest percent of any limit with what it measures.
-func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
-	percent, driver = l.gauge(u)
-	ms = api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
-	switch {
-	case percent >= int64(api.OverBudgetThreshold):
-		ms.State = api.OverBudget
-	case percent >= int64(*e.spec.WarnThresholdPercent):
-		ms.State = api.Warning
-	}
-	if l.usd != nil {
-		ms.LimitUSD = l.usd.String()
-		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
-	}
-	if l.tokens.HasTokenLimit() {
-		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
-	}
-	return ms, percent, driver
-}
-
 // limits is what a subject, the budget or one model, is measured against.
 type limits struct {
 	usd    *money.Amount
 	tokens *api.TokenLimits
 }
 
-// gauge is the largest percent of any of l's limits and what it measures.
-func (l limits) gauge(u spend.Usage) (percent int64, driver string) {
+// gauge measures u against l, the budget's limits or a model's: its status
+// figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
 	percent = -1
 	consider := func(p int64, what string) {
 		if p > percent {
 			percent, driver = p, what
 		}
 	}
+	ms = api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String()}
 	if l.usd != nil {
-		consider(u.CostUSD.PercentOf(*l.usd), "spend")
+		ms.LimitUSD, ms.PercentUsed = l.usd.String(), u.CostUSD.PercentOf(*l.usd)
+		consider(ms.PercentUsed, "spend")
 	}
-	if t := l.tokens; t != nil {
+	if t := l.tokens; t.HasTokenLimit() {
+		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
 		for _, m := range []struct {
 			name  string
 			used  int64
@@ -204,7 +187,17 @@ func (l limits) gauge(u spend.Usage) (percent int64, driver string) {
 			}
 		}
 	}
-	return max(percent, 0), driver
+	percent = max(percent, 0)
+	if l.usd == nil {
+		ms.PercentUsed = percent
+	}
+	switch {
+	case percent >= int64(api.OverBudgetThreshold):
+		ms.State = api.OverBudget
+	case percent >= int64(*e.spec.WarnThresholdPercent):
+		ms.State = api.Warning
+	}
+	return ms, percent, driver
 }
 
 // parseLimit reads a limit that Validate has already parsed, so it cannot fail.
