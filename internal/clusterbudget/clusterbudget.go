@@ -43,9 +43,19 @@ import (
 // cluster is ClusterLLMCostBudget: the spend of every selected namespace
 // summed, a quota in each of them.
 var cluster = budget.Kind{
-	Name:    api.ClusterKind,
-	Owner:   children.ClusterOwner,
-	Related: relate,
+	Name:  api.ClusterKind,
+	Owner: children.ClusterOwner,
+	Related: func(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
+		sel := b.Spec.NamespaceSelector
+		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
+			return nil // sync reports the broken spec
+		}
+		spendSource := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
+		return []hookwire.RelatedResourceRule{
+			{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
+			{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: spendSource},
+		}
+	},
 	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input {
 		return evaluate.Input{Pool: poolReader(b.Spec, related)}
 	},
@@ -69,18 +79,6 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 // quotas in every namespace and lets the budget go once none is observed.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, budget.Summary, error) {
 	return cluster.Sync(req, now)
-}
-
-func relate(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
-	sel := b.Spec.NamespaceSelector
-	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
-		return nil // sync reports the broken spec
-	}
-	spendSource := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
-	return []hookwire.RelatedResourceRule{
-		{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
-		{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: spendSource},
-	}
 }
 
 // object is the part of a related Namespace or ConfigMap the hooks read.
