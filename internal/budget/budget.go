@@ -32,10 +32,9 @@ const cleanupRetry = 5 * time.Second
 
 // Summary is what a hook call did, for the one log line per call.
 type Summary struct {
-	Namespace string
-	Name      string
-	State     api.State
-	Reason    string
+	Namespace, Name string
+	State           api.State
+	Reason          string
 }
 
 // parent is a budget of either kind as received, its spec and status kept
@@ -50,17 +49,6 @@ type parent struct {
 	metaErr error
 }
 
-// identity is the least of a parent that a response can be made for.
-type identity struct {
-	Metadata struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-		UID       string `json:"uid"`
-	} `json:"metadata"`
-	Spec   json.RawMessage `json:"spec"`
-	Status json.RawMessage `json:"status"`
-}
-
 // decodeParent reads a request's parent; only a parent without a usable
 // name is an error (hookwire.ErrBadRequest).
 func decodeParent(raw json.RawMessage) (parent, error) {
@@ -69,7 +57,16 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
 	}
 	if err := decode.Lenient(raw, &p, "parent"); err != nil {
-		var id identity
+		// The least of a parent that a response can be made for.
+		var id struct {
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+				UID       string `json:"uid"`
+			} `json:"metadata"`
+			Spec   json.RawMessage `json:"spec"`
+			Status json.RawMessage `json:"status"`
+		}
 		if decode.Lenient(raw, &id, "parent") != nil {
 			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 		}
@@ -83,9 +80,9 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 }
 
 // Budget decodes spec and status as a budget of kind; a spec decoding error
-// is returned for the caller to report as InvalidSpec. The spec is decoded strictly: the API
-// server prunes fields the CRD does not know, so an unknown or repeated
-// field is one a person wrote (through eval) and must hear about.
+// is for the caller to report as InvalidSpec. The spec is decoded strictly:
+// the API server prunes fields the CRD does not know, so an unknown or
+// repeated field is one a person wrote (through eval) and must hear about.
 func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: kind, Metadata: p.Metadata}
 	var st api.Status
@@ -102,17 +99,15 @@ func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 }
 
 // Kind is what a budget kind brings to the hooks both kinds share: what
-// customize relates, where Apply reads the spend and puts the quota.
+// customize relates for a spec that decodes, where the spend is read among
+// the related objects (the evaluation's input but for Budget and Now), and
+// the children that enforce r.Quota.
 type Kind struct {
-	Name  string // api.Kind or api.ClusterKind
-	Owner func(api.ObjectMeta) children.Owner
-	// Related are the objects sync needs for b, whose spec decodes.
+	Name    string // api.Kind or api.ClusterKind
+	Owner   func(api.ObjectMeta) children.Owner
 	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
-	// Spend is the evaluation's input, but for Budget and Now: where b's
-	// spend is read among the related objects.
-	Spend func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
-	// Quotas are the children that enforce r.Quota.
-	Quotas func(owner children.Owner, r evaluate.Result) []any
+	Spend   func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
+	Quotas  func(owner children.Owner, r evaluate.Result) []any
 }
 
 // namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the
@@ -127,7 +122,15 @@ var namespaced = Kind{
 		}
 		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
 	},
-	Spend: readConfigMap,
+	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
+		name := b.Spec.CostSource.ConfigMapName
+		raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
+		if ok && name != "" {
+			in.ConfigMapFound = true
+			in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
+		}
+		return in
+	},
 	Quotas: func(owner children.Owner, r evaluate.Result) []any {
 		return []any{children.Quota(owner, r.Quota)}
 	},
@@ -179,13 +182,8 @@ func (k Kind) Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.Compo
 func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
 	b, specErr := p.Budget(k.Name)
 	in := k.Spend(b, related)
-	in.Budget, in.Now = b, now
-	var r evaluate.Result
-	if specErr != nil {
-		r = evaluate.Invalid(in, specErr)
-	} else {
-		r = evaluate.Evaluate(in)
-	}
+	in.Budget, in.SpecErr, in.Now = b, specErr, now
+	r := evaluate.Evaluate(in)
 	sum.State = r.Status.State
 	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
 		sum.Reason = c.Reason
@@ -226,16 +224,4 @@ func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Re
 		res.Requeue = finalizer.RequeueAfter(cleanupRetry)
 	}
 	return res
-}
-
-// readConfigMap finds b's spend ConfigMap among the related objects and
-// reads its data.
-func readConfigMap(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
-	name := b.Spec.CostSource.ConfigMapName
-	raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
-	if ok && name != "" {
-		in.ConfigMapFound = true
-		in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
-	}
-	return in
 }

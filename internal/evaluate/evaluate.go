@@ -9,6 +9,7 @@
 package evaluate
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,22 +24,21 @@ type Input struct {
 	// Budget is the parent as Metacontroller sent it; Budget.Status is the
 	// status the previous sync wrote (nil, or partly foreign, on first sync).
 	Budget api.LLMCostBudget
-	// SpendData is the spend ConfigMap's data; nil when the ConfigMap is absent.
-	SpendData map[string]string
-	// ConfigMapFound reports whether the ConfigMap exists (its data may be empty).
+	// SpecErr is why Budget's spec could not even be decoded: the budget is
+	// then Unknown for reason InvalidSpec, with SpecErr as the message.
+	SpecErr error
+	// SpendData is the spend ConfigMap's data, if ConfigMapFound; SpendDataErr
+	// (a *spend.Error) is why it could not be read.
+	SpendData      map[string]string
 	ConfigMapFound bool
-	// SpendDataErr is why the ConfigMap's data could not be read (a
-	// *spend.Error); the budget is then Unknown for that reason.
-	SpendDataErr error
-	// Now is the evaluation time.
-	Now time.Time
+	SpendDataErr   error
+	Now            time.Time
 	// Pool, when set, reads the spend instead of SpendData: a
 	// ClusterLLMCostBudget's sum over its namespaces.
 	Pool PoolReader
 }
 
-// PoolReader reads a cluster budget's spend for the budget's source and
-// current window.
+// PoolReader reads a cluster budget's spend for its source and current window.
 type PoolReader func(spend.Source, period.Window) Pool
 
 // Pool is spend summed over the sources of many namespaces.
@@ -49,10 +49,9 @@ type Pool struct {
 	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
 	Breakdown []api.NamespaceStatus
 	Omitted   int32
-	// Reason and Message say why the sum is unknown; Reason is empty when it is known.
+	// Reason is why the sum is unknown, empty when it is known; Message is
+	// the BudgetEvaluated message either way.
 	Reason, Message string
-	// Description is the BudgetEvaluated message of a known sum.
-	Description string
 }
 
 // Result is what a sync must answer.
@@ -61,8 +60,7 @@ type Result struct {
 	// Announcements are the Events desired right now, sorted by Slug.
 	Announcements []Announcement
 	// Quota is the ResourceQuota to keep while blocking; nil otherwise.
-	Quota *Quota
-	// ResyncAfter is when to evaluate again without a change.
+	Quota       *Quota
 	ResyncAfter time.Duration
 }
 
@@ -84,66 +82,60 @@ type Quota struct {
 	Why       string
 }
 
-// Event types.
 const (
+	// Event types.
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
+	// AnnounceFor is how long an Event stays desired after its occurrence. It
+	// is below the API server's default event TTL (1h) so that an expired
+	// Event is never re-created: each occurrence is announced exactly once.
+	AnnounceFor = 55 * time.Minute
+	// A budget is looked at hourly even when nothing it watches changes, and
+	// its forecast is recomputed at each whole hour since the period start.
+	maxResync    = time.Hour
+	forecastStep = time.Hour
 )
 
-// AnnounceFor is how long an Event stays desired after its occurrence. It is
-// below the API server's default event TTL (1h) so that an expired Event is
-// never re-created: each occurrence is announced exactly once.
-const AnnounceFor = 55 * time.Minute
-
-// MaxResync bounds resyncAfterSeconds so that a budget is looked at hourly
-// even when nothing it watches changes.
-const MaxResync = time.Hour
-
-// ForecastStep is how often the forecast is recomputed: at each whole hour
-// since the period start.
-const ForecastStep = time.Hour
-
-// subject is how messages name the budget and where it enforces.
+// subject is how messages name the budget and where it enforces, and the
+// names of its ResourceQuota and of the ValidatingAdmissionPolicy (and its
+// binding) that deploy/ installs as the Policy gate.
 type subject struct {
-	named     string // "LLMCostBudget chatbot"
-	qualified string // "LLMCostBudget team-ml/chatbot"
-	where     string // "namespace team-ml"
-	quota     string // the ResourceQuota's name
-	// policy names the ValidatingAdmissionPolicy (and its binding) that
-	// deploy/ installs as the Policy gate.
-	policy string
+	named         string // "LLMCostBudget chatbot"
+	qualified     string // "LLMCostBudget team-ml/chatbot"
+	where         string // "namespace team-ml"
+	quota, policy string
 }
 
 func subjectOf(in Input) subject {
 	m := in.Budget.Metadata
 	if in.Pool == nil {
-		return subject{
-			named: api.Kind + " " + m.Name, qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
-			where: "namespace " + m.Namespace, quota: "llmbudget-" + m.Name, policy: "llmbudget-budgets",
-		}
+		return subject{api.Kind + " " + m.Name, api.Kind + " " + m.Namespace + "/" + m.Name,
+			"namespace " + m.Namespace, "llmbudget-" + m.Name, "llmbudget-budgets"}
 	}
 	// The quota name stands apart from a team budget's so that a team budget
 	// of the same name keeps its own.
 	named := api.ClusterKind + " " + m.Name
-	return subject{named: named, qualified: named, where: "the namespaces it selects", quota: "llmbudget-cluster-" + m.Name, policy: "llmbudget-cluster-budgets"}
+	return subject{named, named, "the namespaces it selects", "llmbudget-cluster-" + m.Name, "llmbudget-cluster-budgets"}
 }
 
 // Evaluate computes the Result for in.
 func Evaluate(in Input) Result {
-	e := newEvaluation(in)
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
+	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds) // Default fills them in
+	if in.Budget.Status != nil {
+		e.prev = *in.Budget.Status
+	}
+	e.st = api.Status{
+		ObservedGeneration: in.Budget.Metadata.Generation,
+		// Kept while the spec is unreadable; replaced by run otherwise.
+		Period:     e.prev.Period,
+		Thresholds: e.prev.Thresholds,
+		History:    e.prev.History,
+	}
 	e.run()
 	return e.result()
 }
 
 func metaTime(t time.Time) *metav1.Time {
-	mt := metav1.NewTime(t.UTC().Truncate(time.Second))
-	return &mt
-}
-
-// Invalid is the Result for a budget whose spec could not even be decoded:
-// state Unknown, reason InvalidSpec, with err as the message.
-func Invalid(in Input, err error) Result {
-	e := newEvaluation(in)
-	e.fail(api.ReasonInvalidSpec, err.Error())
-	return e.result()
+	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
 }

@@ -53,32 +53,34 @@ func (e *evaluation) block() {
 	if e.st.State == api.Unknown {
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
 	}
-	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: append([]string(nil), enf.Resources...), Namespaces: e.selected, Message: e.policyMessage()}
-	var by []string
-	for _, g := range st.Gates {
-		if g == api.GateQuota {
-			st.QuotaName = e.who.quota
-			e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
-		}
-		name, _ := e.gate(g)
-		by = append(by, name)
+	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources), Namespaces: e.selected, Message: e.policyMessage()}
+	if slices.Contains(st.Gates, api.GateQuota) {
+		st.QuotaName = e.who.quota
+		e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {
 		what += " labelled " + api.LabelBudget + "=" + e.in.Budget.Metadata.Name
 	}
-	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, strings.Join(by, " and "))
+	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, e.who.where, e.gates(false))
 	e.st.Enforcement = st
 }
 
-// gate names the object that enforces g and says how its lifting is told.
-func (e *evaluation) gate(g api.Gate) (name, lifted string) {
-	if g == api.GateQuota {
-		name = "ResourceQuota " + e.who.quota
-		return name, name + " was lifted"
+// gates names the objects that enforce the spec's gates, or when lifted
+// says how their lifting is told.
+func (e *evaluation) gates(lifted bool) string {
+	var names []string
+	for _, g := range e.spec.Enforcement.Gate.Gates() {
+		name, how := "ValidatingAdmissionPolicy "+e.who.policy, " no longer refuses for "+e.who.named
+		if g == api.GateQuota {
+			name, how = "ResourceQuota "+e.who.quota, " was lifted"
+		}
+		if lifted {
+			name += how
+		}
+		names = append(names, name)
 	}
-	name = "ValidatingAdmissionPolicy " + e.who.policy
-	return name, name + " no longer refuses for " + e.who.named
+	return strings.Join(names, " and ")
 }
 
 // policyMessage is the sentence the admission policy's message starts with;
@@ -153,11 +155,10 @@ func (e *evaluation) usageMessage() string {
 	return msg
 }
 
-// announce lists the Events to keep: every occurrence that earlier syncs
-// recorded and that is still inside its window, plus this sync's new ones
-// (none while suspended). Keeping the record in the status means an Event is
-// never dropped before its window ends, whatever the budget does meanwhile,
-// and so is never created a second time.
+// announce lists the Events to keep: the occurrences earlier syncs recorded
+// that are still inside their window, and this sync's new ones (none while
+// suspended). The record in the status keeps an Event until its window ends,
+// whatever the budget does meanwhile, so it is never created twice.
 func (e *evaluation) announce() {
 	for _, r := range e.prev.Announcements {
 		e.add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
@@ -201,12 +202,7 @@ func (e *evaluation) occurrences() {
 		case c.Status == metav1.ConditionTrue:
 			e.add(Announcement{Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: c.Message, At: c.LastTransitionTime.Time})
 		case meta.IsStatusConditionTrue(e.prev.Conditions, api.ConditionBlocking): // this sync lifts the block
-			var lifted []string
-			for _, g := range e.spec.Enforcement.Gate.Gates() {
-				_, l := e.gate(g)
-				lifted = append(lifted, l)
-			}
-			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", strings.Join(lifted, " and "), e.who.where)
+			msg := fmt.Sprintf("%s: new workloads are admitted again in %s", e.gates(true), e.who.where)
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}
 	}
@@ -260,9 +256,8 @@ func (e *evaluation) periodReset() {
 	e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: start})
 }
 
-// add keeps a if it is still inside its announcement window and not kept
-// already; the first record of an occurrence wins, so its content never
-// changes.
+// add keeps a while it is inside its window, unless kept already: the first
+// record of an occurrence wins, so its content never changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
@@ -304,8 +299,7 @@ func (e *evaluation) result() Result {
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
 }
 
-// sameStatus compares two statuses as they are written, lastEvaluatedTime
-// aside.
+// sameStatus compares two statuses as they are written, lastEvaluatedTime aside.
 func sameStatus(a, b api.Status) bool {
 	a.LastEvaluatedTime, b.LastEvaluatedTime = nil, nil
 	ja, errA := json.Marshal(a)

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -15,50 +16,33 @@ import (
 
 // evaluation carries one Evaluate call's working state.
 type evaluation struct {
-	in   Input
-	who  subject
-	now  time.Time
-	spec api.Spec
-	prev api.Status
-	// limits and source are the validated spec's, in the form they are used.
-	limits limits
-	source spend.Source
+	in     Input
+	who    subject
+	now    time.Time
+	spec   api.Spec
+	prev   api.Status
+	limits limits // the validated spec's
 
-	st      api.Status
-	window  period.Window
-	usage   spend.Usage
-	percent int64  // the largest percent of any budget-wide limit (USD or tokens)
-	driver  string // what drives the state, for messages
-	// forecastPercent is the forecast's percent of the limit, when a forecast is shown.
-	forecastPercent int64
-	// samePeriod is true when the previous status is of the current period.
-	samePeriod bool
-	reason     string // BudgetEvaluated reason
-	message    string // BudgetEvaluated message
-	quota      *Quota
-	selected   []string // a cluster budget's namespaces
-	anns       []Announcement
-	resync     time.Duration
-}
-
-func newEvaluation(in Input) *evaluation {
-	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: MaxResync}
-	e.spec.Thresholds = append([]api.Threshold(nil), in.Budget.Spec.Thresholds...)
-	if in.Budget.Status != nil {
-		e.prev = *in.Budget.Status
-	}
-	e.st = api.Status{
-		ObservedGeneration: in.Budget.Metadata.Generation,
-		// Kept while the spec is unreadable; replaced below otherwise.
-		Period:     e.prev.Period,
-		Thresholds: e.prev.Thresholds,
-		History:    e.prev.History,
-	}
-	return e
+	st              api.Status
+	window          period.Window
+	usage           spend.Usage
+	percent         int64  // the largest percent of any budget-wide limit (USD or tokens)
+	driver          string // what drives the state, for messages
+	forecastPercent int64  // of the USD limit, when a forecast is shown
+	samePeriod      bool   // the previous status is of the current period
+	reason, message string // the BudgetEvaluated condition's
+	quota           *Quota
+	selected        []string // a cluster budget's namespaces
+	anns            []Announcement
+	resync          time.Duration
 }
 
 // run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
+	if err := e.in.SpecErr; err != nil {
+		e.fail(api.ReasonInvalidSpec, err.Error())
+		return
+	}
 	e.spec.Default()
 	validate := e.spec.Validate
 	if e.in.Pool != nil {
@@ -71,8 +55,6 @@ func (e *evaluation) run() {
 	// Validate loaded the zone and parsed the limits: neither fails here.
 	e.window = e.spec.PeriodSpec().Containing(e.now)
 	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
-	src := e.spec.CostSource
-	e.source = spend.Source{Format: src.Format, Key: src.Key, KeyPrefix: src.KeyPrefix}
 	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
 	if l := e.limits.usd; l != nil {
@@ -90,59 +72,60 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 // readSpend fills e.usage, or fails the evaluation with the reason why spend
-// could not be read. A cluster budget's reader sums the namespaces' sources
-// and says who spent what.
+// could not be read.
 func (e *evaluation) readSpend() bool {
+	cs := e.spec.CostSource
+	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
 	var p Pool
 	if e.in.Pool != nil {
-		p = e.in.Pool(e.source, e.window)
-		count := int32(len(p.Selected))
-		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = &count, p.Breakdown, p.Omitted
+		p = e.in.Pool(src, e.window)
+		e.st.NamespaceCount, e.st.Namespaces, e.st.NamespacesOmitted = new(int32(len(p.Selected))), p.Breakdown, p.Omitted
 		e.selected = p.Selected
 	} else {
-		p = e.readConfigMap()
+		p = e.readConfigMap(src)
 	}
 	if p.Reason != "" {
 		e.fail(p.Reason, p.Message)
 		return false
 	}
-	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Description
+	e.usage, e.reason, e.message = p.Usage, api.ReasonEvaluated, p.Message
 	return true
 }
 
 // readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
-func (e *evaluation) readConfigMap() Pool {
-	src := e.spec.CostSource
+func (e *evaluation) readConfigMap(src spend.Source) Pool {
+	name := e.spec.CostSource.ConfigMapName
 	if !e.in.ConfigMapFound {
-		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", src.ConfigMapName, e.in.Budget.Metadata.Namespace)}
+		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", name, e.in.Budget.Metadata.Namespace)}
 	}
 	u, err := spend.Usage{}, e.in.SpendDataErr
 	if err == nil {
-		u, err = spend.Read(e.source, e.in.SpendData, e.window)
+		u, err = spend.Read(src, e.in.SpendData, e.window)
 	}
 	if err != nil {
-		return Pool{Reason: string(spend.ReasonOf(err)), Message: fmt.Sprintf("ConfigMap %q: %v", src.ConfigMapName, err)}
+		return Pool{Reason: string(spend.ReasonOf(err)), Message: fmt.Sprintf("ConfigMap %q: %v", name, err)}
 	}
-	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, src.ConfigMapName)
+	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, name)
 	if src.Format == api.DailyLedger {
 		days := len(e.window.Dates())
 		unit := "days"
 		if days == 1 {
 			unit = "day"
 		}
-		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", src.ConfigMapName)
+		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q", days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
 	}
-	return Pool{Usage: u, Description: read}
+	return Pool{Usage: u, Message: read}
 }
 
 // measure computes spend figures, token usage, the forecast and the state.
+// Each limited model is measured like the budget, and the budget is as bad
+// as its worst model.
 func (e *evaluation) measure() {
-	u := e.usage
-	b, percent, driver := e.gaugeStatus(e.limits, u)
+	b, percent, driver := e.gauge(e.limits, e.usage)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
 	if l := e.limits.usd; l != nil {
-		remaining := l.Sub(u.CostUSD)
+		remaining := l.Sub(e.usage.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
 		}
@@ -152,43 +135,15 @@ func (e *evaluation) measure() {
 			e.forecastPercent = f.PercentOf(*l)
 		}
 	}
-	e.measureModels()
-}
-
-// gaugeStatus measures u against l, the budget's limits or a model's: its
-// status figures, and the largest percent of any limit with what it measures.
-func (e *evaluation) gaugeStatus(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
-	percent, driver = l.gauge(u)
-	ms = api.ModelStatus{State: e.stateFor(percent), ObservedSpendUSD: u.CostUSD.String(), PercentUsed: percent}
-	if l.usd != nil {
-		ms.LimitUSD = l.usd.String()
-		ms.PercentUsed = u.CostUSD.PercentOf(*l.usd)
-	}
-	if l.tokens.HasTokenLimit() {
-		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
-	}
-	return ms, percent, driver
-}
-
-// stateFor maps the largest percent of any limit to a state.
-func (e *evaluation) stateFor(percent int64) api.State {
-	switch {
-	case percent >= int64(api.OverBudgetThreshold):
-		return api.OverBudget
-	case percent >= int64(*e.spec.WarnThresholdPercent):
-		return api.Warning
-	}
-	return api.UnderBudget
-}
-
-// measureModels evaluates each limited model like the budget; the budget is
-// as bad as its worst model.
-func (e *evaluation) measureModels() {
 	for _, m := range e.spec.ModelLimits {
 		// A model absent from the data has spent nothing.
-		ms, percent, driver := e.gaugeStatus(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
+		ms, percent, driver := e.gauge(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
 		ms.Model = m.Model
-		ms.Thresholds = e.crossings(e.prevModelThresholds(m.Model), func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
+		var carried []api.ThresholdStatus
+		if i := slices.IndexFunc(e.prev.Models, func(p api.ModelStatus) bool { return p.Model == m.Model }); e.samePeriod && i >= 0 {
+			carried = e.prev.Models[i].Thresholds
+		}
+		ms.Thresholds = e.crossings(carried, func(t api.Threshold) bool { return percent >= int64(t.Percent) }, api.Actual)
 		if severity[ms.State] > severity[e.st.State] {
 			e.st.State = ms.State
 			e.driver = "model " + m.Model + " " + driver
@@ -200,12 +155,68 @@ func (e *evaluation) measureModels() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
-	i := slices.IndexFunc(e.prev.Models, func(m api.ModelStatus) bool { return m.Model == model })
-	if !e.samePeriod || i < 0 {
+// limits is what a subject, the budget or one model, is measured against.
+type limits struct {
+	usd    *money.Amount
+	tokens *api.TokenLimits
+}
+
+// gauge measures u against l, the budget's limits or a model's: its status
+// figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+	percent = -1
+	consider := func(p int64, what string) {
+		if p > percent {
+			percent, driver = p, what
+		}
+	}
+	ms = api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String()}
+	if l.usd != nil {
+		ms.LimitUSD, ms.PercentUsed = l.usd.String(), u.CostUSD.PercentOf(*l.usd)
+		consider(ms.PercentUsed, "spend")
+	}
+	if t := l.tokens; t.HasTokenLimit() {
+		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
+		for _, m := range []struct {
+			name  string
+			used  int64
+			limit *int64
+		}{{"input tokens", u.InputTokens, t.Input}, {"output tokens", u.OutputTokens, t.Output}, {"total tokens", u.TotalTokens(), t.Total}} {
+			if m.limit != nil {
+				consider(percentOf(m.used, *m.limit), m.name)
+			}
+		}
+	}
+	percent = max(percent, 0)
+	if l.usd == nil {
+		ms.PercentUsed = percent
+	}
+	switch {
+	case percent >= int64(api.OverBudgetThreshold):
+		ms.State = api.OverBudget
+	case percent >= int64(*e.spec.WarnThresholdPercent):
+		ms.State = api.Warning
+	}
+	return ms, percent, driver
+}
+
+// parseLimit reads a limit that Validate has already parsed, so it cannot fail.
+func parseLimit(s *string) *money.Amount {
+	if s == nil {
 		return nil
 	}
-	return e.prev.Models[i].Thresholds
+	l, _ := money.ParseMaxDecimals(*s, api.LimitDecimals)
+	return &l
+}
+
+// percentOf is floor(used*100/limit), saturating at MaxInt64, by the exact
+// arithmetic of money (a count of tokens read as a count of nanos); a zero
+// limit is exhausted by any usage, even none.
+func percentOf(used, limit int64) int64 {
+	if limit <= 0 {
+		return math.MaxInt64
+	}
+	return max(money.FromNanos(used).PercentOf(money.FromNanos(limit)), 0)
 }
 
 // forecast extrapolates spend linearly to the period end, once a tenth of the
@@ -213,7 +224,7 @@ func (e *evaluation) prevModelThresholds(model string) []api.ThresholdStatus {
 // computed as of the last whole hour of the period, so that it changes hourly
 // rather than on every call: an unchanged budget must get an unchanged status.
 func (e *evaluation) forecast() (money.Amount, bool) {
-	elapsed := e.now.Sub(e.window.Start).Truncate(ForecastStep)
+	elapsed := e.now.Sub(e.window.Start).Truncate(forecastStep)
 	total := e.window.Duration()
 	if elapsed <= 0 || elapsed*10 < total {
 		return money.Amount{}, false
@@ -222,15 +233,14 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 }
 
 // nextForecastChange is when the forecast next changes: at its first
-// appearance, the first whole hour of the period past its first tenth, and
-// hourly from then on.
+// appearance (the first whole hour past the period's first tenth), then hourly.
 func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
-	first := e.window.Start.Add((tenth + ForecastStep - 1) / ForecastStep * ForecastStep)
+	first := e.window.Start.Add((tenth + forecastStep - 1) / forecastStep * forecastStep)
 	if first.After(e.now) {
 		return first
 	}
-	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(ForecastStep) + ForecastStep)
+	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(forecastStep) + forecastStep)
 }
 
 // rollover moves the previous period's figures into history when a new
@@ -285,7 +295,7 @@ func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.T
 }
 
 func (e *evaluation) crossed(t api.Threshold) bool {
-	if e.st.State == api.Unknown || e.st.State == "" {
+	if e.st.State == api.Unknown {
 		return false
 	}
 	if t.Basis == api.Forecasted {

@@ -51,9 +51,7 @@ const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
 type Summary struct {
-	Namespace, Name, Kind, Budget string
-	State                         string
-	Finalized                     bool
+	Namespace, Name, Kind, Budget, State string
 }
 
 // object is the part of a workload the hooks read; nothing else of it (its
@@ -96,11 +94,7 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		// Every budget of the namespace, not just the labelled one: Metacontroller
 		// caches this answer per generation, and changing a label does not change
 		// the generation. Sync picks the budget the label names.
-		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
-			APIVersion: api.APIVersion,
-			Resource:   api.Resource,
-			Namespace:  o.Metadata.Namespace,
-		})
+		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace})
 	}
 	return resp, nil
 }
@@ -119,7 +113,6 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 		return apply(ev.Object, req.Related, now, &sum)
 	})
 	res.Response.Tail = res.Tail()
-	sum.Finalized = res.Finalized
 	return res.Response, sum, nil
 }
 
@@ -222,9 +215,13 @@ func setValue(m map[string]*string, key, v string) {
 // labelled long after the budget ran out, and the Event stays unchanged while
 // it is announced whatever the budget does meanwhile.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
-	at, err := time.Parse(time.RFC3339, marked)
-	if err != nil || (st.Period != nil && at.Before(periodStart(st))) {
-		at = time.Time{} // none yet, or one of an earlier period
+	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
+	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
+	if p := st.Period; p != nil {
+		msg += fmt.Sprintf(" for the period %s to %s", p.Start, p.End)
+		if start, err := time.Parse(time.RFC3339, p.Start); err == nil && at.Before(start) {
+			at = time.Time{} // one of an earlier period
+		}
 	}
 	if at.IsZero() {
 		if st.State != api.OverBudget {
@@ -232,17 +229,5 @@ func exceeded(budget string, st api.Status, marked string, now time.Time) (evalu
 		}
 		at = now.UTC().Truncate(time.Second)
 	}
-	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
-	if st.Period != nil {
-		msg += fmt.Sprintf(" for the period %s to %s", st.Period.Start, st.Period.End)
-	}
 	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at}, true
-}
-
-func periodStart(st api.Status) time.Time {
-	t, err := time.Parse(time.RFC3339, st.Period.Start)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }
