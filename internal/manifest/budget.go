@@ -49,61 +49,74 @@ type configMapDocument struct {
 	Immutable  *bool             `json:"immutable,omitempty"`
 }
 
-func (r *reader) readBudget(o object, name string) {
+func (r *reader) readBudget(d Doc, name string) {
 	var doc budgetDocument
-	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) {
+	errs, ok := d.Decode(&doc, name)
+	if !ok {
+		r.errs = append(r.errs, errs...)
 		return
 	}
 	// An unknown field is often a misspelt one: the spec's rules would only
 	// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
-	strictOK := len(r.errs) == before
-	r.checkMeta(o, name, doc.Metadata, true)
-	if !strictOK {
-		return
+	strictOK := len(errs) == 0
+	errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
+	if strictOK {
+		errs = append(errs, checkSpec(d, name, doc.Spec)...)
 	}
-	if doc.Spec == nil {
-		r.fail(o, "spec", name, "%sspec: is required", o.prefix)
-		return
-	}
-	spec := *doc.Spec
-	spec.Default()
-	var verrs api.ValidationError
-	if err := spec.Validate(); errors.As(err, &verrs) {
-		for _, fe := range verrs {
-			r.fail(o, fe.Path, name, "%s%s", o.prefix, fe.Error())
-		}
-	} else if err != nil {
-		r.fail(o, "spec", name, "%s%v", o.prefix, err)
-	}
-	if len(r.errs) > before {
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
 		return
 	}
 	ns := namespaceOf(doc.Metadata)
 	r.set.Budgets = append(r.set.Budgets, Budget{
-		Source: o.at(""), Namespace: ns, Name: doc.Metadata.Name, Spec: spec,
-		JSON: withServerDefaults(o.js, ns),
+		Source: d.At(""), Namespace: ns, Name: doc.Metadata.Name, Spec: *doc.Spec,
+		JSON: withServerDefaults(d.JSON, ns),
 	})
 }
 
-func (r *reader) readConfigMap(o object, name string) {
-	var doc configMapDocument
-	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) {
-		return
+// checkSpec defaults spec and holds it to the API's rules.
+func checkSpec(d Doc, name string, spec *api.Spec) Errors {
+	if spec == nil {
+		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
 	}
-	if r.checkMeta(o, name, doc.Metadata, false); len(r.errs) > before {
+	spec.Default()
+	err := spec.Validate()
+	var verrs api.ValidationError
+	if err != nil && !errors.As(err, &verrs) {
+		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
+	}
+	var errs Errors
+	for _, fe := range verrs {
+		errs = append(errs, d.Errorf(fe.Path, name, "%s%s", d.Prefix, fe.Error()))
+	}
+	return errs
+}
+
+func (r *reader) readConfigMap(d Doc, name string) {
+	var doc configMapDocument
+	errs, ok := d.Decode(&doc, name)
+	if ok {
+		errs = append(errs, d.CheckMeta(name, doc.Metadata, false)...)
+	}
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
 		return
 	}
 	r.set.ConfigMaps = append(r.set.ConfigMaps, ConfigMap{
-		Source: o.at(""), Namespace: namespaceOf(doc.Metadata), Name: doc.Metadata.Name, JSON: o.js,
+		Source: d.At(""), Namespace: namespaceOf(doc.Metadata), Name: doc.Metadata.Name, JSON: d.JSON,
 	})
 }
 
-// checkMeta records what the API server would refuse in metadata.
-func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) {
-	fail := func(path, msg string) { r.fail(o, path, name, "%s%s", o.prefix, msg) }
+// CheckMeta is what the API server would refuse in the metadata of an
+// LLMCostBudget (budget) or another object.
+func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors {
+	var errs Errors
+	fail := func(path, format string, args ...any) {
+		errs = append(errs, d.Errorf(path, object, "%s%s", d.Prefix, fmt.Sprintf(format, args...)))
+	}
 	switch {
+	case md.Name == "" && md.GenerateName != "":
+		fail("metadata.name", "metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name")
 	case md.Name == "":
 		fail("metadata.name", "metadata.name: is required")
 	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
@@ -111,14 +124,15 @@ func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget b
 			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
-			fail("metadata.name", fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
+			fail("metadata.name", "metadata.name: Invalid value: %q: %s", md.Name, m)
 		}
 	}
 	if md.Namespace != "" {
 		for _, m := range validation.IsDNS1123Label(md.Namespace) {
-			fail("metadata.namespace", fmt.Sprintf("metadata.namespace: Invalid value: %q: %s", md.Namespace, m))
+			fail("metadata.namespace", "metadata.namespace: Invalid value: %q: %s", md.Namespace, m)
 		}
 	}
+	return errs
 }
 
 // namespaceOf is the object's namespace, "default" when unset (kubectl's

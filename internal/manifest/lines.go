@@ -24,14 +24,14 @@ func Find(n *yaml.Node, path string) (int, *yaml.Node) {
 			if end == 0 {
 				end = len(part)
 			}
-			key, value := child(Deref(n), part[:end])
+			key, value := child(deref(n), part[:end])
 			if value == nil {
 				return line, nil
 			}
 			line, n, part = key.Line, value, part[end:]
 		}
 	}
-	return line, Deref(n)
+	return line, deref(n)
 }
 
 // child returns the key and value of step in a mapping, or the item at an
@@ -54,9 +54,9 @@ func child(n *yaml.Node, step string) (key, value *yaml.Node) {
 	return nil, nil
 }
 
-// Deref follows a YAML alias to the node it stands for; an anchored node is
+// deref follows a YAML alias to the node it stands for; an anchored node is
 // never an alias itself, and decoding refuses cycles.
-func Deref(n *yaml.Node) *yaml.Node {
+func deref(n *yaml.Node) *yaml.Node {
 	if n.Kind == yaml.AliasNode {
 		return n.Alias
 	}

@@ -21,6 +21,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,64 +91,72 @@ type Skipped struct {
 	JSON                   json.RawMessage // as written
 }
 
-// Read reads every named file ("-" is stdin, read once; a directory is its
-// manifest files). It returns an Errors listing every invalid object, or the
-// first I/O error.
+// Read reads every named file (see ReadInputs). It returns an Errors
+// listing every invalid object, or the first I/O error.
 func Read(names []string, stdin io.Reader) (Set, error) {
-	r := reader{stdin: stdin}
-	for _, name := range names {
-		if err := r.readPath(name); err != nil {
-			return r.set, err
+	var r reader
+	err := ReadInputs(names, stdin, func(file string, data []byte) error {
+		docs, err := Docs(file, data)
+		for _, d := range docs {
+			r.readObject(d)
 		}
+		if err != nil {
+			r.errs = append(r.errs, *err)
+		}
+		return nil
+	})
+	if err == nil && len(r.errs) > 0 {
+		err = r.errs
 	}
-	if len(r.errs) > 0 {
-		return r.set, r.errs
-	}
-	return r.set, nil
+	return r.set, err
 }
 
 type reader struct {
-	stdin     io.Reader
-	readStdin bool
-	set       Set
-	errs      Errors
+	set  Set
+	errs Errors
 }
 
-func (r *reader) readPath(name string) error {
-	if name == "-" {
-		if r.readStdin {
-			return fmt.Errorf("-f - given twice: stdin can be read only once")
-		}
-		r.readStdin = true
-		data, err := io.ReadAll(r.stdin)
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		r.readStream("stdin", data)
-		return nil
-	}
-	files := []string{name}
-	if info, err := os.Stat(name); err != nil {
-		return err
-	} else if info.IsDir() {
-		if files, err = manifestFiles(name); err != nil {
-			return err
-		}
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+// ReadInputs calls read with the name and contents of every named file, in
+// order, and stops at the first error. "-" is stdin, passed as "stdin": it can
+// be read only once, and a second "-" would silently read nothing. A
+// directory stands for the manifests directly in it, sorted, as kubectl -f
+// dir (without -R) reads them.
+func ReadInputs(names []string, stdin io.Reader, read func(file string, data []byte) error) error {
+	readStdin := false
+	for _, name := range names {
+		files, err := manifestFiles(name)
 		if err != nil {
 			return err
 		}
-		r.readStream(f, data)
+		for _, f := range files {
+			var data []byte
+			if f == "-" {
+				if readStdin {
+					return errors.New("-f - given twice: stdin can be read only once")
+				}
+				readStdin = true
+				f = "stdin"
+				if data, err = io.ReadAll(stdin); err != nil {
+					return fmt.Errorf("read stdin: %w", err)
+				}
+			} else if data, err = os.ReadFile(f); err != nil {
+				return err
+			}
+			if err := read(f, data); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// manifestFiles lists the manifests directly in dir, sorted, as kubectl -f dir
-// (without -R) reads them.
-func manifestFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// manifestFiles is the .yaml, .yml and .json files of a directory, or name
+// itself (whose reading reports it missing).
+func manifestFiles(name string) ([]string, error) {
+	if info, err := os.Stat(name); err != nil || !info.IsDir() {
+		return []string{name}, nil
+	}
+	entries, err := os.ReadDir(name)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +164,7 @@ func manifestFiles(dir string) ([]string, error) {
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
 		if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-			files = append(files, filepath.Join(dir, e.Name()))
+			files = append(files, filepath.Join(name, e.Name()))
 		}
 	}
 	return files, nil // sorted, as ReadDir is
