@@ -12,21 +12,11 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// Budget is a valid LLMCostBudget.
+// Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and
+// generation set as the API server sets them: what Metacontroller would send.
 type Budget struct {
-	Source
-	Namespace, Name string
-	Spec            api.Spec // defaulted
-	// JSON is the object as written, with metadata.namespace and generation
-	// set as the API server sets them: what Metacontroller would send.
-	JSON json.RawMessage
-}
-
-// ConfigMap is a v1 ConfigMap.
-type ConfigMap struct {
-	Source
-	Namespace, Name string
-	JSON            json.RawMessage
+	Object
+	Spec api.Spec // defaulted
 }
 
 // budgetDocument is an LLMCostBudget as a manifest may write it: the full
@@ -49,7 +39,8 @@ type configMapDocument struct {
 	Immutable  *bool             `json:"immutable,omitempty"`
 }
 
-func (r *reader) readBudget(d Doc, name string) {
+func (r *reader) readBudget(d Doc, h Head) {
+	name := h.Name()
 	var doc budgetDocument
 	errs, ok := d.Decode(&doc, name)
 	if !ok {
@@ -67,11 +58,10 @@ func (r *reader) readBudget(d Doc, name string) {
 	if len(errs) > 0 {
 		return
 	}
-	ns := namespaceOf(doc.Metadata)
-	r.set.Budgets = append(r.set.Budgets, Budget{
-		Source: d.At(""), Namespace: ns, Name: doc.Metadata.Name, Spec: *doc.Spec,
-		JSON: withServerDefaults(d.JSON, ns),
-	})
+	o := object(d, h)
+	o.Namespace = namespaceOf(doc.Metadata)
+	o.JSON = withServerDefaults(d.JSON, o.Namespace)
+	r.set.Budgets = append(r.set.Budgets, Budget{Object: o, Spec: *doc.Spec})
 }
 
 // checkSpec defaults spec and holds it to the API's rules.
@@ -92,19 +82,19 @@ func checkSpec(d Doc, name string, spec *api.Spec) Errors {
 	return errs
 }
 
-func (r *reader) readConfigMap(d Doc, name string) {
+func (r *reader) readConfigMap(d Doc, h Head) {
 	var doc configMapDocument
-	errs, ok := d.Decode(&doc, name)
+	errs, ok := d.Decode(&doc, h.Name())
 	if ok {
-		errs = append(errs, d.CheckMeta(name, doc.Metadata, false)...)
+		errs = append(errs, d.CheckMeta(h.Name(), doc.Metadata, false)...)
 	}
 	r.errs = append(r.errs, errs...)
 	if len(errs) > 0 {
 		return
 	}
-	r.set.ConfigMaps = append(r.set.ConfigMaps, ConfigMap{
-		Source: d.At(""), Namespace: namespaceOf(doc.Metadata), Name: doc.Metadata.Name, JSON: d.JSON,
-	})
+	o := object(d, h)
+	o.Namespace = namespaceOf(doc.Metadata)
+	r.set.ConfigMaps = append(r.set.ConfigMaps, o)
 }
 
 // CheckMeta is what the API server would refuse in the metadata of an

@@ -228,20 +228,24 @@ func (r *reader) readObject(d Doc) {
 			r.readObject(item)
 		}
 	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
-		r.set.ClusterBudgets = append(r.set.ClusterBudgets, Object{Source: d.At(""), Name: h.Metadata.Name, JSON: d.JSON})
+		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
 	case group == api.Group || strings.EqualFold(h.Kind, api.Kind):
 		if path, msg := wrongBudgetType(h, group, version); msg != "" {
 			r.fail(d, path, name, "%s", msg)
 		} else {
-			r.readBudget(d, name)
+			r.readBudget(d, h)
 		}
 	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
-		r.readConfigMap(d, name)
+		r.readConfigMap(d, h)
 	case h.Kind == "ConfigMap" && group == "":
 		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
 	default:
-		r.set.Skipped = append(r.set.Skipped, Skipped{Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, JSON: d.JSON})
+		r.set.Skipped = append(r.set.Skipped, object(d, h))
 	}
+}
+
+func object(d Doc, h Head) Object {
+	return Object{Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON}
 }
 
 // wrongBudgetType says what is wrong with an apiVersion and kind that look

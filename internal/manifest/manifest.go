@@ -70,25 +70,18 @@ func (e Errors) Error() string {
 // Set is what Read found.
 type Set struct {
 	Budgets    []Budget
-	ConfigMaps []ConfigMap
-	Skipped    []Skipped
+	ConfigMaps []Object
 	// ClusterBudgets are read as written; Namespaces, which they select,
 	// are among Skipped.
 	ClusterBudgets []Object
+	Skipped        []Object // of kinds that eval does not read
 }
 
-// Object is a ClusterLLMCostBudget, as written.
+// Object is an object as written.
 type Object struct {
 	Source
-	Name string
-	JSON json.RawMessage
-}
-
-// Skipped is an object of a kind that eval does not read.
-type Skipped struct {
-	Source
-	APIVersion, Kind, Name string
-	JSON                   json.RawMessage // as written
+	APIVersion, Kind, Namespace, Name string
+	JSON                              json.RawMessage
 }
 
 // Read reads every named file (see ReadInputs). It returns an Errors

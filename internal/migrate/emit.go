@@ -8,10 +8,9 @@ import (
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // The output is built as a YAML node tree so that comments sit next to the
@@ -70,9 +69,8 @@ func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }
 
-// render prints a converted budget and reads it back exactly as printed,
-// holding its spec to the API's own rules, defaults applied: what migrate
-// prints is what kubectl apply and the hook accept.
+// render prints a converted budget and reads it back exactly as printed, as
+// eval reads it: what migrate prints is what kubectl apply and the hook accept.
 func render(doc *goyaml.Node) ([]byte, error) {
 	var b bytes.Buffer
 	e := goyaml.NewEncoder(&b)
@@ -80,23 +78,13 @@ func render(doc *goyaml.Node) ([]byte, error) {
 	if err := errors.Join(e.Encode(doc), e.Close()); err != nil {
 		return nil, fmt.Errorf("encode the converted budget: %w", err)
 	}
-	js, err := yaml.YAMLToJSON(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("read back the converted budget: %w", err)
-	}
-	var obj struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Metadata   any      `json:"metadata"`
-		Spec       api.Spec `json:"spec"`
-	}
-	strict, err := kjson.UnmarshalStrict(js, &obj)
-	if err = errors.Join(append(strict, err)...); err != nil {
-		return nil, fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
-	}
-	obj.Spec.Default()
-	if err := obj.Spec.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted budget is not valid: %w", err)
+	var errs manifest.Errors
+	if _, err := manifest.Read([]string{"-"}, bytes.NewReader(b.Bytes())); errors.As(err, &errs) {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Message
+		}
+		return nil, fmt.Errorf("the converted budget is not valid: %s", strings.Join(msgs, "; "))
 	}
 	return b.Bytes(), nil
 }
