@@ -52,12 +52,15 @@ func describe(root string, err error) error {
 		return nil
 	}
 	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
-		return fmt.Errorf("%smalformed JSON at byte %d: %v", prefix(root), offset, err)
+		err = fmt.Errorf("malformed JSON at byte %d: %v", offset, err)
+	} else if field, want, got, ok := TypeMismatch(err); ok {
+		root = join(root, field)
+		err = fmt.Errorf("must be %s, got JSON %s", typeWords[want], got)
 	}
-	if field, want, got, ok := TypeMismatch(err); ok {
-		return fmt.Errorf("%smust be %s, got JSON %s", prefix(join(root, field)), typeWords[want], got)
+	if root == "" {
+		return err
 	}
-	return fmt.Errorf("%s%w", prefix(root), err)
+	return fmt.Errorf("%s: %w", root, err)
 }
 
 // TypeMismatch reads a value of the wrong JSON type from a decoding error:
@@ -107,11 +110,4 @@ func join(root, field string) string {
 		return root + field
 	}
 	return root + "." + field
-}
-
-func prefix(path string) string {
-	if path == "" {
-		return ""
-	}
-	return path + ": "
 }

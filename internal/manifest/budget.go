@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
@@ -37,6 +38,69 @@ type configMapDocument struct {
 	Data       map[string]string `json:"data,omitempty"`
 	BinaryData map[string][]byte `json:"binaryData,omitempty"`
 	Immutable  *bool             `json:"immutable,omitempty"`
+}
+
+func (r *reader) fail(d Doc, path, object, format string, args ...any) {
+	r.errs = append(r.errs, d.Errorf(path, object, format, args...))
+}
+
+func (r *reader) readObject(d Doc) {
+	h, ok := d.Head()
+	name := h.Name()
+	group, version := splitAPIVersion(h.APIVersion)
+	switch {
+	case !ok:
+		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
+	case h.APIVersion == "" || h.Kind == "":
+		r.fail(d, "", "", "not a Kubernetes object: apiVersion and kind are required")
+	case h.IsList():
+		items, errs := d.Items(name)
+		r.errs = append(r.errs, errs...)
+		for _, item := range items {
+			r.readObject(item)
+		}
+	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
+		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
+	case group == api.Group || strings.EqualFold(h.Kind, api.Kind):
+		if path, msg := wrongBudgetType(h, group, version); msg != "" {
+			r.fail(d, path, name, "%s", msg)
+		} else {
+			r.readBudget(d, h)
+		}
+	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
+		r.readConfigMap(d, h)
+	case h.Kind == "ConfigMap" && group == "":
+		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
+	default:
+		r.set.Skipped = append(r.set.Skipped, object(d, h))
+	}
+}
+
+func object(d Doc, h Head) Object {
+	return Object{Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON}
+}
+
+// wrongBudgetType says what is wrong with an apiVersion and kind that look
+// like an LLMCostBudget's, and at which field; "" when they are right.
+func wrongBudgetType(h Head, group, version string) (path, msg string) {
+	switch {
+	case group != api.Group:
+		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
+	case version != api.Version:
+		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
+	case h.Kind != api.Kind:
+		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+	}
+	return "", ""
+}
+
+func splitAPIVersion(apiVersion string) (group, version string) {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return "", apiVersion
+	}
+	return group, version
 }
 
 func (r *reader) readBudget(d Doc, h Head) {
@@ -137,21 +201,15 @@ func namespaceOf(md metav1.ObjectMeta) string {
 // withServerDefaults sets metadata.namespace and metadata.generation the way
 // kubectl and the API server would.
 func withServerDefaults(js []byte, ns string) json.RawMessage {
-	var obj map[string]any
-	// PreserveInts: a token limit of 2^63-1 must not pass through float64.
-	if kjson.UnmarshalCaseSensitivePreserveInts(js, &obj) != nil {
+	var u unstructured.Unstructured
+	if u.UnmarshalJSON(js) != nil {
 		return js
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		obj["metadata"] = md
+	u.SetNamespace(ns)
+	if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "generation"); !set {
+		u.SetGeneration(1)
 	}
-	md["namespace"] = ns
-	if _, ok := md["generation"]; !ok {
-		md["generation"] = 1
-	}
-	out, err := json.Marshal(obj)
+	out, err := u.MarshalJSON()
 	if err != nil {
 		return js
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -208,65 +209,56 @@ func typeErrorMessage(err error) (path, msg string) {
 	return path, msg
 }
 
-func (r *reader) fail(d Doc, path, object, format string, args ...any) {
-	r.errs = append(r.errs, d.Errorf(path, object, format, args...))
-}
-
-func (r *reader) readObject(d Doc) {
-	h, ok := d.Head()
-	name := h.Name()
-	group, version := splitAPIVersion(h.APIVersion)
-	switch {
-	case !ok:
-		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
-	case h.APIVersion == "" || h.Kind == "":
-		r.fail(d, "", "", "not a Kubernetes object: apiVersion and kind are required")
-	case h.IsList():
-		items, errs := d.Items(name)
-		r.errs = append(r.errs, errs...)
-		for _, item := range items {
-			r.readObject(item)
+// Find walks path ("spec.costSource.key", "items[2].spec") down from n,
+// following aliases. It returns the line of the field, or of the deepest
+// field on the way when it is absent, and the field's value when present.
+func Find(n *yaml.Node, path string) (int, *yaml.Node) {
+	if n == nil {
+		return 0, nil
+	}
+	line := n.Line
+	for _, part := range strings.Split(path, ".") {
+		for part != "" {
+			// A step is a key, or an index written "[2]" (a key may hold "]").
+			end := strings.IndexByte(part[1:], '[') + 1
+			if end == 0 {
+				end = len(part)
+			}
+			key, value := child(deref(n), part[:end])
+			if value == nil {
+				return line, nil
+			}
+			line, n, part = key.Line, value, part[end:]
 		}
-	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
-		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
-	case group == api.Group || strings.EqualFold(h.Kind, api.Kind):
-		if path, msg := wrongBudgetType(h, group, version); msg != "" {
-			r.fail(d, path, name, "%s", msg)
-		} else {
-			r.readBudget(d, h)
+	}
+	return line, deref(n)
+}
+
+// child returns the key and value of step in a mapping, or the item at an
+// index step ("[2]") of a sequence (as both).
+func child(n *yaml.Node, step string) (key, value *yaml.Node) {
+	if i, ok := strings.CutPrefix(step, "["); ok {
+		idx, err := strconv.Atoi(strings.TrimSuffix(i, "]"))
+		if err != nil || n.Kind != yaml.SequenceNode || idx < 0 || idx >= len(n.Content) {
+			return nil, nil
 		}
-	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
-		r.readConfigMap(d, h)
-	case h.Kind == "ConfigMap" && group == "":
-		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
-	default:
-		r.set.Skipped = append(r.set.Skipped, object(d, h))
+		return n.Content[idx], n.Content[idx]
 	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == step {
+				return n.Content[i], n.Content[i+1]
+			}
+		}
+	}
+	return nil, nil
 }
 
-func object(d Doc, h Head) Object {
-	return Object{Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON}
-}
-
-// wrongBudgetType says what is wrong with an apiVersion and kind that look
-// like an LLMCostBudget's, and at which field; "" when they are right.
-func wrongBudgetType(h Head, group, version string) (path, msg string) {
-	switch {
-	case group != api.Group:
-		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
-			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
-	case version != api.Version:
-		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
-	case h.Kind != api.Kind:
-		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+// deref follows a YAML alias to the node it stands for; an anchored node is
+// never an alias itself, and decoding refuses cycles.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
 	}
-	return "", ""
-}
-
-func splitAPIVersion(apiVersion string) (group, version string) {
-	group, version, ok := strings.Cut(apiVersion, "/")
-	if !ok {
-		return "", apiVersion
-	}
-	return group, version
+	return n
 }

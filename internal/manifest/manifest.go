@@ -17,6 +17,9 @@
 // `kubectl get llmb,cm -o yaml` prints) and LLMCostBudgetList objects; a
 // directory stands for its .yaml, .yml and .json files, as with kubectl -f.
 // Objects of other kinds are skipped and reported in Set.Skipped.
+//
+// `llmbudget migrate` reads its inputs with the same pieces: ReadInputs,
+// Docs, and Doc's strict decoding and metadata check.
 package manifest
 
 import (
@@ -29,7 +32,7 @@ import (
 	"strings"
 )
 
-// Source is where an object was read.
+// Source is where an object or field is written.
 type Source struct {
 	File string
 	Line int // 1-based; 0 when unknown
@@ -45,7 +48,7 @@ func (s Source) String() string {
 // Error is one problem of a manifest, at the line of the field it names.
 type Error struct {
 	Source
-	Object  string // "LLMCostBudget team-ml/chatbot", or "" before the object is known
+	Object  string // "LLMCostBudget team-ml/chatbot"; "" when unknown
 	Message string
 }
 
@@ -56,7 +59,7 @@ func (e Error) Error() string {
 	return e.Source.String() + ": " + e.Object + ": " + e.Message
 }
 
-// Errors is every problem found in the input, in reading order.
+// Errors are problems in reading order, one a line.
 type Errors []Error
 
 func (e Errors) Error() string {
@@ -109,11 +112,10 @@ type reader struct {
 	errs Errors
 }
 
-// ReadInputs calls read with the name and contents of every named file, in
-// order, and stops at the first error. "-" is stdin, passed as "stdin": it can
-// be read only once, and a second "-" would silently read nothing. A
-// directory stands for the manifests directly in it, sorted, as kubectl -f
-// dir (without -R) reads them.
+// ReadInputs calls read with the name and contents of every named file and
+// stops at the first error. "-" is stdin, named "stdin": a second "-" is
+// refused, as it would silently read nothing. A directory stands for the
+// manifests directly in it, sorted, as kubectl -f dir (without -R) reads them.
 func ReadInputs(names []string, stdin io.Reader, read func(file string, data []byte) error) error {
 	readStdin := false
 	for _, name := range names {
