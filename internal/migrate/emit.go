@@ -39,25 +39,21 @@ type object struct{ node *goyaml.Node }
 
 func newObject() *object { return &object{node: &goyaml.Node{Kind: goyaml.MappingNode}} }
 
-// set adds name: value. head is a comment block above the field; a value's
-// LineComment, set by the caller, goes after it on the same line.
+// set adds name: value under the comment lines head; the encoder starts each
+// with "# ". No line is empty or holds a line break: names and selectors are
+// validated first, and everything else is our own prose.
 func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
 	k := str(name)
-	k.HeadComment = comment(head...)
+	k.HeadComment = strings.Join(head, "\n")
 	o.node.Content = append(o.node.Content, k, value)
 	return o
 }
 
-// note puts a comment after a scalar value on its own line.
+// note puts a comment after a scalar value, on its line.
 func note(n *goyaml.Node, text string) *goyaml.Node {
-	n.LineComment = comment(text)
+	n.LineComment = text
 	return n
 }
-
-// comment is a YAML comment block; the encoder starts each line with "# ".
-// No line is empty or holds a line break: names and selectors are
-// validated first, and everything else is our own prose.
-func comment(lines ...string) string { return strings.Join(lines, "\n") }
 
 // budgetDocument assembles an llmbudget LLMCostBudget document.
 func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {

@@ -15,17 +15,10 @@ import (
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at
 // commit 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in
 // api/v1alpha2/task_types.go, and the admission logic in
-// internal/controller/task_budget_admission.go):
-//
-//	apiVersion: kelos.dev/v1alpha2, kind: TaskBudget (short name tb)
-//	spec.taskSelector     metav1.LabelSelector, required; {} selects every Task
-//	spec.period.type      Daily (the only type), required
-//	spec.period.timezone  IANA name, default UTC
-//	spec.maxCostUSD       resource.Quantity >= 0
-//	spec.maxInputTokens   int64 >= 0
-//	spec.maxOutputTokens  int64 >= 0 (at least one of the three limits is required)
-//	status                observedGeneration, currentPeriodStart, currentPeriodEnd,
-//	                      used{costUSD, inputTokens, outputTokens}, conditions[]
+// internal/controller/task_budget_admission.go): spec.taskSelector is
+// required ({} selects every Task), spec.period.type is Daily, the only type,
+// in spec.period.timezone (UTC by default), and at least one of maxCostUSD
+// (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0.
 //
 // Kelos sums spec.usage of the TaskRecords that match the selector and
 // completed in the current local day, and keeps new matching Tasks Waiting

@@ -127,6 +127,23 @@ func (in *input) errAt(path, format string, args ...any) error {
 	return manifest.Errors{in.Errorf(path, in.name, "%s", msg)}
 }
 
+// literal is the number or string v, decoded from path, as written: JSON
+// reads "12.50" as 12.5. ok is false when the field is absent.
+func (in *input) literal(path string, v any) (text string, ok bool, err error) {
+	switch v.(type) {
+	case nil:
+		return "", false, nil
+	case string, int64, float64:
+	default:
+		return "", false, in.errAt(path, "must be a number or a string")
+	}
+	_, n := manifest.Find(in.Node, path)
+	if n == nil || n.Kind != goyaml.ScalarNode {
+		return "", false, in.errAt(path, "must be written in place, not through a YAML merge key")
+	}
+	return n.Value, true, nil
+}
+
 func unknownKind(h manifest.Head) string {
 	const prefix = "not a kind migrate converts: "
 	switch {
