@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -47,7 +48,7 @@ func (r *reader) fail(d Doc, path, object, format string, args ...any) {
 func (r *reader) readObject(d Doc) {
 	h, ok := d.Head()
 	name := h.Name()
-	group, version := splitAPIVersion(h.APIVersion)
+	gv, _ := schema.ParseGroupVersion(h.APIVersion)
 	switch {
 	case !ok:
 		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
@@ -61,15 +62,18 @@ func (r *reader) readObject(d Doc) {
 		}
 	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
 		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
-	case group == api.Group || strings.EqualFold(h.Kind, api.Kind):
-		if path, msg := wrongBudgetType(h, group, version); msg != "" {
-			r.fail(d, path, name, "%s", msg)
-		} else {
-			r.readBudget(d, h)
-		}
+	case gv.Group != api.Group && strings.EqualFold(h.Kind, api.Kind):
+		r.fail(d, "kind", name, "apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && gv.Version != api.Version:
+		r.fail(d, "apiVersion", name, "apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && h.Kind != api.Kind:
+		r.fail(d, "kind", name, "kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+	case gv.Group == api.Group:
+		r.readBudget(d, h)
 	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
 		r.readConfigMap(d, h)
-	case h.Kind == "ConfigMap" && group == "":
+	case h.Kind == "ConfigMap" && gv.Group == "":
 		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
 	default:
 		r.set.Skipped = append(r.set.Skipped, object(d, h))
@@ -77,30 +81,10 @@ func (r *reader) readObject(d Doc) {
 }
 
 func object(d Doc, h Head) Object {
-	return Object{Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind, Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON}
-}
-
-// wrongBudgetType says what is wrong with an apiVersion and kind that look
-// like an LLMCostBudget's, and at which field; "" when they are right.
-func wrongBudgetType(h Head, group, version string) (path, msg string) {
-	switch {
-	case group != api.Group:
-		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
-			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
-	case version != api.Version:
-		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
-	case h.Kind != api.Kind:
-		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+	return Object{
+		Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind,
+		Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON,
 	}
-	return "", ""
-}
-
-func splitAPIVersion(apiVersion string) (group, version string) {
-	group, version, ok := strings.Cut(apiVersion, "/")
-	if !ok {
-		return "", apiVersion
-	}
-	return group, version
 }
 
 func (r *reader) readBudget(d Doc, h Head) {

@@ -3,7 +3,6 @@ package manifest
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -145,29 +144,25 @@ func printable(s string) string {
 
 // Items decodes d as a List, strictly, and returns its items.
 func (d Doc) Items(object string) ([]Doc, Errors) {
-	var l struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Metadata   metav1.ListMeta   `json:"metadata"`
-		Items      []json.RawMessage `json:"items"`
-	}
+	var l metav1.List
 	errs, ok := d.Decode(&l, object)
 	if !ok {
 		return nil, errs
 	}
 	items := make([]Doc, len(l.Items))
-	for i, js := range l.Items {
+	for i, item := range l.Items {
 		path := fmt.Sprintf("items[%d]", i)
 		_, node := Find(d.Node, path)
-		items[i] = Doc{File: d.File, Node: node, Prefix: d.Prefix + path + ".", JSON: js}
+		items[i] = Doc{File: d.File, Node: node, Prefix: d.Prefix + path + ".", JSON: item.Raw}
 	}
 	return items, errs
 }
 
 // Decode decodes d into v as kubectl apply's strict field validation does:
-// an unknown, wrongly-cased or repeated field is a problem, each at its line.
-// ok is whether v was decoded: a value of the wrong type stops decoding, an
-// unknown field does not.
+// an unknown, wrongly-cased or repeated field is a problem, each at its line
+// and named by its path ("unknown field "spec.limitUsd""). ok is whether v
+// was decoded: a value of the wrong type stops decoding, an unknown field
+// does not.
 func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
@@ -176,23 +171,13 @@ func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	}
 	for _, e := range strict {
 		path := ""
-		var fe kjson.FieldError
-		if errors.As(e, &fe) {
+		if fe, ok := e.(kjson.FieldError); ok {
 			path = fe.FieldPath()
+			fe.SetFieldPath(d.Prefix + path)
 		}
-		errs = append(errs, d.Errorf(path, object, "%s", strictMessage(d.Prefix, e, path)))
+		errs = append(errs, d.Errorf(path, object, "%v", e))
 	}
 	return errs, true
-}
-
-// strictMessage words a strict decoding error as kubectl does:
-// unknown field "spec.limitUsd".
-func strictMessage(prefix string, err error, path string) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if path != "" && prefix != "" {
-		msg = strings.Replace(msg, `"`+path+`"`, `"`+prefix+path+`"`, 1)
-	}
-	return msg
 }
 
 // typeErrorMessage words a decoding error as the API server does:
