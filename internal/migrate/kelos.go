@@ -76,6 +76,13 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if err != nil {
 		return nil, nil, in.errAt("spec.taskSelector", "%v", err)
 	}
+	ns, sel := "", "" // kubectl's arguments for the budget's Tasks
+	if b.Namespace != "" {
+		ns = " -n " + b.Namespace
+	}
+	if s := selector.String(); s != "" {
+		sel = " -l '" + s + "'"
+	}
 	tz, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
@@ -129,7 +136,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(&b.ObjectMeta, selector.String(), tz.name, used)...)
+		costSourceComment(ns, sel, tz.name, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
@@ -147,7 +154,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		"Converted by llmbudget migrate from " + kelosAPIVersion + " " + kelosKind + " " + ref(&b.ObjectMeta) + ".",
 		"Two things need you before this budget means what the TaskBudget meant:",
 	}
-	head = append(head, selectorComment(&b.ObjectMeta, selector.String())...)
+	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
 	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
 	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
 	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
@@ -203,40 +210,29 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 		cost, used.InputTokens, used.OutputTokens, when), nil
 }
 
-// selectorComment tells the user which workloads to label, with a command.
-func selectorComment(m *metav1.ObjectMeta, selector string) []string {
-	ns := ""
+// selectorComment tells the user which workloads to label, with a command
+// given kubectl's -n and -l arguments.
+func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
 	where := "the budget's namespace"
 	if m.Namespace != "" {
-		ns = " -n " + m.Namespace
 		where = "namespace " + m.Namespace
 	}
 	label := budgetLabel + "=" + m.Name
-	lines := []string{"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget"}
-	if selector == "" {
-		lines = append(lines,
-			"   by the label "+label+". The empty selector matched every Task in "+where+":",
-			"     kubectl label tasks.kelos.dev"+ns+" --all "+label)
-	} else {
-		lines = append(lines,
-			"   by the label "+label+". Put it on the Tasks the selector matched in "+where+":",
-			"     kubectl label tasks.kelos.dev"+ns+" -l '"+selector+"' "+label)
+	matched, target := "Put it on the Tasks the selector matched in ", sel
+	if sel == "" {
+		matched, target = "The empty selector matched every Task in ", " --all"
 	}
-	return append(lines,
+	return []string{
+		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
+		"   by the label " + label + ". " + matched + where + ":",
+		"     kubectl label tasks.kelos.dev" + ns + target + " " + label,
 		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
-		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).")
+		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
+	}
 }
 
 // costSourceComment says where the spend data must come from.
-func costSourceComment(m *metav1.ObjectMeta, selector, tz, used string) []string {
-	sel := ""
-	if selector != "" {
-		sel = " -l '" + selector + "'"
-	}
-	ns := ""
-	if m.Namespace != "" {
-		ns = " -n " + m.Namespace
-	}
+func costSourceComment(ns, sel, tz, used string) []string {
 	lines := []string{
 		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
 		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
