@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
@@ -55,12 +56,14 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 	return n
 }
 
-// budgetDocument assembles an llmbudget LLMCostBudget document.
-func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
+// budgetDocument is the LLMCostBudget converted from the object md of type
+// from, under a comment that says so and then head.
+func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
+	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref(md) + "."}, head...)
 	root := newObject()
 	root.set("apiVersion", str(api.APIVersion), head...)
 	root.set("kind", str(api.Kind))
-	root.set("metadata", meta.node)
+	root.set("metadata", metaOutput(md).node)
 	root.set("spec", spec.node)
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }

@@ -150,14 +150,11 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
-	head := []string{
-		"Converted by llmbudget migrate from " + kelosAPIVersion + " " + kelosKind + " " + ref(&b.ObjectMeta) + ".",
-		"Two things need you before this budget means what the TaskBudget meant:",
-	}
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
+	head := []string{"Two things need you before this budget means what the TaskBudget meant:"}
 	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
 	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
-	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
-	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
+	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
 
 type zone struct{ name, origin string }

@@ -91,6 +91,5 @@ func convertOperator(in *input) (*goyaml.Node, []string, error) {
 		"The same ConfigMap and key: with format Total the value is this period's spend and",
 		"the writer resets it, as the operator expects.")
 
-	head := []string{"Converted by llmbudget migrate from " + operatorAPIVersion + " " + operatorKind + " " + ref(&b.ObjectMeta) + "."}
-	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
+	return budgetDocument(operatorAPIVersion+" "+operatorKind, &b.ObjectMeta, out), notes, nil
 }
