@@ -228,7 +228,6 @@ func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
 	}
 }
 
-// costSourceComment says where the spend data must come from.
 func costSourceComment(ns, sel, tz, used string) []string {
 	lines := []string{
 		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",

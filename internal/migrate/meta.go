@@ -35,7 +35,6 @@ func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	return notes, nil
 }
 
-// metaOutput renders the kept metadata.
 func metaOutput(md *metav1.ObjectMeta) *object {
 	o := newObject()
 	o.set("name", str(md.Name))
