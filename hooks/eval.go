@@ -122,28 +122,28 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 	if st.ObservedSpendUSD != "" && (st.LimitUSD != "" || cluster) && st.PercentUsed != nil {
 		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
 	}
+	// One YAML document's keys come sorted: a namespaced budget's answer is
+	// three documents, so that its status comes first.
+	docs := []map[string]any{
+		{"status": resp.Status}, {"children": resp.Children}, {"resyncAfterSeconds": resp.ResyncAfterSeconds},
+	}
 	if cluster {
 		head += fmt.Sprintf("; %d children\n", len(resp.Children))
-		return appendYAML([]byte(head), map[string]any{"status": resp.Status, "children": resp.Children})
+		docs = []map[string]any{{"status": resp.Status, "children": resp.Children}}
+	} else {
+		if st.Period != nil {
+			head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+		}
+		if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
+			head += " (" + sum.Reason + ")"
+		}
+		kids := "children"
+		if len(resp.Children) == 1 {
+			kids = "child"
+		}
+		head += fmt.Sprintf("; %d %s\nbudget: %s\n", len(resp.Children), kids, name)
 	}
-	if st.Period != nil {
-		head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
-	}
-	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
-		head += " (" + sum.Reason + ")"
-	}
-	kids := "children"
-	if len(resp.Children) == 1 {
-		kids = "child"
-	}
-	head += fmt.Sprintf("; %d %s\nbudget: %s\n", len(resp.Children), kids, name)
-	return appendYAML([]byte(head), map[string]any{"status": resp.Status},
-		map[string]any{"children": resp.Children}, map[string]any{"resyncAfterSeconds": resp.ResyncAfterSeconds})
-}
-
-// appendYAML appends each document to out as YAML: in the order given, where
-// the keys of one document come sorted.
-func appendYAML(out []byte, docs ...map[string]any) ([]byte, error) {
+	out := []byte(head)
 	for _, doc := range docs {
 		y, err := yaml.Marshal(doc)
 		if err != nil {
