@@ -3,11 +3,15 @@
 // (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
 // (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
 //
-// Each object (a kubectl List item by item) is decoded strictly against its
-// source API, as the API server's strict field validation does: an unknown
-// or repeated field or a value of the wrong type is refused with its path
-// and line, so a typo never vanishes. What does not map gets a YAML comment
-// saying what to do instead.
+// Each object (a kubectl List item by item) is read as `llmbudget eval`
+// reads manifests (package manifest) and decoded strictly against its source
+// API, as the API server's strict field validation does: an unknown or
+// repeated field or a value of the wrong type is refused as a
+// manifest.Error naming the file, line, object and field (`stdin:9:
+// LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`), so
+// a typo never vanishes. A document of another kind is refused too, unless
+// Options.SkipUnknownKinds makes it a note. What does not map gets a YAML
+// comment saying what to do instead.
 //
 // # Guarantees
 //
@@ -19,11 +23,6 @@
 //   - Name, namespace, labels and annotations are kept (without kubectl's
 //     last-applied-configuration); status and server-set metadata are dropped.
 //   - Output is deterministic: same input, same bytes.
-//
-// Errors are manifest.Errors, each naming the file and line, the object and
-// the field: `stdin:9: LLMCostBudget team-ml/chatbot: unknown field
-// "spec.costSource.keyy"`. A document of another kind is refused unless
-// Options.SkipUnknownKinds is set, when it becomes a note.
 package migrate
 
 import (
