@@ -76,9 +76,12 @@ func evalCmd(args []string, std stdio) error {
 	}
 	var docs [][]byte
 	for _, p := range append(parents, set.ClusterBudgets...) {
-		doc, err := evaluate(p.JSON, related, now, p.Kind == api.ClusterKind)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", p.Source, strings.TrimPrefix(p.Namespace+"/"+p.Name, "/"), err)
+		cluster := p.Kind == api.ClusterKind
+		doc, err := evaluate(p.JSON, related, now, cluster)
+		if err != nil && cluster {
+			return fmt.Errorf("%s: %s: %w", p.Source, p.Name, err)
+		} else if err != nil {
+			return fmt.Errorf("%s: %s/%s: %w", p.Source, p.Namespace, p.Name, err)
 		}
 		docs = append(docs, doc)
 	}
