@@ -42,7 +42,8 @@ func (d Doc) Errorf(path, object, format string, args ...any) Error {
 }
 
 // Docs reads the documents of a stream that hold something, up to the first
-// that is not YAML, and the problem that stopped it.
+// that JSON cannot hold (a repeated key, .inf), and the problem that stopped
+// it; a stream that is not YAML yields none.
 func Docs(file string, data []byte) ([]Doc, *Error) {
 	nodes, err := documentNodes(data)
 	if err != nil {
