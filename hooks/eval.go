@@ -65,23 +65,23 @@ func evalCmd(args []string, std stdio) error {
 	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {
 		return fmt.Errorf("no LLMCostBudget (%s) found in %s%s", api.APIVersion, files.String(), skippedNote(set.Skipped))
 	}
-	var docs [][]byte
+	var parents []manifest.Object
 	for _, b := range set.Budgets {
 		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
 				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName, b.Namespace, b.Spec.CostSource.ConfigMapName)
 		}
-		doc, err := evaluateOne(b.JSON, related, now)
-		if err != nil {
-			return fmt.Errorf("%s: %s/%s: %w", b.Source, b.Namespace, b.Name, err)
-		}
-		docs = append(docs, doc)
+		parents = append(parents, b.Object)
 	}
-	for _, c := range set.ClusterBudgets {
-		doc, err := evaluateCluster(c.JSON, related, now)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", c.Source, c.Name, err)
+	var docs [][]byte
+	for _, p := range append(parents, set.ClusterBudgets...) {
+		cluster := p.Kind == api.ClusterKind
+		doc, err := evaluate(p.JSON, related, now, cluster)
+		if err != nil && cluster {
+			return fmt.Errorf("%s: %s: %w", p.Source, p.Name, err)
+		} else if err != nil {
+			return fmt.Errorf("%s: %s/%s: %w", p.Source, p.Namespace, p.Name, err)
 		}
 		docs = append(docs, doc)
 	}
@@ -91,7 +91,7 @@ func evalCmd(args []string, std stdio) error {
 
 // skippedNote says which objects were read and skipped, so that a wrong file
 // is noticed.
-func skippedNote(skipped []manifest.Skipped) string {
+func skippedNote(skipped []manifest.Object) string {
 	if len(skipped) == 0 {
 		return ""
 	}
@@ -105,53 +105,48 @@ func skippedNote(skipped []manifest.Skipped) string {
 	return "; skipped " + strings.Join(kinds, ", ")
 }
 
-// evaluateOne is the sync hook's answer for an LLMCostBudget, as YAML under
-// a headline that sums it up for a person.
-func evaluateOne(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
-	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
-	resp, sum, err := budget.Sync(req, now)
+// evaluate is the sync hook's answer for a budget, as YAML under a headline
+// that sums it up for a person.
+func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) ([]byte, error) {
+	sync := budget.Sync
+	if cluster {
+		sync = clusterbudget.Sync
+	}
+	resp, sum, err := sync(hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}, now)
 	if err != nil {
 		return nil, err
 	}
 	st, _ := resp.Status.(api.Status)
-	head := fmt.Sprintf("# %s/%s is %s", sum.Namespace, sum.Name, st.State)
-	if st.ObservedSpendUSD != "" && st.LimitUSD != "" && st.PercentUsed != nil {
+	name := sum.Namespace + "/" + sum.Name
+	if cluster {
+		name = api.ClusterKind + " " + sum.Name
+	}
+	head := fmt.Sprintf("# %s is %s", name, st.State)
+	if st.ObservedSpendUSD != "" && (st.LimitUSD != "" || cluster) && st.PercentUsed != nil {
 		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
 	}
-	if st.Period != nil {
-		head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+	// One YAML document's keys come sorted: a namespaced budget's answer is
+	// three documents, so that its status comes first.
+	docs := []map[string]any{
+		{"status": resp.Status}, {"children": resp.Children}, {"resyncAfterSeconds": resp.ResyncAfterSeconds},
 	}
-	if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
-		head += " (" + sum.Reason + ")"
+	if cluster {
+		head += fmt.Sprintf("; %d children\n", len(resp.Children))
+		docs = []map[string]any{{"status": resp.Status, "children": resp.Children}}
+	} else {
+		if st.Period != nil {
+			head += fmt.Sprintf(" in %s to %s", st.Period.Start, st.Period.End)
+		}
+		if sum.Reason != "" && sum.Reason != api.ReasonEvaluated {
+			head += " (" + sum.Reason + ")"
+		}
+		kids := "children"
+		if len(resp.Children) == 1 {
+			kids = "child"
+		}
+		head += fmt.Sprintf("; %d %s\nbudget: %s\n", len(resp.Children), kids, name)
 	}
-	kids := "children"
-	if len(resp.Children) == 1 {
-		kids = "child"
-	}
-	head += fmt.Sprintf("; %d %s\nbudget: %s/%s\n", len(resp.Children), kids, sum.Namespace, sum.Name)
-	return appendYAML([]byte(head), map[string]any{"status": resp.Status},
-		map[string]any{"children": resp.Children}, map[string]any{"resyncAfterSeconds": resp.ResyncAfterSeconds})
-}
-
-// evaluateCluster is evaluateOne for a ClusterLLMCostBudget.
-func evaluateCluster(parent json.RawMessage, related hookwire.ObjectMap, now time.Time) ([]byte, error) {
-	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
-	resp, sum, err := clusterbudget.Sync(req, now)
-	if err != nil {
-		return nil, err
-	}
-	st, _ := resp.Status.(api.Status)
-	head := fmt.Sprintf("# %s %s is %s", api.ClusterKind, sum.Name, st.State)
-	if st.ObservedSpendUSD != "" && st.PercentUsed != nil {
-		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
-	}
-	head += fmt.Sprintf("; %d children\n", len(resp.Children))
-	return appendYAML([]byte(head), map[string]any{"status": resp.Status, "children": resp.Children})
-}
-
-// appendYAML appends each document to out as YAML: in the order given, where
-// the keys of one document come sorted.
-func appendYAML(out []byte, docs ...map[string]any) ([]byte, error) {
+	out := []byte(head)
 	for _, doc := range docs {
 		y, err := yaml.Marshal(doc)
 		if err != nil {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 
+	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/migrate"
 )
 
@@ -30,21 +28,14 @@ func migrateCmd(args []string, std stdio) error {
 	}
 	var docs [][]byte
 	var notes []string
-	readStdin := false
-	for _, name := range files {
-		data, source, err := readInput(name, std.in, &readStdin)
-		if err != nil {
-			return err
-		}
-		res, err := migrate.Migrate(source, data, migrate.Options{SkipUnknownKinds: *skip})
-		if errors.Is(err, migrate.ErrUnknownKind) {
-			return fmt.Errorf("%w (--skip-unknown-kinds skips such documents)", err)
-		}
-		if err != nil {
-			return err
-		}
+	err := manifest.ReadInputs(files, std.in, func(file string, data []byte) error {
+		res, err := migrate.Migrate(file, data, migrate.Options{SkipUnknownKinds: *skip})
 		docs = append(docs, res.Documents...)
 		notes = append(notes, res.Notes...)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	for _, n := range notes {
 		fmt.Fprintf(std.err, "llmbudget migrate: note: %s\n", n)
@@ -52,24 +43,6 @@ func migrateCmd(args []string, std stdio) error {
 	if len(docs) == 0 {
 		return fmt.Errorf("nothing to convert in %s: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
 	}
-	_, err := std.out.Write(migrate.Join(docs))
+	_, err = std.out.Write(migrate.Join(docs))
 	return err
-}
-
-// readInput reads a file, or stdin for "-" (once: a second "-" would read
-// nothing and silently convert less than asked).
-func readInput(name string, stdin io.Reader, readStdin *bool) ([]byte, string, error) {
-	if name != "-" {
-		data, err := os.ReadFile(name)
-		return data, name, err
-	}
-	if *readStdin {
-		return nil, "", errors.New("-f - given twice: stdin can be read only once")
-	}
-	*readStdin = true
-	data, err := io.ReadAll(stdin)
-	if err != nil {
-		return nil, "", fmt.Errorf("read stdin: %w", err)
-	}
-	return data, "stdin", nil
 }

@@ -31,7 +31,7 @@ func TestMigrateConvertsFilesAndStdinIntoOneStream(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, 2, strings.Count(out, "\n---\n"), "three documents, two separators")
 	assert.Equal(t, 3, strings.Count(out, "kind: LLMCostBudget\n"))
-	assert.Contains(t, errOut, "llmbudget migrate: note: stdin: document 1 (TaskBudget team-ml/agents-daily): label the Tasks")
+	assert.Contains(t, errOut, "llmbudget migrate: note: stdin:7: TaskBudget team-ml/agents-daily: label the Tasks")
 }
 
 func TestMigrateOutputIsAcceptedByEval(t *testing.T) {
@@ -67,13 +67,13 @@ func TestMigrateRefusesOtherKindsAndSaysHowToSkipThem(t *testing.T) {
 	code, out, errOut := runProgram([]string{"migrate", "-f", mixed}, "")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out, "nothing is printed when any document is refused")
-	assert.Equal(t, "llmbudget migrate: "+mixed+": document 3 (ConfigMap team-ml/llm-spend): not a kind migrate converts: v1 ConfigMap "+
+	assert.Equal(t, "llmbudget migrate: "+mixed+":104: ConfigMap team-ml/llm-spend: not a kind migrate converts: v1 ConfigMap "+
 		"(--skip-unknown-kinds skips such documents)\n", errOut)
 
 	code, out, errOut = runProgram([]string{"migrate", "--skip-unknown-kinds", "-f", mixed}, "")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, 2, strings.Count(out, "kind: LLMCostBudget\n"))
-	assert.Equal(t, "llmbudget migrate: note: "+mixed+": document 3 (ConfigMap team-ml/llm-spend): skipped: not a kind migrate converts: v1 ConfigMap\n", errOut)
+	assert.Equal(t, "llmbudget migrate: note: "+mixed+":104: ConfigMap team-ml/llm-spend: skipped: not a kind migrate converts: v1 ConfigMap\n", errOut)
 }
 
 func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
@@ -93,7 +93,7 @@ func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
 			[]string{"migrate", "-f", "-"},
 			"apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot, namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n",
 			1,
-			`llmbudget migrate: stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.keyy" (line 6)`,
+			`llmbudget migrate: stdin:6: LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`,
 		},
 	}
 	for name, tc := range tests {

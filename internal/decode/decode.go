@@ -52,47 +52,57 @@ func describe(root string, err error) error {
 		return nil
 	}
 	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
-		return fmt.Errorf("%smalformed JSON at byte %d: %v", prefix(root), offset, err)
+		err = fmt.Errorf("malformed JSON at byte %d: %v", offset, err)
+	} else if field, want, got, ok := TypeMismatch(err); ok {
+		root = join(root, field)
+		err = fmt.Errorf("must be %s, got JSON %s", typeWords[want], got)
 	}
-	if field, want, got, ok := TypeMismatch(err); ok {
-		return fmt.Errorf("%smust be %s, got JSON %s", prefix(join(root, field)), jsonType(want.Kind()), got)
+	if root == "" {
+		return err
 	}
-	return fmt.Errorf("%s%w", prefix(root), err)
+	return fmt.Errorf("%s: %w", root, err)
 }
 
 // TypeMismatch reads a value of the wrong JSON type from a decoding error:
-// the field's JSON path ("spec.period.startDay"), the Go type wanted and the
-// JSON value found ("string", "number 1.5"). sigs.k8s.io/json returns its
-// own copy of encoding/json's UnmarshalTypeError, whose fields are exported
-// but whose type cannot be imported.
-func TypeMismatch(err error) (field string, want reflect.Type, got string, ok bool) {
+// the field's JSON path ("spec.period.startDay"), the type wanted as an
+// OpenAPI schema names it ("integer", "array") and the JSON value found
+// ("string", "number 1.5"). sigs.k8s.io/json returns its own copy of
+// encoding/json's UnmarshalTypeError, whose fields are exported but whose
+// type cannot be imported.
+func TypeMismatch(err error) (field, want, got string, ok bool) {
 	v := reflect.ValueOf(err)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
-		return "", nil, "", false
+		return "", "", "", false
 	}
 	s := v.Elem()
 	t, isType := s.FieldByName("Type").Interface().(reflect.Type)
 	if !isType || t == nil {
-		return "", nil, "", false
+		return "", "", "", false
 	}
-	return s.FieldByName("Field").String(), t, s.FieldByName("Value").String(), true
+	return s.FieldByName("Field").String(), schemaType(t.Kind()), s.FieldByName("Value").String(), true
 }
 
-func jsonType(k reflect.Kind) string {
+func schemaType(k reflect.Kind) string {
 	switch k {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
+		return "integer"
 	case reflect.Float32, reflect.Float64:
-		return "a number"
+		return "number"
 	case reflect.String:
-		return "a string"
+		return "string"
 	case reflect.Bool:
-		return "a boolean"
+		return "boolean"
 	case reflect.Slice, reflect.Array:
-		return "a list"
+		return "array"
 	}
-	return "an object"
+	return "object"
+}
+
+// typeWords is how the hooks' messages name a schema type.
+var typeWords = map[string]string{
+	"integer": "an integer", "number": "a number", "string": "a string",
+	"boolean": "a boolean", "array": "a list", "object": "an object",
 }
 
 func join(root, field string) string {
@@ -100,11 +110,4 @@ func join(root, field string) string {
 		return root + field
 	}
 	return root + "." + field
-}
-
-func prefix(path string) string {
-	if path == "" {
-		return ""
-	}
-	return path + ": "
 }

@@ -4,29 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// Budget is a valid LLMCostBudget.
+// Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and
+// generation set as the API server sets them: what Metacontroller would send.
 type Budget struct {
-	Source
-	Namespace, Name string
-	Spec            api.Spec // defaulted
-	// JSON is the object as written, with metadata.namespace and generation
-	// set as the API server sets them: what Metacontroller would send.
-	JSON json.RawMessage
-}
-
-// ConfigMap is a v1 ConfigMap.
-type ConfigMap struct {
-	Source
-	Namespace, Name string
-	JSON            json.RawMessage
+	Object
+	Spec api.Spec // defaulted
 }
 
 // budgetDocument is an LLMCostBudget as a manifest may write it: the full
@@ -49,61 +41,120 @@ type configMapDocument struct {
 	Immutable  *bool             `json:"immutable,omitempty"`
 }
 
-func (r *reader) readBudget(o object, name string) {
+func (r *reader) fail(d Doc, path, object, format string, args ...any) {
+	r.errs = append(r.errs, d.Errorf(path, object, format, args...))
+}
+
+func (r *reader) readObject(d Doc) {
+	h, ok := d.Head()
+	name := h.Name()
+	gv, _ := schema.ParseGroupVersion(h.APIVersion)
+	switch {
+	case !ok:
+		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
+	case h.APIVersion == "" || h.Kind == "":
+		r.fail(d, "", "", "not a Kubernetes object: apiVersion and kind are required")
+	case h.IsList():
+		items, errs := d.Items(name)
+		r.errs = append(r.errs, errs...)
+		for _, item := range items {
+			r.readObject(item)
+		}
+	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
+		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
+	case gv.Group != api.Group && strings.EqualFold(h.Kind, api.Kind):
+		r.fail(d, "kind", name, "apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && gv.Version != api.Version:
+		r.fail(d, "apiVersion", name, "apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && h.Kind != api.Kind:
+		r.fail(d, "kind", name, "kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+	case gv.Group == api.Group:
+		r.readBudget(d, h)
+	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
+		r.readConfigMap(d, h)
+	case h.Kind == "ConfigMap" && gv.Group == "":
+		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
+	default:
+		r.set.Skipped = append(r.set.Skipped, object(d, h))
+	}
+}
+
+func object(d Doc, h Head) Object {
+	return Object{
+		Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind,
+		Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON,
+	}
+}
+
+func (r *reader) readBudget(d Doc, h Head) {
+	name := h.Name()
 	var doc budgetDocument
-	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) {
+	errs, ok := d.Decode(&doc, name)
+	if !ok {
+		r.errs = append(r.errs, errs...)
 		return
 	}
 	// An unknown field is often a misspelt one: the spec's rules would only
 	// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
-	strictOK := len(r.errs) == before
-	r.checkMeta(o, name, doc.Metadata, true)
-	if !strictOK {
+	strictOK := len(errs) == 0
+	errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
+	if strictOK {
+		errs = append(errs, checkSpec(d, name, doc.Spec)...)
+	}
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
 		return
 	}
-	if doc.Spec == nil {
-		r.fail(o, "spec", name, "%sspec: is required", o.prefix)
-		return
+	o := object(d, h)
+	o.Namespace = namespaceOf(doc.Metadata)
+	o.JSON = withServerDefaults(d.JSON, o.Namespace)
+	r.set.Budgets = append(r.set.Budgets, Budget{Object: o, Spec: *doc.Spec})
+}
+
+// checkSpec defaults spec and holds it to the API's rules.
+func checkSpec(d Doc, name string, spec *api.Spec) Errors {
+	if spec == nil {
+		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
 	}
-	spec := *doc.Spec
 	spec.Default()
+	err := spec.Validate()
 	var verrs api.ValidationError
-	if err := spec.Validate(); errors.As(err, &verrs) {
-		for _, fe := range verrs {
-			r.fail(o, fe.Path, name, "%s%s", o.prefix, fe.Error())
-		}
-	} else if err != nil {
-		r.fail(o, "spec", name, "%s%v", o.prefix, err)
+	if err != nil && !errors.As(err, &verrs) {
+		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
 	}
-	if len(r.errs) > before {
-		return
+	var errs Errors
+	for _, fe := range verrs {
+		errs = append(errs, d.Errorf(fe.Path, name, "%s%s", d.Prefix, fe.Error()))
 	}
-	ns := namespaceOf(doc.Metadata)
-	r.set.Budgets = append(r.set.Budgets, Budget{
-		Source: o.at(""), Namespace: ns, Name: doc.Metadata.Name, Spec: spec,
-		JSON: withServerDefaults(o.js, ns),
-	})
+	return errs
 }
 
-func (r *reader) readConfigMap(o object, name string) {
+func (r *reader) readConfigMap(d Doc, h Head) {
 	var doc configMapDocument
-	before := len(r.errs)
-	if !r.decodeStrict(o, &doc, name) {
+	errs, ok := d.Decode(&doc, h.Name())
+	if ok {
+		errs = append(errs, d.CheckMeta(h.Name(), doc.Metadata, false)...)
+	}
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
 		return
 	}
-	if r.checkMeta(o, name, doc.Metadata, false); len(r.errs) > before {
-		return
-	}
-	r.set.ConfigMaps = append(r.set.ConfigMaps, ConfigMap{
-		Source: o.at(""), Namespace: namespaceOf(doc.Metadata), Name: doc.Metadata.Name, JSON: o.js,
-	})
+	o := object(d, h)
+	o.Namespace = namespaceOf(doc.Metadata)
+	r.set.ConfigMaps = append(r.set.ConfigMaps, o)
 }
 
-// checkMeta records what the API server would refuse in metadata.
-func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget bool) {
-	fail := func(path, msg string) { r.fail(o, path, name, "%s%s", o.prefix, msg) }
+// CheckMeta is what the API server would refuse in the metadata of an
+// LLMCostBudget (budget) or another object.
+func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors {
+	var errs Errors
+	fail := func(path, format string, args ...any) {
+		errs = append(errs, d.Errorf(path, object, "%s%s", d.Prefix, fmt.Sprintf(format, args...)))
+	}
 	switch {
+	case md.Name == "" && md.GenerateName != "":
+		fail("metadata.name", "metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name")
 	case md.Name == "":
 		fail("metadata.name", "metadata.name: is required")
 	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
@@ -111,14 +162,15 @@ func (r *reader) checkMeta(o object, name string, md metav1.ObjectMeta, budget b
 			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
 	default:
 		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
-			fail("metadata.name", fmt.Sprintf("metadata.name: Invalid value: %q: %s", md.Name, m))
+			fail("metadata.name", "metadata.name: Invalid value: %q: %s", md.Name, m)
 		}
 	}
 	if md.Namespace != "" {
 		for _, m := range validation.IsDNS1123Label(md.Namespace) {
-			fail("metadata.namespace", fmt.Sprintf("metadata.namespace: Invalid value: %q: %s", md.Namespace, m))
+			fail("metadata.namespace", "metadata.namespace: Invalid value: %q: %s", md.Namespace, m)
 		}
 	}
+	return errs
 }
 
 // namespaceOf is the object's namespace, "default" when unset (kubectl's
@@ -133,21 +185,15 @@ func namespaceOf(md metav1.ObjectMeta) string {
 // withServerDefaults sets metadata.namespace and metadata.generation the way
 // kubectl and the API server would.
 func withServerDefaults(js []byte, ns string) json.RawMessage {
-	var obj map[string]any
-	// PreserveInts: a token limit of 2^63-1 must not pass through float64.
-	if kjson.UnmarshalCaseSensitivePreserveInts(js, &obj) != nil {
+	var u unstructured.Unstructured
+	if u.UnmarshalJSON(js) != nil {
 		return js
 	}
-	md, _ := obj["metadata"].(map[string]any)
-	if md == nil {
-		md = map[string]any{}
-		obj["metadata"] = md
+	u.SetNamespace(ns)
+	if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "generation"); !set {
+		u.SetGeneration(1)
 	}
-	md["namespace"] = ns
-	if _, ok := md["generation"]; !ok {
-		md["generation"] = 1
-	}
-	out, err := json.Marshal(obj)
+	out, err := u.MarshalJSON()
 	if err != nil {
 		return js
 	}

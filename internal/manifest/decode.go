@@ -3,11 +3,10 @@ package manifest
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,12 +19,81 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// budgetListKind is the kind kubectl get llmb -o yaml prints for one budget type.
-const budgetListKind = api.Kind + "List"
+// Doc is one object of a YAML or JSON stream: a document, or an item of a
+// List in one. Its values are decoded from JSON, as kubectl reads YAML; its
+// YAML node serves only for lines and literal text.
+type Doc struct {
+	File   string
+	Node   *yaml.Node // nil when unknown
+	Prefix string     // "items[2]." for an item of a List
+	JSON   []byte
+}
 
-// typeMeta is what every document is first read as, leniently, to learn its
-// kind. Its name is in the message for a document that is not an object.
-type typeMeta struct {
+// At is where the field at path ("spec.costSource.key") is written, or its
+// nearest enclosing field when it is absent.
+func (d Doc) At(path string) Source {
+	line, _ := Find(d.Node, path)
+	return Source{File: d.File, Line: line}
+}
+
+// Errorf is a problem of the object named object, at the field at path.
+func (d Doc) Errorf(path, object, format string, args ...any) Error {
+	return Error{Source: d.At(path), Object: object, Message: fmt.Sprintf(format, args...)}
+}
+
+// Docs reads the documents of a stream that hold something, up to the first
+// that JSON cannot hold (a repeated key, .inf), and the problem that stopped
+// it; a stream that is not YAML yields none.
+func Docs(file string, data []byte) ([]Doc, *Error) {
+	nodes, err := documentNodes(data)
+	if err != nil {
+		return nil, &Error{Source: Source{File: file}, Message: "not valid YAML: " + err.Error()}
+	}
+	var docs []Doc
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		text, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		d := Doc{File: file}
+		if len(docs) < len(nodes) {
+			d.Node = nodes[len(docs)]
+		}
+		if err == nil {
+			d.JSON, err = sigsyaml.YAMLToJSONStrict(text)
+		}
+		if err != nil {
+			// The YAML parser counts lines from the document's start, hence its number.
+			e := d.Errorf("", "", "document %d: %s", len(docs)+1, strings.ReplaceAll(err.Error(), "\n ", ""))
+			return docs, &e
+		}
+		if js := bytes.TrimSpace(d.JSON); len(js) > 0 && string(js) != "null" {
+			docs = append(docs, d)
+		}
+	}
+}
+
+// documentNodes is the root of every document of a YAML stream that holds
+// something, in order.
+func documentNodes(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return docs, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
+			docs = append(docs, doc.Content[0])
+		}
+	}
+}
+
+// Head is what an object says of its type and name.
+type Head struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
@@ -34,247 +102,149 @@ type typeMeta struct {
 	} `json:"metadata"`
 }
 
-// List is a v1 List (or LLMCostBudgetList) as kubectl get -o yaml prints it.
-type List struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ListMeta   `json:"metadata"`
-	Items      []json.RawMessage `json:"items"`
-}
-
-// object is one document or List item being decoded.
-type object struct {
-	file   string
-	node   *yaml.Node // locates lines; nil when the stream does not parse
-	prefix string     // "items[2]." inside a List
-	js     []byte
-}
-
-// at is the source of the field at path within the object.
-func (o object) at(path string) Source {
-	line, _ := Find(o.node, path)
-	return Source{File: o.file, Line: line}
-}
-
-func (r *reader) readStream(file string, data []byte) {
-	nodes := documentNodes(data)
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for n := 0; ; {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			r.errs = append(r.errs, Error{Source: Source{File: file}, Message: fmt.Sprintf("document %d: %v", n+1, err)})
-			return
-		}
-		o := object{file: file}
-		if n < len(nodes) {
-			o.node = nodes[n]
-		}
-		if o.js, err = sigsyaml.YAMLToJSONStrict(doc); err != nil {
-			// The YAML parser counts lines from the document's start, hence its number.
-			msg := strings.ReplaceAll(err.Error(), "\n ", "")
-			r.errs = append(r.errs, Error{Source: o.at(""), Message: fmt.Sprintf("document %d: %s", n+1, msg)})
-			return
-		}
-		if js := bytes.TrimSpace(o.js); len(js) == 0 || string(js) == "null" {
-			continue
-		}
-		n++
-		r.readObject(o)
+// Head reads d's type and name leniently, to name it in messages: the strict
+// decoding of its kind says what is wrong with it. ok is false when d is not
+// an object.
+func (d Doc) Head() (h Head, ok bool) {
+	if !bytes.HasPrefix(bytes.TrimSpace(d.JSON), []byte("{")) {
+		return h, false
 	}
+	_ = decode.Lenient(d.JSON, &h, "")
+	return h, true
 }
 
-// documentNodes is the root of every document of a YAML stream that holds
-// something, in order; nil when the stream does not parse, so that errors
-// are still reported, without lines.
-func documentNodes(data []byte) []*yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-			return docs
-		} else if err != nil {
-			return nil
-		}
-		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
-			docs = append(docs, doc.Content[0])
-		}
+// IsList is whether h is a kubectl List (or an LLMCostBudgetList).
+func (h Head) IsList() bool {
+	return h.APIVersion == "v1" && h.Kind == "List" || h.APIVersion == api.APIVersion && h.Kind == api.Kind+"List"
+}
+
+// Name names the object as kubectl does, kind then namespace/name, on one
+// line however odd the input is.
+func (h Head) Name() string {
+	name := h.Metadata.Name
+	if h.Metadata.Namespace != "" && name != "" {
+		name = h.Metadata.Namespace + "/" + name
 	}
+	return strings.TrimSpace(printable(h.Kind) + " " + printable(name))
 }
 
-func (r *reader) fail(o object, path, object, format string, args ...any) {
-	r.errs = append(r.errs, Error{Source: o.at(path), Object: object, Message: fmt.Sprintf(format, args...)})
+// Type is "apiVersion kind", on one line however odd the input is.
+func (h Head) Type() string {
+	return strings.TrimSpace(printable(h.APIVersion) + " " + printable(h.Kind))
 }
 
-func (r *reader) readObject(o object) {
-	var tm typeMeta
-	if err := json.Unmarshal(o.js, &tm); err != nil {
-		r.fail(o, "", "", "not a Kubernetes object: %v", err)
-		return
+func printable(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "..."
 	}
-	group, version := splitAPIVersion(tm.APIVersion)
-	switch {
-	case tm.APIVersion == "" || tm.Kind == "":
-		r.fail(o, "", "", "not a Kubernetes object: apiVersion and kind are required")
-	case tm.APIVersion == "v1" && tm.Kind == "List", tm.APIVersion == api.APIVersion && tm.Kind == budgetListKind:
-		r.readList(o)
-	case tm.APIVersion == api.APIVersion && tm.Kind == api.ClusterKind:
-		r.set.ClusterBudgets = append(r.set.ClusterBudgets, Object{Source: o.at(""), Name: tm.Metadata.Name, JSON: o.js})
-	case group == api.Group || strings.EqualFold(tm.Kind, api.Kind):
-		if path, msg := wrongBudgetType(tm, group, version); msg != "" {
-			r.fail(o, path, describe(tm), "%s", msg)
-		} else {
-			r.readBudget(o, describe(tm))
-		}
-	case tm.Kind == "ConfigMap" && tm.APIVersion == "v1":
-		r.readConfigMap(o, describe(tm))
-	case tm.Kind == "ConfigMap" && group == "":
-		r.fail(o, "apiVersion", describe(tm), "ConfigMap is apiVersion v1, not %q", tm.APIVersion)
-	default:
-		r.set.Skipped = append(r.set.Skipped, Skipped{Source: o.at(""), APIVersion: tm.APIVersion, Kind: tm.Kind, Name: tm.Metadata.Name, JSON: o.js})
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return fmt.Sprintf("%q", s)
 	}
+	return s
 }
 
-// wrongBudgetType says what is wrong with an apiVersion and kind that look
-// like an LLMCostBudget's, and at which field; "" when they are right.
-func wrongBudgetType(tm typeMeta, group, version string) (path, msg string) {
-	switch {
-	case group != api.Group:
-		return "kind", fmt.Sprintf("apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
-			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", tm.APIVersion, api.APIVersion)
-	case version != api.Version:
-		return "apiVersion", fmt.Sprintf("apiVersion %q is not served: LLMCostBudget is %s", tm.APIVersion, api.APIVersion)
-	case tm.Kind != api.Kind:
-		return "kind", fmt.Sprintf("kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", tm.Kind, api.APIVersion, api.Kind)
-	}
-	return "", ""
-}
-
-func splitAPIVersion(apiVersion string) (group, version string) {
-	group, version, ok := strings.Cut(apiVersion, "/")
+// Items decodes d as a List, strictly, and returns its items.
+func (d Doc) Items(object string) ([]Doc, Errors) {
+	var l metav1.List
+	errs, ok := d.Decode(&l, object)
 	if !ok {
-		return "", apiVersion
+		return nil, errs
 	}
-	return group, version
-}
-
-// describe names an object as kubectl does: kind, then namespace/name.
-func describe(tm typeMeta) string {
-	name := tm.Metadata.Name
-	if tm.Metadata.Namespace != "" {
-		name = tm.Metadata.Namespace + "/" + name
-	}
-	if name == "" {
-		return tm.Kind
-	}
-	return tm.Kind + " " + name
-}
-
-func (r *reader) readList(o object) {
-	var l List
-	if !r.decodeStrict(o, &l, "") {
-		return
-	}
+	items := make([]Doc, len(l.Items))
 	for i, item := range l.Items {
-		prefix := fmt.Sprintf("items[%d]", i)
-		_, node := Find(o.node, prefix)
-		r.readObject(object{file: o.file, node: node, prefix: o.prefix + prefix + ".", js: item})
+		path := fmt.Sprintf("items[%d]", i)
+		_, node := Find(d.Node, path)
+		items[i] = Doc{File: d.File, Node: node, Prefix: d.Prefix + path + ".", JSON: item.Raw}
 	}
+	return items, errs
 }
 
-// decodeStrict decodes o.js into v refusing unknown, wrongly-cased and
-// duplicate fields, and records every problem. It reports whether v was
-// decoded: a value of the wrong type stops decoding, an unknown field does not.
-func (r *reader) decodeStrict(o object, v any, name string) bool {
-	strict, err := kjson.UnmarshalStrict(o.js, v)
+// Decode decodes d into v as kubectl apply's strict field validation does:
+// an unknown, wrongly-cased or repeated field is a problem, each at its line
+// and named by its path ("unknown field "spec.limitUsd""). ok is whether v
+// was decoded: a value of the wrong type stops decoding, an unknown field
+// does not.
+func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
+	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
-		path, msg := typeErrorMessage(err, reflect.TypeOf(v))
-		r.fail(o, path, name, "%s%s", o.prefix, msg)
-		return false
+		path, msg := typeErrorMessage(err)
+		return Errors{d.Errorf(path, object, "%s%s", d.Prefix, msg)}, false
 	}
 	for _, e := range strict {
 		path := ""
-		var fe kjson.FieldError
-		if errors.As(e, &fe) {
+		if fe, ok := e.(kjson.FieldError); ok {
 			path = fe.FieldPath()
+			fe.SetFieldPath(d.Prefix + path)
 		}
-		r.fail(o, path, name, "%s", strictMessage(o.prefix, e, path))
+		errs = append(errs, d.Errorf(path, object, "%v", e))
 	}
-	return true
+	return errs, true
 }
 
-// strictMessage words a strict decoding error as kubectl does:
-// unknown field "spec.limitUsd".
-func strictMessage(prefix string, err error, path string) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if path != "" && prefix != "" {
-		msg = strings.Replace(msg, `"`+path+`"`, `"`+prefix+path+`"`, 1)
-	}
-	return msg
-}
-
-// typeErrorMessage turns a decoding error into "path: must be of type
-// integer, got string", naming the field's path and its type in the API's
-// terms (target is the type decoded into).
-func typeErrorMessage(err error, target reflect.Type) (path, msg string) {
-	path, _, got, ok := decode.TypeMismatch(err)
-	if !ok || path == "" || strings.Contains(got, " ") { // "number 1e99" for an integer
+// typeErrorMessage words a decoding error as the API server does:
+// "spec.limitUSD: must be of type string, got number".
+func typeErrorMessage(err error) (path, msg string) {
+	path, want, got, ok := decode.TypeMismatch(err)
+	if !ok || path == "" {
 		return "", strings.TrimPrefix(err.Error(), "json: ")
 	}
-	return path, fmt.Sprintf("%s: must be of type %s, got %s", path, schemaType(fieldType(target, path)), got)
+	msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
+	if want == "string" && (got == "number" || got == "bool") {
+		msg += " (quote it)"
+	}
+	return path, msg
 }
 
-// fieldType is the type of the field at a JSON path ("spec.period.startDay")
-// of t, or nil when the path leaves t's structs.
-func fieldType(t reflect.Type, path string) reflect.Type {
-	for _, step := range strings.Split(path, ".") {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-			t = t.Elem()
+// Find walks path ("spec.costSource.key", "items[2].spec") down from n,
+// following aliases. It returns the line of the field, or of the deepest
+// field on the way when it is absent, and the field's value when present.
+func Find(n *yaml.Node, path string) (int, *yaml.Node) {
+	if n == nil {
+		return 0, nil
+	}
+	line := n.Line
+	for _, part := range strings.Split(path, ".") {
+		for part != "" {
+			// A step is a key, or an index written "[2]" (a key may hold "]").
+			end := strings.IndexByte(part[1:], '[') + 1
+			if end == 0 {
+				end = len(part)
+			}
+			key, value := child(deref(n), part[:end])
+			if value == nil {
+				return line, nil
+			}
+			line, n, part = key.Line, value, part[end:]
 		}
-		if t.Kind() != reflect.Struct {
-			return nil
+	}
+	return line, deref(n)
+}
+
+// child returns the key and value of step in a mapping, or the item at an
+// index step ("[2]") of a sequence (as both).
+func child(n *yaml.Node, step string) (key, value *yaml.Node) {
+	if i, ok := strings.CutPrefix(step, "["); ok {
+		idx, err := strconv.Atoi(strings.TrimSuffix(i, "]"))
+		if err != nil || n.Kind != yaml.SequenceNode || idx < 0 || idx >= len(n.Content) {
+			return nil, nil
 		}
-		next := t
-		for i := range t.NumField() {
-			if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == step {
-				next = t.Field(i).Type
-				break
+		return n.Content[idx], n.Content[idx]
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == step {
+				return n.Content[i], n.Content[i+1]
 			}
 		}
-		if next == t {
-			return nil
-		}
-		t = next
 	}
-	return t
+	return nil, nil
 }
 
-// schemaType is the OpenAPI type a Go type is written as.
-func schemaType(t reflect.Type) string {
-	if t == nil {
-		return "another type"
+// deref follows a YAML alias to the node it stands for; an anchored node is
+// never an alias itself, and decoding refuses cycles.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == reflect.TypeFor[metav1.Time]() {
-		return "string"
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Struct, reflect.Map:
-		return "object"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Bool:
-		return "boolean"
-	}
-	return t.Kind().String()
+	return n
 }

@@ -17,10 +17,14 @@
 // `kubectl get llmb,cm -o yaml` prints) and LLMCostBudgetList objects; a
 // directory stands for its .yaml, .yml and .json files, as with kubectl -f.
 // Objects of other kinds are skipped and reported in Set.Skipped.
+//
+// `llmbudget migrate` reads its inputs with the same pieces: ReadInputs,
+// Docs, and Doc's strict decoding and metadata check.
 package manifest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +32,7 @@ import (
 	"strings"
 )
 
-// Source is where an object was read.
+// Source is where an object or field is written.
 type Source struct {
 	File string
 	Line int // 1-based; 0 when unknown
@@ -44,7 +48,7 @@ func (s Source) String() string {
 // Error is one problem of a manifest, at the line of the field it names.
 type Error struct {
 	Source
-	Object  string // "LLMCostBudget team-ml/chatbot", or "" before the object is known
+	Object  string // "LLMCostBudget team-ml/chatbot"; "" when unknown
 	Message string
 }
 
@@ -55,7 +59,7 @@ func (e Error) Error() string {
 	return e.Source.String() + ": " + e.Object + ": " + e.Message
 }
 
-// Errors is every problem found in the input, in reading order.
+// Errors are problems in reading order, one a line.
 type Errors []Error
 
 func (e Errors) Error() string {
@@ -69,85 +73,85 @@ func (e Errors) Error() string {
 // Set is what Read found.
 type Set struct {
 	Budgets    []Budget
-	ConfigMaps []ConfigMap
-	Skipped    []Skipped
+	ConfigMaps []Object
 	// ClusterBudgets are read as written; Namespaces, which they select,
 	// are among Skipped.
 	ClusterBudgets []Object
+	Skipped        []Object // of kinds that eval does not read
 }
 
-// Object is a ClusterLLMCostBudget, as written.
+// Object is an object as written.
 type Object struct {
 	Source
-	Name string
-	JSON json.RawMessage
+	APIVersion, Kind, Namespace, Name string
+	JSON                              json.RawMessage
 }
 
-// Skipped is an object of a kind that eval does not read.
-type Skipped struct {
-	Source
-	APIVersion, Kind, Name string
-	JSON                   json.RawMessage // as written
-}
-
-// Read reads every named file ("-" is stdin, read once; a directory is its
-// manifest files). It returns an Errors listing every invalid object, or the
-// first I/O error.
+// Read reads every named file (see ReadInputs). It returns an Errors
+// listing every invalid object, or the first I/O error.
 func Read(names []string, stdin io.Reader) (Set, error) {
-	r := reader{stdin: stdin}
-	for _, name := range names {
-		if err := r.readPath(name); err != nil {
-			return r.set, err
+	var r reader
+	err := ReadInputs(names, stdin, func(file string, data []byte) error {
+		docs, err := Docs(file, data)
+		for _, d := range docs {
+			r.readObject(d)
 		}
+		if err != nil {
+			r.errs = append(r.errs, *err)
+		}
+		return nil
+	})
+	if err == nil && len(r.errs) > 0 {
+		err = r.errs
 	}
-	if len(r.errs) > 0 {
-		return r.set, r.errs
-	}
-	return r.set, nil
+	return r.set, err
 }
 
 type reader struct {
-	stdin     io.Reader
-	readStdin bool
-	set       Set
-	errs      Errors
+	set  Set
+	errs Errors
 }
 
-func (r *reader) readPath(name string) error {
-	if name == "-" {
-		if r.readStdin {
-			return fmt.Errorf("-f - given twice: stdin can be read only once")
-		}
-		r.readStdin = true
-		data, err := io.ReadAll(r.stdin)
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		r.readStream("stdin", data)
-		return nil
-	}
-	files := []string{name}
-	if info, err := os.Stat(name); err != nil {
-		return err
-	} else if info.IsDir() {
-		if files, err = manifestFiles(name); err != nil {
-			return err
-		}
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+// ReadInputs calls read with the name and contents of every named file and
+// stops at the first error. "-" is stdin, named "stdin": a second "-" is
+// refused, as it would silently read nothing. A directory stands for the
+// manifests directly in it, sorted, as kubectl -f dir (without -R) reads them.
+func ReadInputs(names []string, stdin io.Reader, read func(file string, data []byte) error) error {
+	readStdin := false
+	for _, name := range names {
+		files, err := manifestFiles(name)
 		if err != nil {
 			return err
 		}
-		r.readStream(f, data)
+		for _, f := range files {
+			var data []byte
+			if f == "-" {
+				if readStdin {
+					return errors.New("-f - given twice: stdin can be read only once")
+				}
+				readStdin = true
+				f = "stdin"
+				if data, err = io.ReadAll(stdin); err != nil {
+					return fmt.Errorf("read stdin: %w", err)
+				}
+			} else if data, err = os.ReadFile(f); err != nil {
+				return err
+			}
+			if err := read(f, data); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// manifestFiles lists the manifests directly in dir, sorted, as kubectl -f dir
-// (without -R) reads them.
-func manifestFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// manifestFiles is the .yaml, .yml and .json files of a directory, or name
+// itself (whose reading reports it missing).
+func manifestFiles(name string) ([]string, error) {
+	if info, err := os.Stat(name); err != nil || !info.IsDir() {
+		return []string{name}, nil
+	}
+	entries, err := os.ReadDir(name)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +159,7 @@ func manifestFiles(dir string) ([]string, error) {
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
 		if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-			files = append(files, filepath.Join(dir, e.Name()))
+			files = append(files, filepath.Join(name, e.Name()))
 		}
 	}
 	return files, nil // sorted, as ReadDir is

@@ -21,7 +21,6 @@ const maxExponent = 30
 // million digits takes seconds, and no real cost needs more than a few.
 const maxQuantityLen = 100
 
-// quantityExponent is the exponent of a quantity in exponent form ("1.5e3").
 var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
 
 // quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as
@@ -106,8 +105,7 @@ func exactLimit(s string) error {
 	return api.CheckLimit(s)
 }
 
-// trimZeros drops the zeros that end a decimal's fraction: "12.500" is
-// "12.5", "7.000" is "7".
+// trimZeros drops the zeros that end a fraction: "12.500" is "12.5".
 func trimZeros(s string) string {
 	if !strings.Contains(s, ".") {
 		return s

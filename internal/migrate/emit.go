@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // The output is built as a YAML node tree so that comments sit next to the
@@ -40,39 +40,36 @@ type object struct{ node *goyaml.Node }
 
 func newObject() *object { return &object{node: &goyaml.Node{Kind: goyaml.MappingNode}} }
 
-// set adds name: value. head is a comment block above the field; a value's
-// LineComment, set by the caller, goes after it on the same line.
+// set adds name: value under the comment lines head; the encoder starts each
+// with "# ". No line is empty or holds a line break: names and selectors are
+// validated first, and everything else is our own prose.
 func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
 	k := str(name)
-	k.HeadComment = comment(head...)
+	k.HeadComment = strings.Join(head, "\n")
 	o.node.Content = append(o.node.Content, k, value)
 	return o
 }
 
-// note puts a comment after a scalar value on its own line.
+// note puts a comment after a scalar value, on its line.
 func note(n *goyaml.Node, text string) *goyaml.Node {
-	n.LineComment = comment(text)
+	n.LineComment = text
 	return n
 }
 
-// comment is a YAML comment block; the encoder starts each line with "# ".
-// No line is empty or holds a line break: names and selectors are
-// validated first, and everything else is our own prose.
-func comment(lines ...string) string { return strings.Join(lines, "\n") }
-
-// budgetDocument assembles an llmbudget LLMCostBudget document.
-func budgetDocument(head []string, meta *object, spec *object) *goyaml.Node {
+// budgetDocument is the LLMCostBudget converted from the object md of type
+// from, under a comment that says so and then head.
+func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
+	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref(md) + "."}, head...)
 	root := newObject()
 	root.set("apiVersion", str(api.APIVersion), head...)
 	root.set("kind", str(api.Kind))
-	root.set("metadata", meta.node)
+	root.set("metadata", metaOutput(md).node)
 	root.set("spec", spec.node)
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }
 
-// render prints a converted budget and reads it back exactly as printed,
-// holding its spec to the API's own rules, defaults applied: what migrate
-// prints is what kubectl apply and the hook accept.
+// render prints a converted budget and reads it back exactly as printed, as
+// eval reads it: what migrate prints is what kubectl apply and the hook accept.
 func render(doc *goyaml.Node) ([]byte, error) {
 	var b bytes.Buffer
 	e := goyaml.NewEncoder(&b)
@@ -80,23 +77,13 @@ func render(doc *goyaml.Node) ([]byte, error) {
 	if err := errors.Join(e.Encode(doc), e.Close()); err != nil {
 		return nil, fmt.Errorf("encode the converted budget: %w", err)
 	}
-	js, err := yaml.YAMLToJSON(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("read back the converted budget: %w", err)
-	}
-	var obj struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		Metadata   any      `json:"metadata"`
-		Spec       api.Spec `json:"spec"`
-	}
-	strict, err := kjson.UnmarshalStrict(js, &obj)
-	if err = errors.Join(append(strict, err)...); err != nil {
-		return nil, fmt.Errorf("the converted budget does not decode as %s: %w", api.APIVersion, err)
-	}
-	obj.Spec.Default()
-	if err := obj.Spec.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted budget is not valid: %w", err)
+	var errs manifest.Errors
+	if _, err := manifest.Read([]string{"-"}, bytes.NewReader(b.Bytes())); errors.As(err, &errs) {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Message
+		}
+		return nil, fmt.Errorf("the converted budget is not valid: %s", strings.Join(msgs, "; "))
 	}
 	return b.Bytes(), nil
 }

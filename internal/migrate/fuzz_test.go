@@ -16,13 +16,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/migrate"
 	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // FuzzMigrate checks that any input either converts into budgets the API
-// accepts, deterministically, or is refused with a one-line *migrate.Error;
-// and never panics.
+// accepts, deterministically, or is refused with manifest.Errors of one line
+// each; and never panics.
 func FuzzMigrate(f *testing.F) {
 	for _, name := range []string{"llm-cost-budget-operator.yaml", "kelos-taskbudget.yaml"} {
 		data, err := os.ReadFile(filepath.Join(examplesDir, name))
@@ -50,10 +51,12 @@ func FuzzMigrate(f *testing.F) {
 		opts := migrate.Options{SkipUnknownKinds: skip}
 		res, err := migrate.Migrate("fuzz", data, opts)
 		if err != nil {
-			var merr *migrate.Error
-			require.True(t, errors.As(err, &merr), "%T is not a *migrate.Error: %v", err, err)
-			assert.True(t, strings.HasPrefix(err.Error(), "fuzz: document "), err.Error())
-			assert.NotContains(t, err.Error(), "\n")
+			var merr manifest.Errors
+			require.True(t, errors.As(err, &merr), "%T is not a manifest.Errors: %v", err, err)
+			for _, e := range merr {
+				assert.Equal(t, "fuzz", e.File)
+				assert.NotContains(t, e.Error(), "\n")
+			}
 			assert.Empty(t, res.Documents)
 			return
 		}

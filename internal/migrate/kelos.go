@@ -15,17 +15,10 @@ import (
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at
 // commit 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in
 // api/v1alpha2/task_types.go, and the admission logic in
-// internal/controller/task_budget_admission.go):
-//
-//	apiVersion: kelos.dev/v1alpha2, kind: TaskBudget (short name tb)
-//	spec.taskSelector     metav1.LabelSelector, required; {} selects every Task
-//	spec.period.type      Daily (the only type), required
-//	spec.period.timezone  IANA name, default UTC
-//	spec.maxCostUSD       resource.Quantity >= 0
-//	spec.maxInputTokens   int64 >= 0
-//	spec.maxOutputTokens  int64 >= 0 (at least one of the three limits is required)
-//	status                observedGeneration, currentPeriodStart, currentPeriodEnd,
-//	                      used{costUSD, inputTokens, outputTokens}, conditions[]
+// internal/controller/task_budget_admission.go): spec.taskSelector is
+// required ({} selects every Task), spec.period.type is Daily, the only type,
+// in spec.period.timezone (UTC by default), and at least one of maxCostUSD
+// (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0.
 //
 // Kelos sums spec.usage of the TaskRecords that match the selector and
 // completed in the current local day, and keeps new matching Tasks Waiting
@@ -83,6 +76,13 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if err != nil {
 		return nil, nil, in.errAt("spec.taskSelector", "%v", err)
 	}
+	ns, sel := "", "" // kubectl's arguments for the budget's Tasks
+	if b.Namespace != "" {
+		ns = " -n " + b.Namespace
+	}
+	if s := selector.String(); s != "" {
+		sel = " -l '" + s + "'"
+	}
 	tz, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +136,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(&b.ObjectMeta, selector.String(), tz.name, used)...)
+		costSourceComment(ns, sel, tz.name, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
@@ -150,14 +150,11 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
-	head := []string{
-		"Converted by llmbudget migrate from " + kelosAPIVersion + " " + kelosKind + " " + ref(&b.ObjectMeta) + ".",
-		"Two things need you before this budget means what the TaskBudget meant:",
-	}
-	head = append(head, selectorComment(&b.ObjectMeta, selector.String())...)
-	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
 	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
-	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
+	head := []string{"Two things need you before this budget means what the TaskBudget meant:"}
+	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
+	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
+	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
 
 type zone struct{ name, origin string }
@@ -210,40 +207,28 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 		cost, used.InputTokens, used.OutputTokens, when), nil
 }
 
-// selectorComment tells the user which workloads to label, with a command.
-func selectorComment(m *metav1.ObjectMeta, selector string) []string {
-	ns := ""
+// selectorComment tells the user which workloads to label, with a command
+// given kubectl's -n and -l arguments.
+func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
 	where := "the budget's namespace"
 	if m.Namespace != "" {
-		ns = " -n " + m.Namespace
 		where = "namespace " + m.Namespace
 	}
 	label := budgetLabel + "=" + m.Name
-	lines := []string{"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget"}
-	if selector == "" {
-		lines = append(lines,
-			"   by the label "+label+". The empty selector matched every Task in "+where+":",
-			"     kubectl label tasks.kelos.dev"+ns+" --all "+label)
-	} else {
-		lines = append(lines,
-			"   by the label "+label+". Put it on the Tasks the selector matched in "+where+":",
-			"     kubectl label tasks.kelos.dev"+ns+" -l '"+selector+"' "+label)
+	matched, target := "Put it on the Tasks the selector matched in ", sel
+	if sel == "" {
+		matched, target = "The empty selector matched every Task in ", " --all"
 	}
-	return append(lines,
+	return []string{
+		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
+		"   by the label " + label + ". " + matched + where + ":",
+		"     kubectl label tasks.kelos.dev" + ns + target + " " + label,
 		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
-		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).")
+		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
+	}
 }
 
-// costSourceComment says where the spend data must come from.
-func costSourceComment(m *metav1.ObjectMeta, selector, tz, used string) []string {
-	sel := ""
-	if selector != "" {
-		sel = " -l '" + selector + "'"
-	}
-	ns := ""
-	if m.Namespace != "" {
-		ns = " -n " + m.Namespace
-	}
+func costSourceComment(ns, sel, tz, used string) []string {
 	lines := []string{
 		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
 		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",

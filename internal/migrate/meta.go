@@ -3,35 +3,25 @@ package migrate
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // lastApplied describes the old object: kubectl apply would diff against it.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // decodeObject decodes a source object strictly and holds its metadata, md
-// inside v, to what a budget needs: a fixed, valid name. Fields the API
-// server owns (uid, managedFields, ...) are dropped silently; those that tie
-// the object to its old controller are dropped with a note.
+// inside v, to what a budget needs. Fields the API server owns (uid,
+// managedFields, ...) are dropped silently; those that tie the object to its
+// old controller are dropped with a note.
 func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
-	if err := in.decode(v); err != nil {
-		return nil, err
+	errs, _ := in.Decode(v, in.name)
+	if len(errs) == 0 {
+		errs = in.CheckMeta(in.name, *md, true)
 	}
-	switch {
-	case md.Name == "" && md.GenerateName != "":
-		return nil, in.errAt("metadata.name", "is required: a budget needs a fixed name (generateName is not enough)")
-	case md.Name == "":
-		return nil, in.errAt("metadata.name", "is required")
-	}
-	if msgs := validation.IsDNS1123Subdomain(md.Name); len(msgs) > 0 {
-		return nil, in.errAt("metadata.name", "%q is not a valid object name: %s", md.Name, strings.Join(msgs, "; "))
-	}
-	if msgs := validation.IsDNS1123Label(md.Namespace); md.Namespace != "" && len(msgs) > 0 {
-		return nil, in.errAt("metadata.namespace", "%q is not a valid namespace: %s", md.Namespace, strings.Join(msgs, "; "))
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	var notes []string
 	for _, f := range []struct {
@@ -45,7 +35,6 @@ func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	return notes, nil
 }
 
-// metaOutput renders the kept metadata.
 func metaOutput(md *metav1.ObjectMeta) *object {
 	o := newObject()
 	o.set("name", str(md.Name))

@@ -3,11 +3,15 @@
 // (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
 // (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
 //
-// Each object (a kubectl List item by item) is decoded strictly against its
-// source API, as the API server's strict field validation does: an unknown
-// or repeated field or a value of the wrong type is refused with its path
-// and line, so a typo never vanishes. What does not map gets a YAML comment
-// saying what to do instead.
+// Each object (a kubectl List item by item) is read as `llmbudget eval`
+// reads manifests (package manifest) and decoded strictly against its source
+// API, as the API server's strict field validation does: an unknown or
+// repeated field or a value of the wrong type is refused as a
+// manifest.Error naming the file, line, object and field (`stdin:9:
+// LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`), so
+// a typo never vanishes. A document of another kind is refused too, unless
+// Options.SkipUnknownKinds makes it a note. What does not map gets a YAML
+// comment saying what to do instead.
 //
 // # Guarantees
 //
@@ -19,29 +23,16 @@
 //   - Name, namespace, labels and annotations are kept (without kubectl's
 //     last-applied-configuration); status and server-set metadata are dropped.
 //   - Output is deterministic: same input, same bytes.
-//
-// An *Error names the input, the document (and List item), the object and
-// the field: `stdin: document 2 (LLMCostBudget team-ml/chatbot): unknown
-// field "spec.costSource.keyy" (line 9)`. A document of another kind fails
-// with an error wrapping ErrUnknownKind unless Options.SkipUnknownKinds is
-// set, when it becomes a note.
 package migrate
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
-
-// ErrUnknownKind marks a document that is not a budget migrate converts.
-var ErrUnknownKind = errors.New("not a kind migrate converts")
 
 // Options tune a migration.
 type Options struct {
@@ -51,38 +42,7 @@ type Options struct {
 // Result is the outcome of migrating one input.
 type Result struct {
 	Documents [][]byte // converted budgets in input order, without "---"
-	Notes     []string // for a person, each naming its document
-}
-
-// Error is the refusal of one document.
-type Error struct {
-	Source string // "stdin" or a file name
-	Doc    int    // 1-based document number in Source
-	Item   int    // 1-based item number in a List, 0 otherwise
-	Object string // "LLMCostBudget team-ml/chatbot", "" when unknown
-	Err    error
-}
-
-func (e *Error) Error() string { return e.where() + ": " + e.Err.Error() }
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// where names the document, item and object, for errors and notes alike.
-func (e Error) where() string {
-	s := fmt.Sprintf("%s: document %d", e.Source, e.Doc)
-	if e.Item > 0 {
-		s += fmt.Sprintf(" item %d", e.Item)
-	}
-	if e.Object != "" {
-		s += " (" + e.Object + ")"
-	}
-	return s
-}
-
-// with is e refusing for err.
-func (e Error) with(err error) error {
-	e.Err = err
-	return &e
+	Notes     []string // for a person, each naming its object
 }
 
 // Join makes one multi-document YAML stream of documents.
@@ -91,125 +51,108 @@ func Join(docs [][]byte) []byte {
 }
 
 // Migrate converts every budget in data, a YAML or JSON stream read from
-// source (used only in messages). It stops at the first document it must
+// source (used only in messages). It stops at the first object it must
 // refuse and then returns no documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
+	docs, stop := manifest.Docs(source, data)
 	var res Result
-	dec := goyaml.NewDecoder(bytes.NewReader(data))
-	for doc := 1; ; doc++ {
-		var n goyaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return res, nil
-		}
-		if err != nil {
-			return Result{}, Error{Source: source, Doc: doc}.with(fmt.Errorf("not valid YAML: %w", err))
-		}
-		if len(n.Content) == 0 || n.Content[0].ShortTag() == "!!null" {
-			continue // an empty document, like the one after a trailing ---
-		}
-		if err := res.object(n.Content[0], Error{Source: source, Doc: doc}, opts); err != nil {
+	for _, d := range docs {
+		if err := res.object(d, opts); err != nil {
 			return Result{}, err
 		}
 	}
+	if stop != nil {
+		return Result{}, manifest.Errors{*stop}
+	}
+	return res, nil
 }
 
-// object converts one object, or each item of a List; at says where it is.
-func (res *Result) object(n *goyaml.Node, at Error, opts Options) error {
-	in, err := readInput(n)
-	if err != nil {
-		return at.with(err)
-	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	// Best effort, to name the object in messages: the strict decoding of
-	// its kind says what is wrong with it.
-	_ = kjson.UnmarshalCaseSensitivePreserveInts(in.json, &head)
-	apiVersion, kind := head.APIVersion, head.Kind
-	at.Object = identify(kind, head.Metadata.Namespace, head.Metadata.Name)
+// input is one object being converted, and its name for messages.
+type input struct {
+	manifest.Doc
+	name string
+}
+
+// object converts one object, or each item of a List.
+func (res *Result) object(d manifest.Doc, opts Options) error {
+	h, isObject := d.Head()
+	in := &input{Doc: d, name: h.Name()}
 	var convert func(*input) (*goyaml.Node, []string, error)
 	switch {
-	case apiVersion == operatorAPIVersion && kind == operatorKind:
+	case !isObject:
+		return in.errAt("", "not a Kubernetes object: a mapping is expected")
+	case h.APIVersion == operatorAPIVersion && h.Kind == operatorKind:
 		convert = convertOperator
-	case apiVersion == kelosAPIVersion && kind == kelosKind:
+	case h.APIVersion == kelosAPIVersion && h.Kind == kelosKind:
 		convert = convertKelos
-	case apiVersion == "v1" && kind == "List" && at.Item == 0:
-		return res.list(in, at, opts)
-	default:
-		err = unknownKind(apiVersion, kind)
-		if !opts.SkipUnknownKinds {
-			return at.with(err)
+	case h.IsList() && d.Prefix == "":
+		items, errs := d.Items(in.name)
+		if len(errs) > 0 {
+			return errs
 		}
-		res.Notes = append(res.Notes, at.where()+": skipped: "+err.Error())
+		for _, item := range items {
+			if err := res.object(item, opts); err != nil {
+				return err
+			}
+		}
 		return nil
+	case opts.SkipUnknownKinds:
+		res.Notes = append(res.Notes, in.Errorf("", in.name, "skipped: %s", unknownKind(h)).Error())
+		return nil
+	default:
+		return in.errAt("", "%s (--skip-unknown-kinds skips such documents)", unknownKind(h))
 	}
 	node, notes, err := convert(in)
-	var out []byte
-	if err == nil {
-		out, err = render(node)
-	}
 	if err != nil {
-		return at.with(err)
+		return err
+	}
+	out, err := render(node)
+	if err != nil {
+		return in.errAt("", "%v", err)
 	}
 	res.Documents = append(res.Documents, out)
 	for _, msg := range notes {
-		res.Notes = append(res.Notes, at.where()+": "+msg)
+		res.Notes = append(res.Notes, in.Errorf("", in.name, "%s", msg).Error())
 	}
 	return nil
 }
 
-func (res *Result) list(in *input, at Error, opts Options) error {
-	var list manifest.List
-	at.Object = "List"
-	if err := in.decode(&list); err != nil {
-		return at.with(err)
+// errAt refuses the field at path, or the object when path is "".
+func (in *input) errAt(path, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = in.Prefix + path + ": " + msg
 	}
-	_, items := manifest.Find(in.node, "items")
-	if len(list.Items) > 0 && (items == nil || len(items.Content) != len(list.Items)) {
-		return at.with(in.errAt("items", "must be written in place, not through a YAML merge key"))
-	}
-	for i := range list.Items {
-		if err := res.object(items.Content[i], Error{Source: at.Source, Doc: at.Doc, Item: i + 1}, opts); err != nil {
-			return err
-		}
-	}
-	return nil
+	return manifest.Errors{in.Errorf(path, in.name, "%s", msg)}
 }
 
-func unknownKind(apiVersion, kind string) error {
+// literal is the number or string v, decoded from path, as written: JSON
+// reads "12.50" as 12.5. ok is false when the field is absent.
+func (in *input) literal(path string, v any) (text string, ok bool, err error) {
+	switch v.(type) {
+	case nil:
+		return "", false, nil
+	case string, int64, float64:
+	default:
+		return "", false, in.errAt(path, "must be a number or a string")
+	}
+	_, n := manifest.Find(in.Node, path)
+	if n == nil || n.Kind != goyaml.ScalarNode {
+		return "", false, in.errAt(path, "must be written in place, not through a YAML merge key")
+	}
+	return n.Value, true, nil
+}
+
+func unknownKind(h manifest.Head) string {
+	const prefix = "not a kind migrate converts: "
 	switch {
-	case kind == "":
-		return fmt.Errorf("%w: it has no kind", ErrUnknownKind)
-	case kind == operatorKind && apiVersion == "llmbudget.dev/v1alpha1":
-		return fmt.Errorf("%w: it is already an llmbudget budget", ErrUnknownKind)
-	case kind == operatorKind || kind == kelosKind:
-		return fmt.Errorf("%w: %s %s (migrate knows %s %s and %s %s)", ErrUnknownKind,
-			printable(apiVersion), kind, operatorAPIVersion, operatorKind, kelosAPIVersion, kelosKind)
+	case h.Kind == "":
+		return prefix + "it has no kind"
+	case h.Kind == operatorKind && h.APIVersion == "llmbudget.dev/v1alpha1":
+		return prefix + "it is already an llmbudget budget"
+	case h.Kind == operatorKind || h.Kind == kelosKind:
+		return fmt.Sprintf("%s%s (migrate knows %s %s and %s %s)", prefix,
+			h.Type(), operatorAPIVersion, operatorKind, kelosAPIVersion, kelosKind)
 	}
-	return fmt.Errorf("%w: %s", ErrUnknownKind, strings.TrimSpace(printable(apiVersion)+" "+printable(kind)))
-}
-
-// identify names an object for messages from whatever it says about itself.
-func identify(kind, namespace, name string) string {
-	if namespace != "" && name != "" {
-		name = namespace + "/" + name
-	}
-	return strings.TrimSpace(printable(kind) + " " + printable(name))
-}
-
-// printable keeps a message on one line however odd the input is.
-func printable(s string) string {
-	if len(s) > 100 {
-		s = s[:100] + "..."
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
+	return prefix + h.Type()
 }

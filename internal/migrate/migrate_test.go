@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/migrate"
 )
 
@@ -166,12 +167,12 @@ func TestOnlyAnnotationsThatAreAllLastAppliedLeaveNoAnnotationsField(t *testing.
 
 func TestDroppedControllerMetadataIsNoted(t *testing.T) {
 	in := strings.Replace(operatorBudget(operatorSpec), "  namespace: team-ml\n",
-		"  namespace: team-ml\n  finalizers: [finops.kineticgain.com/cleanup]\n  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: x, uid: y}]\n", 1)
+		"  namespace: team-ml\n  finalizers: [finops.kineticgain.com/cleanup]\n  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: x, uid: u1}]\n", 1)
 	res, err := migrate.Migrate("budgets.yaml", []byte(in), migrate.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"budgets.yaml: document 1 (LLMCostBudget team-ml/chatbot): dropped metadata.ownerReferences: it belongs to the source object and its controller",
-		"budgets.yaml: document 1 (LLMCostBudget team-ml/chatbot): dropped metadata.finalizers: it belongs to the source object and its controller",
+		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.ownerReferences: it belongs to the source object and its controller",
+		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.finalizers: it belongs to the source object and its controller",
 	}, res.Notes)
 }
 
@@ -265,7 +266,7 @@ func TestKelosStatusUsageIsOfferedAsTheFirstLedgerValue(t *testing.T) {
 func TestKelosConversionsLeaveANoteForStderr(t *testing.T) {
 	res, err := migrate.Migrate("stdin", []byte(kelosBudget(kelosSelector+"  maxCostUSD: 5\n")), migrate.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"stdin: document 1 (TaskBudget team-ml/agents): label the Tasks with llmbudget.dev/budget=agents " +
+	assert.Equal(t, []string{"stdin:1: TaskBudget team-ml/agents: label the Tasks with llmbudget.dev/budget=agents " +
 		"and write their daily spend to ConfigMap agents-spend (see the comments in the output)"}, res.Notes)
 }
 
@@ -303,13 +304,12 @@ func TestOtherKindsAreRefusedUnlessSkipped(t *testing.T) {
 	in := operatorBudget(operatorSpec) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llm-spend\n  namespace: team-ml\ndata:\n  total-usd: \"1\"\n"
 	_, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, migrate.ErrUnknownKind))
-	assert.Equal(t, "stdin: document 2 (ConfigMap team-ml/llm-spend): not a kind migrate converts: v1 ConfigMap", err.Error())
+	assert.Equal(t, "stdin:12: ConfigMap team-ml/llm-spend: not a kind migrate converts: v1 ConfigMap (--skip-unknown-kinds skips such documents)", err.Error())
 
 	res, err := migrate.Migrate("stdin", []byte(in), migrate.Options{SkipUnknownKinds: true})
 	require.NoError(t, err)
 	assert.Len(t, res.Documents, 1)
-	assert.Equal(t, []string{"stdin: document 2 (ConfigMap team-ml/llm-spend): skipped: not a kind migrate converts: v1 ConfigMap"}, res.Notes)
+	assert.Equal(t, []string{"stdin:12: ConfigMap team-ml/llm-spend: skipped: not a kind migrate converts: v1 ConfigMap"}, res.Notes)
 }
 
 func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
@@ -320,75 +320,75 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 	}{
 		"a misspelt field in the second document": {
 			valid + "---\n" + strings.Replace(valid, "key: total-usd", "keyy: total-usd", 1),
-			`stdin: document 2 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.keyy" (line 21)`,
+			`stdin:21: LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`,
 		},
 		"a field name in another case, which the API server does not read either": {
 			strings.Replace(valid, "monthlyLimitUSD", "monthlylimitusd", 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.monthlylimitusd" (line 7)`,
+			`stdin:7: LLMCostBudget team-ml/chatbot: unknown field "spec.monthlylimitusd"`,
 		},
 		"an unknown top-level field": {
 			valid + "spek: {}\n",
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spek" (line 11)`,
+			`stdin:11: LLMCostBudget team-ml/chatbot: unknown field "spek"`,
 		},
 		"an unknown metadata field": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: chatbot\n  labelz: {}\n", 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "metadata.labelz" (line 5)`,
+			`stdin:5: LLMCostBudget team-ml/chatbot: unknown field "metadata.labelz"`,
 		},
 		"an unknown status field": {
 			valid + "status:\n  spend: \"1\"\n",
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "status.spend" (line 12)`,
+			`stdin:12: LLMCostBudget team-ml/chatbot: unknown field "status.spend"`,
 		},
 		"an unknown condition field": {
 			valid + "status:\n  conditions:\n  - type: Ready\n    severity: high\n",
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "status.conditions[0].severity" (line 14)`,
+			`stdin:14: LLMCostBudget team-ml/chatbot: unknown field "status.conditions[0].severity"`,
 		},
 		"a repeated field": {
 			strings.Replace(valid, "    key: total-usd\n", "    key: total-usd\n    key: other\n", 1),
-			`stdin: document 1: line 11: mapping key "key" already defined at line 10`,
+			`stdin:1: document 1: yaml: unmarshal errors: line 11: key "key" already set in map`,
 		},
 		"an unknown field brought in by a YAML merge key": {
 			strings.Replace(valid, "  costSource:\n", "  costSource:\n    <<: {x: y}\n", 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.x" (line 8)`,
+			`stdin:8: LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.x"`,
 		},
 		"a limit brought in by a YAML merge key, whose literal digits cannot be located": {
 			strings.Replace(valid, "  monthlyLimitUSD: \"500\"\n", "  <<: {monthlyLimitUSD: 12.50}\n", 1),
-			`spec.monthlyLimitUSD: must be written in place, not through a YAML merge key (line 6)`,
+			`:6: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: must be written in place, not through a YAML merge key`,
 		},
 		"two unknown fields at once": {
 			valid + "spek: {}\nstatuz: {}\n",
-			`unknown field "spek" (line 11); unknown field "statuz" (line 12)`,
+			"stdin:11: LLMCostBudget team-ml/chatbot: unknown field \"spek\"\nstdin:12: LLMCostBudget team-ml/chatbot: unknown field \"statuz\"",
 		},
 		"a value JSON cannot hold": {
 			valid + "  warnThresholdPercent: .inf\n",
-			`stdin: document 1: has a value JSON cannot hold (json: unsupported value: +Inf) (line 1)`,
+			`stdin:1: document 1: json: unsupported value: +Inf`,
 		},
 		"a limit with seven significant decimals": {
 			strings.Replace(valid, `"500"`, `"12.3456789"`, 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "12.3456789"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself (line 7)`,
+			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "12.3456789"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself`,
 		},
 		"a limit in exponent form": {
 			strings.Replace(valid, `"500"`, `5e2`, 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: "5e2"… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
+			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "5e2"… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$)`,
 		},
 		"a negative limit": {
 			strings.Replace(valid, `"500"`, `-5`, 1),
-			`spec.monthlyLimitUSD: "-5"…negative… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$) (line 7)`,
+			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "-5"…negative… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$)`,
 		},
 		"a zero limit": {
 			strings.Replace(valid, `"500"`, `"0.00"`, 1),
-			`spec.monthlyLimitUSD: "0.00" must be greater than 0 (the operator cannot evaluate a zero limit either) (line 7)`,
+			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "0.00" must be greater than 0 (the operator cannot evaluate a zero limit either)`,
 		},
 		"a limit that is a mapping": {
 			strings.Replace(valid, `"500"`, `{usd: 500}`, 1),
-			`spec.monthlyLimitUSD: must be a number or a string (line 7)`,
+			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: must be a number or a string`,
 		},
 		"a missing limit": {
 			strings.Replace(valid, "  monthlyLimitUSD: \"500\"\n", "", 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.monthlyLimitUSD: is required`,
+			`stdin:6: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: is required`,
 		},
 		"a missing cost source": {
 			strings.Replace(valid, "  costSource:\n    configMapName: llm-spend\n    key: total-usd\n", "", 1),
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): spec.costSource: is required`,
+			`stdin:6: LLMCostBudget team-ml/chatbot: spec.costSource: is required`,
 		},
 		"a missing key": {
 			strings.Replace(valid, "    key: total-usd\n", "", 1),
@@ -396,11 +396,11 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a warning threshold of zero, which the API refuses": {
 			valid + "  warnThresholdPercent: 0\n",
-			`stdin: document 1 (LLMCostBudget team-ml/chatbot): the converted budget is not valid: spec.warnThresholdPercent: must be at least 1`,
+			`stdin:1: LLMCostBudget team-ml/chatbot: the converted budget is not valid: spec.warnThresholdPercent: must be at least 1`,
 		},
 		"a warning threshold as a string": {
 			valid + "  warnThresholdPercent: \"80\"\n",
-			`spec.warnThresholdPercent: must be an integer, got a string (line 11)`,
+			`:11: LLMCostBudget team-ml/chatbot: spec.warnThresholdPercent: must be of type integer, got string`,
 		},
 		"a ConfigMap name the API refuses": {
 			strings.Replace(valid, "llm-spend", "LLM_Spend", 1),
@@ -408,39 +408,39 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a label value that is not a string": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: chatbot\n  labels:\n    tier: 1\n", 1),
-			`metadata.labels: must be a string, got a number (quote it) (line 5)`,
+			`:5: LLMCostBudget team-ml/chatbot: metadata.labels: must be of type string, got number (quote it)`,
 		},
 		"a missing name": {
 			strings.Replace(valid, "  name: chatbot\n", "", 1),
-			`stdin: document 1 (LLMCostBudget): metadata.name: is required`,
+			`stdin:3: LLMCostBudget: metadata.name: is required`,
 		},
 		"only a generated name": {
 			strings.Replace(valid, "  name: chatbot\n", "  generateName: chatbot-\n", 1),
-			`metadata.name: is required: a budget needs a fixed name (generateName is not enough)`,
+			`stdin:3: LLMCostBudget: metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name`,
 		},
 		"a name Kubernetes refuses": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: Chat_Bot\n", 1),
-			`metadata.name: "Chat_Bot" is not a valid object name`,
+			`stdin:4: LLMCostBudget team-ml/Chat_Bot: metadata.name: Invalid value: "Chat_Bot": a lowercase RFC 1123 subdomain`,
 		},
 		"a spec that is a list": {
 			strings.Replace(valid, "spec:\n"+operatorSpec, "spec: []\n", 1),
-			`spec: must be a mapping, got a list (line 6)`,
+			`stdin:6: LLMCostBudget team-ml/chatbot: spec: must be of type object, got array`,
 		},
 		"a document that is not YAML": {
 			valid + "---\nkind: [unclosed\n",
-			`stdin: document 2: not valid YAML: yaml: line 11: did not find expected ',' or ']'`,
+			`stdin: not valid YAML: yaml: line 11: did not find expected ',' or ']'`,
 		},
 		"a document that is a plain string": {
 			"just text\n",
-			`stdin: document 1: not a Kubernetes object: a YAML mapping is expected (line 1)`,
+			`stdin:1: not a Kubernetes object: a mapping is expected`,
 		},
 		"a document without a kind": {
 			"metadata: {name: x}\n",
-			`stdin: document 1 (x): not a kind migrate converts: it has no kind`,
+			`stdin:1: x: not a kind migrate converts: it has no kind`,
 		},
 		"an llmbudget budget": {
 			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n",
-			`stdin: document 1 (LLMCostBudget x): not a kind migrate converts: it is already an llmbudget budget`,
+			`stdin:1: LLMCostBudget x: not a kind migrate converts: it is already an llmbudget budget (--skip-unknown-kinds skips such documents)`,
 		},
 		"an operator budget of a version that does not exist": {
 			strings.Replace(valid, "v1alpha1", "v1beta1", 1),
@@ -448,15 +448,15 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a bad item in a List": {
 			"apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(strings.Replace(valid, "key:", "kee:", 1), "\n"), "\n", "\n  ") + "\n",
-			`stdin: document 1 item 1 (LLMCostBudget team-ml/chatbot): unknown field "spec.costSource.kee" (line 13)`,
+			`stdin:13: LLMCostBudget team-ml/chatbot: unknown field "items[0].spec.costSource.kee"`,
 		},
 		"a List whose items come through a YAML merge key": {
 			"apiVersion: v1\nkind: List\n<<: {items: [{kind: x}]}\n",
-			`stdin: document 1 (List): items: must be written in place, not through a YAML merge key (line 1)`,
+			`stdin: x: not a kind migrate converts: x`,
 		},
 		"a List inside a List": {
 			"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n",
-			`stdin: document 1 item 1 (List): not a kind migrate converts: v1 List`,
+			`stdin:4: List: not a kind migrate converts: v1 List`,
 		},
 	}
 	for name, tc := range tests {
@@ -467,8 +467,8 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 				assert.Contains(t, err.Error(), part)
 			}
 			assert.Empty(t, res.Documents, "a refused input yields no documents")
-			var merr *migrate.Error
-			assert.True(t, errors.As(err, &merr), "the error is a *migrate.Error")
+			var merr manifest.Errors
+			assert.True(t, errors.As(err, &merr), "the error is a manifest.Errors")
 		})
 	}
 }
@@ -480,15 +480,15 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 	}{
 		"a cost with more than six decimals": {
 			kelosSelector + "  maxCostUSD: 100n\n",
-			`spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself`,
 		},
 		"a negative cost": {
 			kelosSelector + "  maxCostUSD: \"-5\"\n",
-			`spec.maxCostUSD: "-5" is negative (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "-5" is negative`,
 		},
 		"a zero cost, which blocks everything in Kelos": {
 			kelosSelector + "  maxCostUSD: \"0\"\n",
-			`spec.maxCostUSD: "0" blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: set a positive maxCostUSD, or remove it and keep a token limit (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "0" blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: set a positive maxCostUSD, or remove it and keep a token limit`,
 		},
 		"a cost with a currency": {
 			kelosSelector + "  maxCostUSD: 5 USD\n",
@@ -496,11 +496,11 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a cost too long to be one": {
 			kelosSelector + "  maxCostUSD: " + strings.Repeat("9", 101) + "\n",
-			`spec.maxCostUSD: "9999999999999999999999999999999999999999"... is longer than 100 characters (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "9999999999999999999999999999999999999999"... is longer than 100 characters`,
 		},
 		"a negative cost reached through a YAML alias": {
 			kelosSelector + "  maxOutputTokens: &cost -3\n  maxCostUSD: *cost\n",
-			`spec.maxCostUSD: "-3" is negative (line 14)`,
+			`:14: TaskBudget team-ml/agents: spec.maxCostUSD: "-3" is negative`,
 		},
 		"a cost with an exponent beyond range": {
 			kelosSelector + "  maxCostUSD: 1e31\n",
@@ -508,15 +508,15 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a cost that is a boolean": {
 			kelosSelector + "  maxCostUSD: true\n",
-			`spec.maxCostUSD: must be a number or a string (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: must be a number or a string`,
 		},
 		"a negative token limit": {
 			kelosSelector + "  maxInputTokens: -1\n",
-			`spec.maxInputTokens: -1 is negative (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxInputTokens: -1 is negative`,
 		},
 		"a token limit with a fraction": {
 			kelosSelector + "  maxOutputTokens: 1.5\n",
-			`spec.maxOutputTokens: must be an integer, got a number 1.5 (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxOutputTokens: must be of type integer, got number 1.5`,
 		},
 		"no limit at all": {
 			kelosSelector,
@@ -524,7 +524,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a weekly period, which Kelos does not have": {
 			strings.Replace(kelosSelector, "type: Daily", "type: Weekly", 1) + "  maxCostUSD: 5\n",
-			`spec.period.type: "Weekly" is not a Kelos period type (only Daily) (line 11)`,
+			`:11: TaskBudget team-ml/agents: spec.period.type: "Weekly" is not a Kelos period type (only Daily)`,
 		},
 		"a time zone that does not exist": {
 			strings.Replace(kelosSelector, "America/New_York", "Mars/Olympus", 1) + "  maxCostUSD: 5\n",
@@ -532,7 +532,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a time zone with characters Kelos refuses": {
 			strings.Replace(kelosSelector, "America/New_York", `"America/New York"`, 1) + "  maxCostUSD: 5\n",
-			`spec.period.timezone: "America/New York" is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$) (line 12)`,
+			`:12: TaskBudget team-ml/agents: spec.period.timezone: "America/New York" is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)`,
 		},
 		"a cost below a nano-dollar, which Kubernetes rounds up to one": {
 			kelosSelector + "  maxCostUSD: \"0." + strings.Repeat("0", 60) + "1\"\n",
@@ -540,11 +540,11 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a cost with an exponent far beyond range, which is never computed": {
 			kelosSelector + "  maxCostUSD: 1e999999\n",
-			`spec.maxCostUSD: "1e999999": exponent beyond ±30 (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "1e999999": exponent beyond ±30`,
 		},
 		"a cost with an exponent beyond what an int64 holds": {
 			kelosSelector + "  maxCostUSD: 1e-99999999999999999999\n",
-			`spec.maxCostUSD: "1e-99999999999999999999": exponent beyond ±30 (line 13)`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "1e-99999999999999999999": exponent beyond ±30`,
 		},
 		"a missing selector": {
 			strings.Replace(kelosSelector, "  taskSelector:\n    matchLabels:\n      team: platform\n", "", 1) + "  maxCostUSD: 5\n",
@@ -556,15 +556,15 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"an In expression without values": {
 			"  taskSelector:\n    matchExpressions:\n    - {key: team, operator: In}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
-			`spec.taskSelector: values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty (line 7)`,
+			`:7: TaskBudget team-ml/agents: spec.taskSelector: values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty`,
 		},
 		"a selector value of the wrong type": {
 			"  taskSelector:\n    matchExpressions:\n    - {key: tier, operator: In, values: [1]}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
-			`spec.taskSelector.matchExpressions.values: must be a string, got a number (quote it) (line 8)`,
+			`:8: TaskBudget team-ml/agents: spec.taskSelector.matchExpressions.values: must be of type string, got number (quote it)`,
 		},
 		"a status timestamp that is not one": {
 			kelosSelector + "  maxCostUSD: 5\nstatus:\n  currentPeriodStart: yesterday\n  used: {costUSD: \"1\"}\n",
-			`status.currentPeriodStart: "yesterday" is not an RFC 3339 time (line 15)`,
+			`:15: TaskBudget team-ml/agents: status.currentPeriodStart: "yesterday" is not an RFC 3339 time`,
 		},
 		"a label key Kubernetes refuses": {
 			"  taskSelector:\n    matchLabels:\n      \"bad key\": x\n  period: {type: Daily}\n  maxCostUSD: 5\n",
@@ -572,25 +572,25 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a misspelt selector field": {
 			"  taskSelector:\n    matchLabel: {team: x}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
-			`unknown field "spec.taskSelector.matchLabel" (line 8)`,
+			`:8: TaskBudget team-ml/agents: unknown field "spec.taskSelector.matchLabel"`,
 		},
 		"a misspelt period field": {
 			"  taskSelector: {}\n  period: {type: Daily, timeZone: UTC}\n  maxCostUSD: 5\n",
-			`unknown field "spec.period.timeZone" (line 8)`,
+			`:8: TaskBudget team-ml/agents: unknown field "spec.period.timeZone"`,
 		},
 		"an unknown usage field in status": {
 			kelosSelector + "  maxCostUSD: 5\nstatus:\n  used:\n    requests: 3\n",
-			`unknown field "status.used.requests" (line 16)`,
+			`:16: TaskBudget team-ml/agents: unknown field "status.used.requests"`,
 		},
-		"a name too long to leave room for the -spend ConfigMap": {
+		"a name too long for the budget label": {
 			kelosSelector + "  maxCostUSD: 5\n",
-			`the converted budget is not valid: spec.costSource.configMapName:`,
+			`stdin:4: TaskBudget team-ml/aaaa…: metadata.name must be at most 63 characters: workloads name their budget in the llmbudget.dev/budget label`,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			in := kelosBudget(tc.spec)
-			if strings.Contains(name, "too long") {
+			if strings.HasPrefix(name, "a name too long") {
 				in = strings.Replace(in, "name: agents", "name: "+strings.Repeat("a", 250), 1)
 			}
 			_, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
@@ -598,7 +598,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 			for _, part := range strings.Split(tc.want, "…") { // parts the money package words are left out
 				assert.Contains(t, err.Error(), part)
 			}
-			assert.True(t, strings.HasPrefix(err.Error(), "stdin: document 1 (TaskBudget team-ml/"), err.Error())
+			assert.Contains(t, err.Error(), ": TaskBudget team-ml/")
 		})
 	}
 }

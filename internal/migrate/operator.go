@@ -10,13 +10,9 @@ import (
 // The llm-cost-budget-operator API, as read from
 // github.com/mizcausevic-dev/llm-cost-budget-operator at commit c10d8c4799ba
 // (api/v1alpha1/llmcostbudget_types.go and the CRD in
-// charts/llm-cost-budget-operator/crds/llmcostbudgets.yaml):
-//
-//	apiVersion: finops.kineticgain.com/v1alpha1, kind: LLMCostBudget (short name budget)
-//	spec.monthlyLimitUSD       string, required, pattern ^[0-9]+(\.[0-9]+)?$
-//	spec.warnThresholdPercent  int 1-100, default 80
-//	spec.costSource            {configMapName, key}, both required strings
-//	status                     observedSpendUSD, percentUsed, state, conditions[]
+// charts/llm-cost-budget-operator/crds/llmcostbudgets.yaml): monthlyLimitUSD
+// is a required string of pattern ^[0-9]+(\.[0-9]+)?$, warnThresholdPercent
+// 1-100 defaults to 80, and costSource's configMapName and key are required.
 //
 // It has no period: its cost pipeline writes the month's running total and
 // resets it, and the operator compares that number with the limit in
@@ -95,6 +91,5 @@ func convertOperator(in *input) (*goyaml.Node, []string, error) {
 		"The same ConfigMap and key: with format Total the value is this period's spend and",
 		"the writer resets it, as the operator expects.")
 
-	head := []string{"Converted by llmbudget migrate from " + operatorAPIVersion + " " + operatorKind + " " + ref(&b.ObjectMeta) + "."}
-	return budgetDocument(head, metaOutput(&b.ObjectMeta), out), notes, nil
+	return budgetDocument(operatorAPIVersion+" "+operatorKind, &b.ObjectMeta, out), notes, nil
 }
