@@ -14,10 +14,9 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// routes lists every endpoint of the service. Sync and finalize share a
-// hook: Metacontroller's finalizing flag, not the URL, decides between
-// Apply and Cleanup, so a finalize URL that receives finalizing=false (a
-// misconfigured controller) still only applies.
+// Sync and finalize share a hook: Metacontroller's finalizing flag, not the
+// URL, decides between Apply and Cleanup, so a finalize URL that receives
+// finalizing=false (a misconfigured controller) still only applies.
 func (s *server) routes() *httprouter.Router {
 	router := httprouter.New()
 	s.handle(router, "budget/customize", customize(budget.Customize))
@@ -45,9 +44,8 @@ func healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// lenient decodes a hook request for answer: field names match
-// case-sensitively, and members the request type does not model are ignored
-// (Metacontroller adds fields across versions).
+// lenient ignores members the request type does not model: Metacontroller adds
+// fields across versions. Field names match case-sensitively.
 func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
 	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
@@ -58,7 +56,6 @@ func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFu
 	}
 }
 
-// customize serves a customize hook, whose request is the same for every kind.
 func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
 	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, HookCall, error) {
 		resp, err := hook(req)
@@ -66,7 +63,6 @@ func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse,
 	})
 }
 
-// composite serves a budget kind's sync and finalize hooks.
 func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
 	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
 		resp, sum, err := sync(req, now)
@@ -84,8 +80,6 @@ func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, 
 	return resp, c, err
 }
 
-// qualified is namespace/name, the name alone for a cluster-scoped object,
-// and nothing without a name.
 func qualified(namespace, name string) string {
 	if namespace == "" || name == "" {
 		return name

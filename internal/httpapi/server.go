@@ -1,14 +1,12 @@
 // Package httpapi is the thin HTTP adapter in front of the hook functions:
-// routing, request guards (content type, size, JSON shape), response
-// encoding and one log line per hook call. It holds no budget logic.
+// routing, request guards (content type, size, JSON shape), response encoding
+// and one log line per hook call. It holds no budget logic.
 //
-// It guarantees that every hook answer is either 200 with a response
-// Metacontroller decodes strictly, or a 4xx with a one-line reason (which
-// Metacontroller shows to users in a SyncError Event), and that a panic in
-// a hook becomes a 500 rather than a crashed process. The request bytes
-// worked on at once are bounded (Config.MaxInFlightBytes): a call past the
-// bound is answered 429 with Retry-After, so memory stays bounded however
-// many callers there are.
+// Every hook answer is 200 with a response Metacontroller decodes strictly, or
+// a 4xx with a one-line reason (shown to users in a SyncError Event); a panic
+// in a hook becomes a 500, not a crashed process. Memory stays bounded however
+// many callers there are: past Config.MaxInFlightBytes, a call is answered 429
+// with Retry-After.
 package httpapi
 
 import (
@@ -107,14 +105,10 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// hookFunc decodes a body into its request, answers it, and fills in what
-// the call is logged with.
 type hookFunc func(body []byte, now time.Time) (any, HookCall, error)
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// handle serves the hook name on POST /name, with the guards every hook
-// shares, and logs and observes each call.
 func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
@@ -143,8 +137,6 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	})
 }
 
-// serve answers the call if its weight fits in what is in flight, and
-// refuses it with 429 otherwise.
 func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
@@ -178,9 +170,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 	return c
 }
 
-// weight is what r counts: its declared length, or the body limit when it
-// declares none, and never less than MinCallWeight. A declared length over
-// the body limit counts the minimum: readBody refuses it without reading.
+// weight counts a declared length over the body limit as the minimum: readBody
+// refuses it unread.
 func weight(r *http.Request, maxBody int64) int64 {
 	n := r.ContentLength
 	switch {
@@ -192,7 +183,6 @@ func weight(r *http.Request, maxBody int64) int64 {
 	return max(n, MinCallWeight)
 }
 
-// refuse answers status with a one-line plain-text reason, and records both in c.
 func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCall {
 	c.Status, c.Reason = status, reason
 	http.Error(w, strings.ReplaceAll(reason, "\n", " "), status)
@@ -226,8 +216,8 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	return 0, ""
 }
 
-// writeJSON answers 200 with v. The encoder marshals v whole before it
-// writes, so a failure can still be answered 500.
+// writeJSON can still answer 500 on failure: the encoder marshals v whole
+// before it writes.
 func writeJSON(w http.ResponseWriter, v any) int {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
