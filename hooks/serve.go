@@ -166,9 +166,7 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, drain
 		MaxBodyBytes:     o.maxBody,
 		MaxInFlightBytes: o.maxInFlight,
 		Ready:            func() bool { return !draining.Load() },
-		Observe: func(c httpapi.HookCall) {
-			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
-		},
+		Observe:          m.ObserveHook,
 	})
 	if err != nil {
 		return nil, err
