@@ -57,21 +57,15 @@ const MinCallWeight = 64 << 10
 
 // Config configures the handler.
 type Config struct {
-	// Now is the clock; required so tests and `eval` can fix it.
-	Now func() time.Time
-	// Logger receives one line per hook call; required.
-	Logger *slog.Logger
-	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
-	MaxBodyBytes int64
-	// MaxInFlightBytes bounds the request bytes being worked on at once (each
-	// call counts its body, at least MinCallWeight); calls past it are
-	// answered 429 with Retry-After. DefaultMaxInFlightBytes when 0; never
-	// less than MaxBodyBytes, so that any acceptable call can be served.
+	Now          func() time.Time // the clock; required so tests and `eval` can fix it
+	Logger       *slog.Logger     // receives one line per hook call; required
+	MaxBodyBytes int64            // bounds request bodies; DefaultMaxBodyBytes when 0
+	// MaxInFlightBytes bounds the request bytes worked on at once (each call
+	// counts its body, at least MinCallWeight): DefaultMaxInFlightBytes when 0,
+	// never less than MaxBodyBytes, so that any acceptable call can be served.
 	MaxInFlightBytes int64
-	// Ready reports readiness for /readyz; always ready when nil.
-	Ready func() bool
-	// Observe, when set, is told about every hook call (for metrics).
-	Observe func(HookCall)
+	Ready            func() bool    // reports readiness for /readyz; always ready when nil
+	Observe          func(HookCall) // when set, told about every hook call (for metrics)
 }
 
 // HookCall is one hook call, as logged and told to Observe.
