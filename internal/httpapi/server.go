@@ -33,8 +33,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// Defaults for the bounds on memory; docs/operations.md ("Sizing the
-// service") derives them from the Deployment's 128Mi memory limit.
+// The bounds on memory; docs/operations.md ("Sizing the service") derives
+// them from the Deployment's 128Mi memory limit.
 const (
 	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries
 	// a spend ConfigMap (at most 1 MiB of data, up to twice that once
@@ -44,16 +44,15 @@ const (
 	// DefaultMaxInFlightBytes bounds the request bytes worked on at once: four
 	// maximum-size requests, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
+	// MinCallWeight is what any hook call counts against the in-flight bound,
+	// however small its body: a call's goroutine, connection buffers and
+	// decoded request cost tens of KiB beyond the body itself.
+	MinCallWeight = 64 << 10
 )
 
 // retryAfterSeconds is what a refused caller is told to wait; Metacontroller
 // honours Retry-After on 429 and requeues the sync.
 const retryAfterSeconds = "1"
-
-// MinCallWeight is what any hook call counts against the in-flight bound,
-// however small its body: a call's goroutine, connection buffers and
-// decoded request cost tens of KiB beyond the body itself.
-const MinCallWeight = 64 << 10
 
 // Config configures the handler.
 type Config struct {
