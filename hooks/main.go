@@ -109,7 +109,6 @@ func usage() string {
 	return b.String()
 }
 
-// commandHelp is a command's usage line, description and flags with their defaults.
 func commandHelp(c command, fs *flag.FlagSet) string {
 	help := fmt.Sprintf("usage: %s\n\n%s\n", strings.TrimSpace("llmbudget "+c.name+" "+c.synopsis), c.about)
 	var flags strings.Builder
@@ -138,8 +137,6 @@ type usageError struct {
 
 func (e *usageError) Error() string { return e.err.Error() }
 
-// parseFlags parses args into fs, turning every flag error (and -h) into a
-// usageError.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return &usageError{fs: fs, err: err}

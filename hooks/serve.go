@@ -33,8 +33,8 @@ type serveOptions struct {
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
-	now               string                        // a fixed clock, for demos and fixture replay
-	onListen          func(hooks, metrics net.Addr) // tests learn the ports here; metrics is nil without --metrics-addr
+	now               string                      // a fixed clock, for demos and fixture replay
+	onListen          func(hooks, metrics string) // tests learn the addresses the log names here
 	stop              <-chan struct{}
 }
 
@@ -113,7 +113,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	errc := make(chan error, len(servers))
-	var addrs [2]net.Addr // of the hooks, and of /metrics when apart
+	addrs := [2]string{1: "beside the hooks"} // of the hooks and of /metrics, as logged
 	for i, srv := range servers {
 		defer srv.Close()
 		ln, err := net.Listen("tcp", srv.Addr)
@@ -123,17 +123,13 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
-		addrs[i] = ln.Addr()
+		addrs[i] = ln.Addr().String()
 		go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), srv.Serve(ln)) }()
-	}
-	metricsLog := "beside the hooks"
-	if addrs[1] != nil {
-		metricsLog = addrs[1].String()
 	}
 	if o.onListen != nil {
 		o.onListen(addrs[0], addrs[1])
 	}
-	logger.Info("serving hooks", "addr", addrs[0].String(), "metrics", metricsLog, "version", version,
+	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
 	select {
 	case err := <-errc:
@@ -166,9 +162,7 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, drain
 		MaxBodyBytes:     o.maxBody,
 		MaxInFlightBytes: o.maxInFlight,
 		Ready:            func() bool { return !draining.Load() },
-		Observe: func(c httpapi.HookCall) {
-			m.ObserveHook(c.Hook, c.Status, c.Duration, c.State, c.Reason)
-		},
+		Observe:          m.ObserveHook,
 	})
 	if err != nil {
 		return nil, err

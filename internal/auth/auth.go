@@ -2,11 +2,10 @@
 // sends when a controller's webhook has `authorization` configured.
 //
 // It guarantees constant-time comparison, a 401 with a one-line reason for a
-// missing or wrong token, and that a rotated Secret takes effect without a
-// restart as soon as the file's content changes, whatever its size and
-// modification time: the file is read on every check. A token file that
-// cannot be read is logged with its path; the caller only sees
-// "unauthorized", never a description of the server's files.
+// missing or wrong token, and that a rotated Secret takes effect as soon as the
+// file's content changes, whatever its size and modification time: the file is
+// read on every check. A token file that cannot be read is logged with its
+// path; the caller only sees "unauthorized".
 package auth
 
 import (
@@ -35,9 +34,8 @@ func NewFileToken(path string) (*FileToken, error) {
 	return t, nil
 }
 
-// Token returns the file's current content as the token: nothing is cached,
-// so no stamp of the file can hide a rotation. A mounted Secret is a few
-// bytes on tmpfs, so reading it per call is cheap.
+// Token returns the file's current content; a mounted Secret is a few bytes on
+// tmpfs, so reading it per call is cheap.
 func (t *FileToken) Token() ([]byte, error) {
 	b, err := os.ReadFile(t.path)
 	if err != nil {
@@ -73,8 +71,7 @@ func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
 	}
 	want, err := tok.Token()
 	if err != nil {
-		// Fail closed. The error names the file, so it goes to the log and
-		// not to the caller.
+		// Fail closed; the error names the file, so only the log gets it.
 		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
 			slog.String("error", err.Error()))
 		return "unauthorized"

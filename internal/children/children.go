@@ -30,11 +30,6 @@ const (
 	AnnotationLift = "llmbudget.dev/how-to-lift"
 )
 
-// EventSource names the component that reported an Event.
-type EventSource struct {
-	Component string `json:"component"`
-}
-
 // Event is a core v1 Event, with only the fields we set.
 type Event struct {
 	APIVersion     string            `json:"apiVersion"`
@@ -44,10 +39,12 @@ type Event struct {
 	Reason         string            `json:"reason"`
 	Message        string            `json:"message"`
 	Type           string            `json:"type"`
-	Source         EventSource       `json:"source"`
-	FirstTimestamp metav1.Time       `json:"firstTimestamp"`
-	LastTimestamp  metav1.Time       `json:"lastTimestamp"`
-	Count          int32             `json:"count"`
+	Source         struct {
+		Component string `json:"component"`
+	} `json:"source"`
+	FirstTimestamp metav1.Time `json:"firstTimestamp"`
+	LastTimestamp  metav1.Time `json:"lastTimestamp"`
+	Count          int32       `json:"count"`
 }
 
 // ResourceQuota is a core v1 ResourceQuota, with only the fields we set.
@@ -106,7 +103,7 @@ func Events(owner Owner, anns []evaluate.Announcement) []Event {
 // NewEvent renders one announcement.
 func NewEvent(owner Owner, a evaluate.Announcement) Event {
 	at := metav1.NewTime(a.At.UTC().Truncate(1e9))
-	return Event{
+	ev := Event{
 		APIVersion: "v1",
 		Kind:       "Event",
 		Metadata: metav1.ObjectMeta{
@@ -120,11 +117,12 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 		Reason:         a.Reason,
 		Message:        a.Message,
 		Type:           a.Type,
-		Source:         EventSource{Component: Component},
 		FirstTimestamp: at,
 		LastTimestamp:  at,
 		Count:          1,
 	}
+	ev.Source.Component = Component
+	return ev
 }
 
 // EventName is "<object>.<slug>.<unix seconds>", shortened with a hash when

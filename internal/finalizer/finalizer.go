@@ -1,9 +1,8 @@
 // Package finalizer ports the kube-rs finalizer pattern
-// (kube-runtime/src/finalizer.rs) to Metacontroller hooks. The caller's logic
-// receives exactly one of two events, Apply or Cleanup; the finalizer string
-// is Metacontroller's to add and remove, so what remains is mapping the
-// request's `finalizing` flag onto the event and reporting `finalized` when
-// Cleanup is done.
+// (kube-runtime/src/finalizer.rs) to Metacontroller hooks. Metacontroller adds
+// and removes the finalizer string, so what remains is mapping the request's
+// `finalizing` flag onto one of two events, Apply or Cleanup, and reporting
+// `finalized` when Cleanup is done.
 //
 // # Expected flow
 //
@@ -38,9 +37,8 @@
 //
 // # Errors
 //
-// Reconcile adds none, and Apply and Cleanup, being pure, have none to return.
-// A request that cannot be answered at all is refused before Reconcile
-// (hookwire.ErrBadRequest).
+// Reconcile adds none, and pure Apply and Cleanup have none to return; a request
+// that cannot be answered at all is refused before Reconcile (hookwire.ErrBadRequest).
 package finalizer
 
 import (
@@ -68,8 +66,7 @@ type Event[T any] struct {
 // Requeue says when Metacontroller should call again without a change.
 type Requeue struct{ after time.Duration }
 
-// AwaitChange waits for a watched change; nothing time-based is missed only if
-// the result does not depend on the clock.
+// AwaitChange waits for a watched change (see Caveats).
 func AwaitChange() Requeue { return Requeue{} }
 
 // RequeueAfter asks for another call after d, rounded up to whole seconds.
@@ -85,14 +82,12 @@ type Result[R any] struct {
 	Finalized bool
 }
 
-// Tail is the end of the hook's answer that the pattern decides: when to
-// call again, and whether the object may go.
+// Tail is the end of the hook's answer that the pattern decides.
 func (r Result[R]) Tail() hookwire.Tail {
 	return hookwire.Tail{ResyncAfterSeconds: r.Requeue.Seconds(), Finalized: r.Finalized}
 }
 
-// Reconcile runs fn with Apply or Cleanup according to Metacontroller's
-// finalizing flag.
+// Reconcile runs fn with Apply or Cleanup, as Metacontroller's finalizing flag says.
 func Reconcile[T, R any](obj T, finalizing bool, fn func(Event[T]) Result[R]) Result[R] {
 	if finalizing { // the object is going: tear down, and say when done
 		return fn(Event[T]{Action: Cleanup, Object: obj})

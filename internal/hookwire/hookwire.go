@@ -27,8 +27,7 @@ type CustomizeRequest struct {
 	Parent json.RawMessage `json:"parent"`
 }
 
-// CustomizeResponse names the related objects Metacontroller should watch and
-// pass to sync.
+// CustomizeResponse names the related objects Metacontroller should watch and pass to sync.
 type CustomizeResponse struct {
 	RelatedResources []RelatedResourceRule `json:"relatedResources"`
 }
@@ -66,8 +65,7 @@ type Tail struct {
 	Finalized          bool    `json:"finalized,omitempty"`
 }
 
-// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks,
-// the target under "object".
+// DecoratorRequest is sent to a DecoratorController's sync and finalize hooks.
 type DecoratorRequest struct {
 	Object     json.RawMessage `json:"object"`
 	Related    ObjectMap       `json:"related"`

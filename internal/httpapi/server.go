@@ -1,14 +1,12 @@
 // Package httpapi is the thin HTTP adapter in front of the hook functions:
-// routing, request guards (content type, size, JSON shape), response
-// encoding and one log line per hook call. It holds no budget logic.
+// routing, request guards (content type, size, JSON shape), response encoding
+// and one log line per hook call. It holds no budget logic.
 //
-// It guarantees that every hook answer is either 200 with a response
-// Metacontroller decodes strictly, or a 4xx with a one-line reason (which
-// Metacontroller shows to users in a SyncError Event), and that a panic in
-// a hook becomes a 500 rather than a crashed process. The request bytes
-// worked on at once are bounded (Config.MaxInFlightBytes): a call past the
-// bound is answered 429 with Retry-After, so memory stays bounded however
-// many callers there are.
+// Every hook answer is 200 with a response Metacontroller decodes strictly, or
+// a 4xx with a one-line reason (shown to users in a SyncError Event); a panic
+// in a hook becomes a 500, not a crashed process. Memory stays bounded however
+// many callers there are: past Config.MaxInFlightBytes, a call is answered 429
+// with Retry-After.
 package httpapi
 
 import (
@@ -27,10 +25,16 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/llmbudget/llmbudget/internal/budget"
+	"github.com/llmbudget/llmbudget/internal/clusterbudget"
+	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// Defaults for the bounds on memory; docs/operations.md ("Sizing the
-// service") derives them from the Deployment's 128Mi memory limit.
+// The bounds on memory; docs/operations.md ("Sizing the service") derives
+// them from the Deployment's 128Mi memory limit.
 const (
 	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries
 	// a spend ConfigMap (at most 1 MiB of data, up to twice that once
@@ -40,34 +44,27 @@ const (
 	// DefaultMaxInFlightBytes bounds the request bytes worked on at once: four
 	// maximum-size requests, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
+	// MinCallWeight is what any hook call counts against the in-flight bound,
+	// however small its body: a call's goroutine, connection buffers and
+	// decoded request cost tens of KiB beyond the body itself.
+	MinCallWeight = 64 << 10
 )
 
 // retryAfterSeconds is what a refused caller is told to wait; Metacontroller
 // honours Retry-After on 429 and requeues the sync.
 const retryAfterSeconds = "1"
 
-// MinCallWeight is what any hook call counts against the in-flight bound,
-// however small its body: a call's goroutine, connection buffers and
-// decoded request cost tens of KiB beyond the body itself.
-const MinCallWeight = 64 << 10
-
 // Config configures the handler.
 type Config struct {
-	// Now is the clock; required so tests and `eval` can fix it.
-	Now func() time.Time
-	// Logger receives one line per hook call; required.
-	Logger *slog.Logger
-	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
-	MaxBodyBytes int64
-	// MaxInFlightBytes bounds the request bytes being worked on at once (each
-	// call counts its body, at least MinCallWeight); calls past it are
-	// answered 429 with Retry-After. DefaultMaxInFlightBytes when 0; never
-	// less than MaxBodyBytes, so that any acceptable call can be served.
+	Now          func() time.Time // the clock; required so tests and `eval` can fix it
+	Logger       *slog.Logger     // receives one line per hook call; required
+	MaxBodyBytes int64            // bounds request bodies; DefaultMaxBodyBytes when 0
+	// MaxInFlightBytes bounds the request bytes worked on at once (each call
+	// counts its body, at least MinCallWeight): DefaultMaxInFlightBytes when 0,
+	// never less than MaxBodyBytes, so that any acceptable call can be served.
 	MaxInFlightBytes int64
-	// Ready reports readiness for /readyz; always ready when nil.
-	Ready func() bool
-	// Observe, when set, is told about every hook call (for metrics).
-	Observe func(HookCall)
+	Ready            func() bool    // reports readiness for /readyz; always ready when nil
+	Observe          func(HookCall) // when set, told about every hook call (for metrics)
 }
 
 // HookCall is one hook call, as logged and told to Observe.
@@ -97,7 +94,28 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("httpapi: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)", cfg.MaxInFlightBytes, cfg.MaxBodyBytes)
 	}
 	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
-	return s.routes(), nil
+	router := httprouter.New()
+	// Sync and finalize share a hook: Metacontroller's finalizing flag, not the
+	// URL, decides between Apply and Cleanup, so a finalize URL that receives
+	// finalizing=false (a misconfigured controller) still only applies.
+	s.handle(router, "budget/customize", customize(budget.Customize))
+	s.handle(router, "budget/sync", composite(budget.Sync))
+	s.handle(router, "budget/finalize", composite(budget.Sync))
+	s.handle(router, "clusterbudget/customize", customize(clusterbudget.Customize))
+	s.handle(router, "clusterbudget/sync", composite(clusterbudget.Sync))
+	s.handle(router, "clusterbudget/finalize", composite(clusterbudget.Sync))
+	s.handle(router, "workload/customize", customize(workload.Customize))
+	s.handle(router, "workload/sync", lenient(workloadSync))
+	s.handle(router, "workload/finalize", lenient(workloadSync))
+	router.GET("/healthz", healthz)
+	router.GET("/readyz", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if s.cfg.Ready != nil && !s.cfg.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		healthz(w, r, p)
+	})
+	return router, nil
 }
 
 type server struct {
@@ -107,14 +125,58 @@ type server struct {
 	inFlight *semaphore.Weighted
 }
 
-// hookFunc decodes a body into its request, answers it, and fills in what
-// the call is logged with.
+// healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
+func healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// lenient ignores members the request type does not model: Metacontroller adds
+// fields across versions. Field names match case-sensitively.
+func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
+	return func(body []byte, now time.Time) (any, HookCall, error) {
+		var req Req
+		if err := decode.Lenient(body, &req, "request"); err != nil {
+			return nil, HookCall{}, err
+		}
+		return answer(req, now)
+	}
+}
+
+func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error)) hookFunc {
+	return lenient(func(req hookwire.CustomizeRequest, _ time.Time) (any, HookCall, error) {
+		resp, err := hook(req)
+		return resp, HookCall{}, err
+	})
+}
+
+func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
+	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
+		resp, sum, err := sync(req, now)
+		return resp, HookCall{Budget: qualified(sum.Namespace, sum.Name), State: string(sum.State), Reason: sum.Reason}, err
+	})
+}
+
+func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, error) {
+	resp, sum, err := workload.Sync(req, now)
+	c := HookCall{
+		Budget:   qualified(sum.Namespace, sum.Budget),
+		State:    sum.State,
+		Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name,
+	}
+	return resp, c, err
+}
+
+func qualified(namespace, name string) string {
+	if namespace == "" || name == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
 type hookFunc func(body []byte, now time.Time) (any, HookCall, error)
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// handle serves the hook name on POST /name, with the guards every hook
-// shares, and logs and observes each call.
 func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
@@ -143,8 +205,6 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	})
 }
 
-// serve answers the call if its weight fits in what is in flight, and
-// refuses it with 429 otherwise.
 func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
@@ -178,9 +238,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 	return c
 }
 
-// weight is what r counts: its declared length, or the body limit when it
-// declares none, and never less than MinCallWeight. A declared length over
-// the body limit counts the minimum: readBody refuses it without reading.
+// weight counts a declared length over the body limit as the minimum: readBody
+// refuses it unread.
 func weight(r *http.Request, maxBody int64) int64 {
 	n := r.ContentLength
 	switch {
@@ -192,7 +251,6 @@ func weight(r *http.Request, maxBody int64) int64 {
 	return max(n, MinCallWeight)
 }
 
-// refuse answers status with a one-line plain-text reason, and records both in c.
 func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCall {
 	c.Status, c.Reason = status, reason
 	http.Error(w, strings.ReplaceAll(reason, "\n", " "), status)
@@ -226,8 +284,8 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	return 0, ""
 }
 
-// writeJSON answers 200 with v. The encoder marshals v whole before it
-// writes, so a failure can still be answered 500.
+// writeJSON can still answer 500 on failure: the encoder marshals v whole
+// before it writes.
 func writeJSON(w http.ResponseWriter, v any) int {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

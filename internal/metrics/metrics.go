@@ -1,7 +1,5 @@
-// Package metrics exposes the service's Prometheus metrics: hook requests by
-// hook and status code, their durations, the calls refused because too much
-// was in flight, evaluation outcomes by state and reason, and build
-// information.
+// Package metrics exposes the service's Prometheus metrics: of the hook calls,
+// the budget evaluations and the build.
 //
 // Budget gauges (spend, limit, percent per budget) are deliberately not here:
 // this service is stateless and sees a budget only while answering for it;
@@ -13,12 +11,13 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/llmbudget/llmbudget/internal/httpapi"
 )
 
 // Metrics holds the collectors, on a registry of their own.
@@ -57,19 +56,18 @@ func New(version string) *Metrics {
 	}
 }
 
-// ObserveHook records one hook call; state and reason are empty for hooks
-// that evaluate nothing.
-func (m *Metrics) ObserveHook(hook string, code int, d time.Duration, state, reason string) {
-	m.requests.WithLabelValues(hook, strconv.Itoa(code)).Inc()
-	if code == http.StatusTooManyRequests {
+// ObserveHook records one hook call.
+func (m *Metrics) ObserveHook(c httpapi.HookCall) {
+	m.requests.WithLabelValues(c.Hook, strconv.Itoa(c.Status)).Inc()
+	if c.Status == http.StatusTooManyRequests {
 		// A refusal is not an answer: its time (reading the body it
 		// refuses) stays out of the latency the alerts watch.
-		m.rejected.WithLabelValues(hook).Inc()
+		m.rejected.WithLabelValues(c.Hook).Inc()
 		return
 	}
-	m.duration.WithLabelValues(hook).Observe(d.Seconds())
-	if state != "" && hook == "budget/sync" {
-		m.outcomes.WithLabelValues(state, reason).Inc()
+	m.duration.WithLabelValues(c.Hook).Observe(c.Duration.Seconds())
+	if c.State != "" && c.Hook == "budget/sync" {
+		m.outcomes.WithLabelValues(c.State, c.Reason).Inc()
 	}
 }
 

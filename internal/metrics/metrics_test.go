@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmbudget/llmbudget/internal/httpapi"
 	"github.com/llmbudget/llmbudget/internal/metrics"
 )
 
@@ -24,10 +25,10 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 
 func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 	m := metrics.New("v1.2.3")
-	m.ObserveHook("budget/sync", 200, 3*time.Millisecond, "OverBudget", "Evaluated")
-	m.ObserveHook("budget/sync", 200, time.Millisecond, "Unknown", "CostKeyMissing")
-	m.ObserveHook("workload/sync", 200, time.Millisecond, "OverBudget", "")
-	m.ObserveHook("budget/sync", 400, time.Millisecond, "", "malformed JSON")
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: 3 * time.Millisecond, State: "OverBudget", Reason: "Evaluated"})
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "Unknown", Reason: "CostKeyMissing"})
+	m.ObserveHook(httpapi.HookCall{Hook: "workload/sync", Status: 200, Duration: time.Millisecond, State: "OverBudget", Reason: ""})
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 400, Duration: time.Millisecond, State: "", Reason: "malformed JSON"})
 	text := scrape(t, m)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="200",hook="budget/sync"} 2`)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="400",hook="budget/sync"} 1`)
@@ -43,9 +44,9 @@ func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 
 func TestCallsRefusedForLoadAreCountedApartFromLatency(t *testing.T) {
 	m := metrics.New("v1.2.3")
-	m.ObserveHook("budget/sync", 429, time.Second, "", "busy")
-	m.ObserveHook("budget/sync", 429, time.Second, "", "busy")
-	m.ObserveHook("budget/sync", 200, time.Millisecond, "UnderBudget", "Evaluated")
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
+	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "UnderBudget", Reason: "Evaluated"})
 	text := scrape(t, m)
 	assert.Contains(t, text, `llmbudget_hook_rejected_total{hook="budget/sync"} 2`)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="429",hook="budget/sync"} 2`)

@@ -103,9 +103,7 @@ func (e ValidationError) Error() string {
 	return strings.Join(parts, "; ")
 }
 
-var validate = newValidator()
-
-func newValidator() *validator.Validate {
+var validate = func() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -127,7 +125,7 @@ func newValidator() *validator.Validate {
 		}
 	}
 	return v
-}
+}()
 
 func validTimeZone(s string) bool {
 	_, err := period.LoadLocation(s)
@@ -202,51 +200,7 @@ func (s *Spec) validate(kindErrs ValidationError) error {
 		// The namespace starts with the type's name: "Spec.period.startDay".
 		errs = append(errs, FieldError{"spec" + strings.TrimPrefix(fe.Namespace(), "Spec"), s.message(fe)})
 	}
-	errs = append(errs, s.crossFieldErrors()...)
-	errs = append(errs, kindErrs...)
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
-}
-
-func (s *Spec) message(fe validator.FieldError) string {
-	switch fe.Tag() {
-	case "required", "required_without":
-		return "is required"
-	case "required_if":
-		field, value, _ := strings.Cut(fe.Param(), " ")
-		return fmt.Sprintf("is required when %s is %s", strings.ToLower(field[:1])+field[1:], value)
-	case "min", "max":
-		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
-		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have %s %s items", bound, fe.Param())
-		}
-		return fmt.Sprintf("must be %s %s", bound, fe.Param())
-	case "oneof":
-		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
-	case "usd":
-		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
-	case "timezone":
-		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
-		return fmt.Sprintf("must be an IANA time zone: %v", err)
-	case "dnssubdomain":
-		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
-	case "configmapkey":
-		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
-	case "labelvalue":
-		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
-	case "modelname":
-		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
-	case "resourcename":
-		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
-	}
-	return fmt.Sprintf("fails rule %q", fe.Tag())
-}
-
-// crossFieldErrors holds the rules that relate two fields.
-func (s *Spec) crossFieldErrors() ValidationError {
-	var errs ValidationError
+	// The rules that relate two fields.
 	if s.LimitUSD == nil && !s.TokenLimits.HasTokenLimit() {
 		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
 	}
@@ -302,5 +256,43 @@ func (s *Spec) crossFieldErrors() ValidationError {
 		}
 		resources[r] = i
 	}
+	errs = append(errs, kindErrs...)
+	if len(errs) == 0 {
+		return nil
+	}
 	return errs
+}
+
+func (s *Spec) message(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required", "required_without":
+		return "is required"
+	case "required_if":
+		field, value, _ := strings.Cut(fe.Param(), " ")
+		return fmt.Sprintf("is required when %s is %s", strings.ToLower(field[:1])+field[1:], value)
+	case "min", "max":
+		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
+		if fe.Kind() == reflect.Slice {
+			return fmt.Sprintf("must have %s %s items", bound, fe.Param())
+		}
+		return fmt.Sprintf("must be %s %s", bound, fe.Param())
+	case "oneof":
+		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
+	case "usd":
+		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
+	case "timezone":
+		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
+		return fmt.Sprintf("must be an IANA time zone: %v", err)
+	case "dnssubdomain":
+		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
+	case "configmapkey":
+		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
+	case "labelvalue":
+		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
+	case "modelname":
+		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
+	case "resourcename":
+		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
+	}
+	return fmt.Sprintf("fails rule %q", fe.Tag())
 }

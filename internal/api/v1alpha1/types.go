@@ -119,12 +119,10 @@ type Enforcement struct {
 	Scope         Scope         `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
 }
 
-// The enumerations of spec and status; their values follow.
 type (
 	// PeriodType is Daily, Weekly or Monthly.
 	PeriodType string
-	// Basis says what a threshold compares: spend so far (Actual) or the
-	// forecast (Forecasted).
+	// Basis is what a threshold compares: spend so far (Actual) or the forecast (Forecasted).
 	Basis string
 	// SourceFormat is Total or DailyLedger, as package spend reads them.
 	SourceFormat = spend.Format
@@ -132,8 +130,7 @@ type (
 	Action string
 	// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
 	FailurePolicy string
-	// Gate is how new workloads are refused: by the admission Policy, the
-	// ResourceQuota, or Both.
+	// Gate is how new workloads are refused: by the admission Policy, the ResourceQuota, or Both.
 	Gate string
 	// Scope is which new workloads a blocking budget refuses: any listed
 	// resource in its Namespace, or only those Labelled with its name.
@@ -142,7 +139,6 @@ type (
 	State string
 )
 
-// Values of the enumerations, in the order above.
 const (
 	Daily   PeriodType = "Daily"
 	Weekly  PeriodType = "Weekly"
@@ -240,10 +236,9 @@ type ThresholdStatus struct {
 	CrossedAt *metav1.Time `json:"crossedAt,omitempty"`
 }
 
-// EnforcementStatus says whether the namespace is closed to new workloads.
-// While blocking it also holds everything the admission policy reads: the
-// gates in force, the scope, the refused resources and the sentence the
-// policy's message starts with, so that the policy computes nothing.
+// EnforcementStatus says whether the namespace is closed to new workloads. While
+// blocking it holds all the admission policy reads (the gates, scope, resources and
+// the first sentence of its message), so that the policy computes nothing.
 type EnforcementStatus struct {
 	Blocking  bool     `json:"blocking"`
 	Gates     []Gate   `json:"gates,omitempty"`
@@ -256,9 +251,8 @@ type EnforcementStatus struct {
 	Reason     string   `json:"reason,omitempty"`
 }
 
-// AnnouncementStatus is an Event llmbudget keeps while it is announced (55
-// minutes from its occurrence). It is recorded so that the Event stays
-// exactly as first created until then, whatever the budget does meanwhile.
+// AnnouncementStatus records an Event for the 55 minutes it is announced, so that
+// the Event stays exactly as first created whatever the budget does meanwhile.
 type AnnouncementStatus struct {
 	Slug    string      `json:"slug"`
 	Type    string      `json:"type"`
