@@ -293,17 +293,16 @@ func (j usageJSON) usage() (Usage, error) {
 	if j.CostUSD == nil {
 		return Usage{}, errors.New(`field "costUSD" is missing`)
 	}
-	cost, err := parseCost(j.CostUSD)
-	if err != nil {
-		return Usage{}, fmt.Errorf("costUSD: %w", err)
-	}
-	in, err := parseTokens(j.InputTokens)
-	if err != nil {
-		return Usage{}, fmt.Errorf("inputTokens: %w", err)
-	}
-	out, err := parseTokens(j.OutputTokens)
-	if err != nil {
-		return Usage{}, fmt.Errorf("outputTokens: %w", err)
+	cost, costErr := parseCost(j.CostUSD)
+	in, inErr := parseTokens(j.InputTokens)
+	out, outErr := parseTokens(j.OutputTokens)
+	switch {
+	case costErr != nil:
+		return Usage{}, fmt.Errorf("costUSD: %w", costErr)
+	case inErr != nil:
+		return Usage{}, fmt.Errorf("inputTokens: %w", inErr)
+	case outErr != nil:
+		return Usage{}, fmt.Errorf("outputTokens: %w", outErr)
 	}
 	return Usage{CostUSD: cost, InputTokens: in, OutputTokens: out}, nil
 }
