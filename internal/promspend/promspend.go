@@ -54,11 +54,6 @@ const (
 	Output Measure = "output"
 )
 
-// gap is how long a series may go without samples (failed scrapes, a
-// restarting target) and still be recognised with its old value rather than
-// counted again from zero.
-const gap = time.Hour
-
 // Source names the counters to read: a series selector per measure (Cost may
 // be empty: cost is then priced from tokens) and the label naming the model.
 type Source struct {
@@ -203,13 +198,13 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 // change since t-step, or, where the series is new or was reset, its whole
 // value; the subquery sums the steps. The changes telescope to last - first,
 // plus the value reached before each reset. last_over_time bridges gaps of
-// up to gap, which a plain selector would not: after a failed scrape its
-// staleness marker would make the series look new. The subquery range ends
-// 1ms short of the window so that its first step is Start+step whether the
-// Prometheus version treats the range's left edge as open or closed.
+// up to an hour (failed scrapes, a restarting target), which a plain selector
+// would not: after a failed scrape its staleness marker would make the series
+// look new. The subquery range ends 1ms short of the window so that its first
+// step is Start+step whether Prometheus treats its left edge as open or closed.
 func growth(sel, label string, w Window, step time.Duration) string {
-	cur := fmt.Sprintf("last_over_time(%s[%s])", sel, model.Duration(gap))
-	prev := fmt.Sprintf("last_over_time(%s[%s] offset %s)", sel, model.Duration(gap), model.Duration(step))
+	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
+	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
 	at := w.End.UnixMilli()
 	return fmt.Sprintf("sum_over_time((sum by (%s) ((%s - %s) >= 0 or %s))[%s:%s] @ %d.%03d)",
 		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
