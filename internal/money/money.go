@@ -120,15 +120,11 @@ func abs(x int64) uint64 {
 func (a Amount) String() string {
 	digits := fmt.Sprintf("%0*d", MaxDecimals+1, abs(a.n)) // at least one digit before the point
 	point := len(digits) - MaxDecimals
-	frac := strings.TrimRight(digits[point:], "0")
-	if len(frac) < 2 {
-		frac += "00"[len(frac):]
-	}
 	sign := ""
 	if a.n < 0 {
 		sign = "-"
 	}
-	return sign + digits[:point] + "." + frac
+	return sign + digits[:point] + "." + digits[point:point+2] + strings.TrimRight(digits[point+2:], "0")
 }
 
 // Parse parses a non-negative plain decimal with at most 9 decimals, such as
