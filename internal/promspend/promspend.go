@@ -161,9 +161,9 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	var wins []Window
+	p := Plan{source: src}
 	if spec.CostSource.Format == api.Total {
-		wins = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
+		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
 		days := period.Spec{Kind: period.Daily, Location: ps.Location}
 		for d := days.Containing(cur.Start.Add(-time.Nanosecond)); !d.Start.After(now); d = days.Containing(d.End) {
@@ -171,11 +171,10 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 			if d.End.After(end) {
 				w.End, w.Open = end, true
 			}
-			wins = append(wins, w)
+			p.Windows = append(p.Windows, w)
 		}
 	}
-	p := Plan{Windows: wins, source: src}
-	for i, w := range wins {
+	for i, w := range p.Windows {
 		if !w.End.After(w.Start) {
 			continue // nothing happened yet; the value is zero
 		}
@@ -210,12 +209,10 @@ func growth(sel, label string, w Window, step time.Duration) string {
 		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
 }
 
-// ErrEmpty is returned by Data when a query of an open window found no
-// series: a selector that matches nothing must not read as zero spend.
+// ErrEmpty is wrapped by Data's error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
 
-// usage is one window's or one model's figures, in the JSON form the hooks
-// read (package spend).
+// usage is a window's or a model's figures, in the JSON form package spend reads.
 type usage struct {
 	CostUSD      string           `json:"costUSD"`
 	InputTokens  int64            `json:"inputTokens"`
@@ -250,9 +247,7 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 			empty[q.Window]++
 		}
 	}
-	// A finished day without any series is left out, so the value written
-	// while Prometheus still had its data stays; anything else partial is
-	// an error.
+	// Only a finished day may find no series, and then for all its queries.
 	for i, q := range p.Queries {
 		w := p.Windows[q.Window]
 		if len(answers[i]) == 0 && (w.Open || empty[q.Window] < len(byModel[q.Window])) {
@@ -318,8 +313,7 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 	return total, nil
 }
 
-// tokens refuses counts beyond 2^53, where a float64 stops holding every
-// whole number.
+// tokens refuses counts past 2^53, beyond which a float64 skips whole numbers.
 func tokens(direction string, v float64) (int64, error) {
 	if math.IsNaN(v) || v < 0 || v > 1<<53 {
 		return 0, fmt.Errorf("%s tokens: %v is not a token count between 0 and 2^53", direction, v)
@@ -338,8 +332,7 @@ func dollars(v float64) (money.Amount, error) {
 // Price is what a million tokens of a model cost, in USD.
 type Price struct{ Input, Output money.Amount }
 
-// Prices is a price table: per model, and optionally a default for models
-// not listed.
+// Prices is a price table: per model, and optionally a default for the rest.
 type Prices struct {
 	Models  map[string]Price
 	Default *Price
@@ -385,22 +378,20 @@ func ParsePrices(doc []byte) (*Prices, error) {
 		return nil, fmt.Errorf("price table: %w", err)
 	}
 	p := &Prices{Models: make(map[string]Price, len(raw.Models))}
+	var err error
 	for name, py := range raw.Models {
 		if !spend.ValidModelName(name) {
 			return nil, fmt.Errorf("price table: %q is not a valid model name", name)
 		}
-		price, err := py.price()
-		if err != nil {
+		if p.Models[name], err = py.price(); err != nil {
 			return nil, fmt.Errorf("price table: models.%s: %w", name, err)
 		}
-		p.Models[name] = price
 	}
 	if raw.Default != nil {
-		price, err := raw.Default.price()
-		if err != nil {
+		p.Default = new(Price)
+		if *p.Default, err = raw.Default.price(); err != nil {
 			return nil, fmt.Errorf("price table: default: %w", err)
 		}
-		p.Default = &price
 	}
 	return p, nil
 }
