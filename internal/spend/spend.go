@@ -36,15 +36,13 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Usage is spend observed over some time: cost and LLM tokens, and
-// optionally the same broken down by model.
+// Usage is spend observed over some time: cost, LLM tokens and optionally
+// the same per model.
 type Usage struct {
 	CostUSD      money.Amount
 	InputTokens  int64
 	OutputTokens int64
-	// Models is the per-model breakdown, keyed by model name; nil when the
-	// data has none. A model's own Models is always nil.
-	Models map[string]Usage
+	Models       map[string]Usage // by model name; nil when the data has none, and in a model
 }
 
 // TotalTokens is InputTokens + OutputTokens, saturating at math.MaxInt64.
