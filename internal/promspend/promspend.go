@@ -62,8 +62,7 @@ type Source struct {
 }
 
 // Selection says which series of a preset belong to the budget: each field
-// set adds one label matcher (an empty one adds none); Match holds extra raw
-// matchers such as `env="prod"`.
+// set adds one label matcher; Match holds extra raw ones such as `env="prod"`.
 type Selection struct {
 	Team, Key, Namespace, Service string
 	PodLabels                     []string // "label=value"
@@ -141,12 +140,11 @@ type Plan struct {
 
 // NewPlan plans the queries for spec's current period at now, with
 // evaluation steps of step (at most the scrape interval; it must divide the
-// period's boundaries, which any divisor of 15 minutes does).
-//
-// Total has one window, the period so far. DailyLedger has one per local
-// day of the period up to today, and the day before the period, so that the
-// last minutes of the previous period are written too. A finished day ends
-// at its end; the open one at now, rounded down to a step.
+// period's boundaries, which any divisor of 15 minutes does). Total has one
+// window, the period so far. DailyLedger has one per local day of the period
+// up to today, and the day before the period, so that the last minutes of
+// the previous period are written too. A finished day ends at its end; the
+// open one at now, rounded down to a step.
 func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan, error) {
 	spec.Default()
 	if err := spec.Validate(); err != nil {
