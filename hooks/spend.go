@@ -76,8 +76,6 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	return f, nil
 }
 
-// spendCmd prints the spend ConfigMap of a budget, computed from Prometheus,
-// or nothing when any query fails.
 func spendCmd(args []string, std stdio) error {
 	f, err := parseSpendFlags(args)
 	if err != nil {
@@ -107,13 +105,6 @@ func spendCmd(args []string, std stdio) error {
 		return nil
 	}
 	var prices *promspend.Prices
-	if src.Series[promspend.Cost] == "" && f.prices == "" {
-		what := "source " + f.source
-		if f.source == "" {
-			what = "--query without cost="
-		}
-		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
-	}
 	if f.prices != "" {
 		doc, err := os.ReadFile(f.prices)
 		if err != nil {
@@ -122,6 +113,12 @@ func spendCmd(args []string, std stdio) error {
 		if prices, err = promspend.ParsePrices(doc); err != nil {
 			return fmt.Errorf("%s: %w", f.prices, err)
 		}
+	} else if src.Series[promspend.Cost] == "" {
+		what := "source " + f.source
+		if f.source == "" {
+			what = "--query without cost="
+		}
+		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
 	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, std.err)
 	if err != nil {
@@ -184,7 +181,6 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 	return manifest.Budget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
 }
 
-// runQueries asks Prometheus every query, in order.
 func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query, stderr io.Writer) ([]model.Vector, error) {
 	client, err := promapi.NewClient(promapi.Config{Address: url})
 	if err != nil {

@@ -3,14 +3,13 @@
 // Guarantees:
 //   - No float64 anywhere: an Amount is an int64 count of nano-dollars, so
 //     0.1 + 0.2 is exactly 0.3 and comparisons are exact.
-//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which
-//     no real LLM budget comes near. Parsing refuses anything larger with a
-//     message saying so; arithmetic saturates at the bounds, never wraps.
-//   - The zero value is 0. Amounts are values: every operation returns a
-//     new Amount.
-//
-// Parsing accepts only plain non-negative decimals ("12", "12.34", "007.5")
-// and refuses everything else with a one-line message naming the input.
+//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which no
+//     real LLM budget comes near. Parsing refuses more, saying so; arithmetic
+//     saturates at the bounds, never wraps.
+//   - The zero value is 0; every operation returns a new Amount.
+//   - Parsing accepts only plain non-negative decimals ("12", "12.34",
+//     "007.5") and refuses everything else with a one-line message naming
+//     the input.
 package money
 
 import (
@@ -27,9 +26,7 @@ import (
 const MaxDecimals = 9
 
 // Amount is an exact USD amount counted in nano-dollars.
-type Amount struct {
-	n int64
-}
+type Amount struct{ n int64 }
 
 // Max is the largest Amount, 9223372036.854775807 USD.
 var Max = Amount{n: math.MaxInt64}
@@ -121,20 +118,13 @@ func abs(x int64) uint64 {
 // trailing zeros trimmed past the second: "0.00", "12.30", "0.123456789".
 // Negative amounts carry a leading '-'.
 func (a Amount) String() string {
-	digits := strconv.FormatUint(abs(a.n), 10)
-	if pad := MaxDecimals + 1 - len(digits); pad > 0 {
-		digits = strings.Repeat("0", pad) + digits
-	}
+	digits := fmt.Sprintf("%0*d", MaxDecimals+1, abs(a.n)) // at least one digit before the point
 	point := len(digits) - MaxDecimals
-	frac := strings.TrimRight(digits[point:], "0")
-	if len(frac) < 2 {
-		frac += "00"[len(frac):]
-	}
 	sign := ""
 	if a.n < 0 {
 		sign = "-"
 	}
-	return sign + digits[:point] + "." + frac
+	return sign + digits[:point] + "." + digits[point:point+2] + strings.TrimRight(digits[point+2:], "0")
 }
 
 // Parse parses a non-negative plain decimal with at most 9 decimals, such as
@@ -174,12 +164,9 @@ func split(s string) (intPart, frac string, err error) {
 		return "", "", errors.New(`"" is empty`)
 	}
 	body, negative := strings.CutPrefix(s, "-")
-	mantissa, exponent, hasExponent := body, "", false
-	if i := strings.IndexAny(body, "eE"); i >= 0 {
-		mantissa, exponent, hasExponent = body[:i], body[i+1:], true
-		if exponent != "" && (exponent[0] == '+' || exponent[0] == '-') {
-			exponent = exponent[1:]
-		}
+	mantissa, exponent, hasExponent := strings.Cut(strings.ToLower(body), "e")
+	if exponent != "" && (exponent[0] == '+' || exponent[0] == '-') {
+		exponent = exponent[1:]
 	}
 	intPart, frac, point := strings.Cut(mantissa, ".")
 	switch {
@@ -193,12 +180,11 @@ func split(s string) (intPart, frac string, err error) {
 	return intPart, frac, nil
 }
 
-// digits reports whether s is one or more ASCII digits.
 func digits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// quote quotes s for an error message, shortening inputs too long to read.
+// quote shortens inputs too long to read in an error message.
 func quote(s string) string {
 	const limit = 48
 	if len(s) > limit {

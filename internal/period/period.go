@@ -3,25 +3,24 @@
 //
 // Guarantees:
 //   - A period starts at the first instant of its start day in the zone,
-//     normally local midnight, and ends exactly where the next one starts.
-//     Both bounds are time.Time values in the Spec's Location.
-//   - An instant exactly on a boundary belongs to the period that starts there.
-//   - Durations are real elapsed time: a daily period is 23 or 25 hours long
+//     normally local midnight, and ends exactly where the next one starts;
+//     an instant on a boundary belongs to the period starting there. Both
+//     bounds are in the Spec's Location.
+//   - Durations are real elapsed time: a daily period lasts 23 or 25 hours
 //     on the days the clocks change.
 //   - The time zone database is embedded (time/tzdata), so zones load in a
 //     scratch or distroless image with no /usr/share/zoneinfo.
 //
-// Days without a midnight: a day whose midnight the clocks jump over
-// (Brazil until 2019, Chile, Cuba: 00:00 becomes 01:00) starts at the first
-// instant whose local date is that day, the moment of the jump; time.Date
-// would answer with an instant on the previous day. Where the clocks fall
-// back into the midnight hour (Cuba: 01:00 becomes 00:00), the day starts at
-// the first of the two midnights. A day a zone skipped entirely (Samoa, 30
-// December 2011) starts where the next existing day does. Where the clocks
-// once fell back across midnight (Goose Bay, 1987: 00:01 became 23:01 the
-// day before), the minutes that read the old date again belong to the new
-// day's period: periods partition time, cut at the first instant of each
-// start date.
+// Days without a midnight: where the clocks jump over midnight (Brazil until
+// 2019, Chile, Cuba: 00:00 becomes 01:00), the day starts at the jump, the
+// first instant with its date; time.Date would answer an instant on the day
+// before. Where they fall back into the midnight hour (Cuba: 01:00 becomes
+// 00:00), it starts at the first of the two midnights. A day a zone skipped
+// (Samoa, 30 December 2011) starts where the next existing day does. Where
+// the clocks fell back across midnight (Goose Bay, 1987: 00:01 became 23:01
+// the day before), the minutes that read the old date again belong to the
+// new day's period: periods partition time, cut at the first instant of
+// each start date.
 package period
 
 import (
@@ -45,12 +44,10 @@ const (
 // Spec describes a budget's recurring period.
 type Spec struct {
 	Kind Kind
-	// StartDay is the day a period starts on. Monthly: day of the month,
-	// 1-28 (so every month has it). Weekly: 1 = Monday ... 7 = Sunday, as in
-	// ISO 8601. Ignored for Daily.
+	// StartDay is the day a period starts on: Monthly, the day of the month
+	// (1-28); Weekly, 1 = Monday ... 7 = Sunday (ISO 8601); Daily, ignored.
 	StartDay int
-	// Location is the zone whose calendar defines the periods.
-	Location *time.Location
+	Location *time.Location // the zone whose calendar defines the periods
 }
 
 // Window is one period: the instants t with Start <= t < End.
@@ -78,10 +75,9 @@ func LoadLocation(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// locations caches the zones loaded so far: time.LoadLocation parses the
-// zone's data on every call, and every sync needs its zone twice. A Location
-// is immutable, so one value serves every goroutine; only zones that exist
-// are kept, so the tz database bounds the cache.
+// locations caches loaded zones: time.LoadLocation parses the zone's data on
+// every call, and every sync needs its zone twice. A Location is immutable,
+// so goroutines share it; only zones that exist are kept, bounding the cache.
 var locations sync.Map // zone name → *time.Location
 
 // StartDayRange is the StartDay k accepts, 1 to last, and that range in
@@ -137,17 +133,16 @@ func (s Spec) byLocalDate(now time.Time) Window {
 // Duration is the real time the window lasts, DST changes included.
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
-// Dates returns the local calendar dates ("2006-01-02") that the window
-// covers, in order, in the zone of w.Start: one for a Daily period, seven for
-// a Weekly one, 28 to 31 for a Monthly one (fewer only around a day the zone
-// skipped). An empty window has none.
+// Dates returns the local dates ("2006-01-02") the window covers, in order,
+// in the zone of w.Start: one for a Daily period, seven for a Weekly one, 28
+// to 31 for a Monthly one (fewer only around a day the zone skipped), none
+// for an empty window.
 func (w Window) Dates() []string {
 	if !w.Start.Before(w.End) {
 		return nil
 	}
-	loc := w.Start.Location()
 	y, m, d := w.Start.Date()
-	ly, lm, ld := w.End.Add(-time.Nanosecond).In(loc).Date()
+	ly, lm, ld := w.End.Add(-time.Nanosecond).In(w.Start.Location()).Date()
 	last := time.Date(ly, lm, ld, 0, 0, 0, 0, time.UTC)
 	var dates []string
 	for day := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); !day.After(last); day = day.AddDate(0, 0, 1) {
@@ -157,14 +152,12 @@ func (w Window) Dates() []string {
 }
 
 // startOfDay returns the first instant whose local date in loc is y-m-d or
-// later (see the package doc for days without a midnight).
-//
-// time.Date may answer a midnight that does not exist with an instant on an
-// earlier day, and one that exists twice with the second. So walk the zone's
-// offset periods around the day: within one, local time only moves forward,
-// so the day can begin there only at its local midnight (if inside it) or at
-// its start (if the clocks jumped to that day or past it). The earliest such
-// instant is the answer.
+// later. time.Date may answer a midnight that does not exist with an instant
+// on an earlier day, and one that exists twice with the second. So walk the
+// zone's offset periods around the day: within one, local time only moves
+// forward, so the day can begin there only at its local midnight (if inside
+// it) or at its start (if the clocks jumped to that day or past it). The
+// earliest such instant is the answer.
 func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 	midnightUTC := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 	want := dateKey(midnightUTC.Date()) // normalised, like time.Date
@@ -190,5 +183,4 @@ func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 	return first
 }
 
-// dateKey orders calendar dates.
 func dateKey(y int, m time.Month, d int) int { return (y*13+int(m))*32 + d }

@@ -1,17 +1,16 @@
 // Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM,
-// OpenTelemetry GenAI, or any counters named by the user) into the data of a
-// budget's spend ConfigMap. It is pure: it writes the PromQL a budget's
-// current period needs and turns the answers into ConfigMap values; the
-// caller runs the queries.
+// OpenTelemetry GenAI or the user's own) into the data of a budget's spend
+// ConfigMap. It is pure: it writes the PromQL for a budget's current period
+// and turns the answers into ConfigMap values; the caller runs the queries.
 //
 // Guarantees:
 //   - The period is the one the hooks evaluate: same period code, same zone.
 //   - A query measures a counter's true growth in (start, end], not
 //     increase()'s extrapolation: it sums the change between evaluation
-//     steps, counting a reset's or a new series' value as growth from zero.
-//     With a step no longer than the scrape interval every sample is seen,
-//     so the sum is exact up to float64 rounding; a series silent for up to
-//     an hour (a failed scrape) is not counted again.
+//     steps, counting a reset or new series as growth from zero. With a step
+//     no longer than the scrape interval every sample is seen, so the sum is
+//     exact up to float64 rounding; a series silent for up to an hour (a
+//     failed scrape) is not counted again.
 //   - A finished ledger day is evaluated at its end with the @ modifier, so
 //     its value never changes from one run to the next.
 //   - Float64 becomes decimal only in Data: cost is rounded to 1e-6 USD,
@@ -23,16 +22,26 @@
 package promspend
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Measure is one of the counters a source has.
@@ -45,11 +54,6 @@ const (
 	Output Measure = "output"
 )
 
-// gap is how long a series may go without samples (failed scrapes, a
-// restarting target) and still be recognised with its old value rather than
-// counted again from zero.
-const gap = time.Hour
-
 // Source names the counters to read: a series selector per measure (Cost may
 // be empty: cost is then priced from tokens) and the label naming the model.
 type Source struct {
@@ -58,8 +62,7 @@ type Source struct {
 }
 
 // Selection says which series of a preset belong to the budget: each field
-// set adds one label matcher (an empty one adds none); Match holds extra raw
-// matchers such as `env="prod"`.
+// set adds one label matcher; Match holds extra raw ones such as `env="prod"`.
 type Selection struct {
 	Team, Key, Namespace, Service string
 	PodLabels                     []string // "label=value"
@@ -137,12 +140,11 @@ type Plan struct {
 
 // NewPlan plans the queries for spec's current period at now, with
 // evaluation steps of step (at most the scrape interval; it must divide the
-// period's boundaries, which any divisor of 15 minutes does).
-//
-// Total has one window, the period so far. DailyLedger has one per local
-// day of the period up to today, and the day before the period, so that the
-// last minutes of the previous period are written too. A finished day ends
-// at its end; the open one at now, rounded down to a step.
+// period's boundaries, which any divisor of 15 minutes does). Total has one
+// window, the period so far. DailyLedger has one per local day of the period
+// up to today, and the day before the period, so that the last minutes of
+// the previous period are written too. A finished day ends at its end; the
+// open one at now, rounded down to a step.
 func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan, error) {
 	spec.Default()
 	if err := spec.Validate(); err != nil {
@@ -157,9 +159,9 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	var wins []Window
+	p := Plan{source: src}
 	if spec.CostSource.Format == api.Total {
-		wins = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
+		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
 		days := period.Spec{Kind: period.Daily, Location: ps.Location}
 		for d := days.Containing(cur.Start.Add(-time.Nanosecond)); !d.Start.After(now); d = days.Containing(d.End) {
@@ -167,11 +169,10 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 			if d.End.After(end) {
 				w.End, w.Open = end, true
 			}
-			wins = append(wins, w)
+			p.Windows = append(p.Windows, w)
 		}
 	}
-	p := Plan{Windows: wins, source: src}
-	for i, w := range wins {
+	for i, w := range p.Windows {
 		if !w.End.After(w.Start) {
 			continue // nothing happened yet; the value is zero
 		}
@@ -189,25 +190,231 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	return p, nil
 }
 
-// growth is the PromQL for the growth of the counters sel in w, by model.
-//
-// At each step t (a multiple of step in (Start, End]) it takes every
-// series' change since t-step, or, where the series is new or was reset,
-// its whole value; the subquery sums the steps. The changes telescope to
-// last - first, plus the value reached before each reset. last_over_time
-// bridges gaps of up to gap, which a plain selector would not: after a
-// failed scrape its staleness marker would make the series look new.
-// The subquery range ends 1ms short of the window so that its first step is
-// Start+step whether the Prometheus version treats the range's left edge as
-// open or closed.
+// growth is the PromQL for the growth of the counters sel in w, by model. At
+// each step t (a multiple of step in (Start, End]) it takes every series'
+// change since t-step, or, where the series is new or was reset, its whole
+// value; the subquery sums the steps. The changes telescope to last - first,
+// plus the value reached before each reset. last_over_time bridges gaps of
+// up to an hour (failed scrapes, a restarting target), which a plain selector
+// would not: after a failed scrape its staleness marker would make the series
+// look new. The subquery range ends 1ms short of the window so that its first
+// step is Start+step whether Prometheus treats its left edge as open or closed.
 func growth(sel, label string, w Window, step time.Duration) string {
-	cur := fmt.Sprintf("last_over_time(%s[%s])", sel, model.Duration(gap))
-	prev := fmt.Sprintf("last_over_time(%s[%s] offset %s)", sel, model.Duration(gap), model.Duration(step))
+	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
+	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
 	at := w.End.UnixMilli()
 	return fmt.Sprintf("sum_over_time((sum by (%s) ((%s - %s) >= 0 or %s))[%s:%s] @ %d.%03d)",
 		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
 }
 
-// ErrEmpty is returned by Data when a query of an open window found no
-// series: a selector that matches nothing must not read as zero spend.
+// ErrEmpty is wrapped by Data's error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
+
+// usage is a window's or a model's figures, in the JSON form package spend reads.
+type usage struct {
+	CostUSD      string           `json:"costUSD"`
+	InputTokens  int64            `json:"inputTokens"`
+	OutputTokens int64            `json:"outputTokens"`
+	Models       map[string]usage `json:"models,omitempty"`
+}
+
+// Data turns the answers to p.Queries (answers[i] answers p.Queries[i])
+// into the ConfigMap data: one key per window, except finished days without
+// any series. prices cost the tokens of a source without a cost counter and
+// may be nil otherwise.
+func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
+	if len(answers) != len(p.Queries) {
+		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))
+	}
+	if p.source.Series[Cost] == "" && prices == nil {
+		return nil, errors.New("this source counts tokens only: a price table is required")
+	}
+	// byModel[window][measure][model] is the growth; "" is series without a model label.
+	byModel := make([]map[Measure]map[string]float64, len(p.Windows))
+	empty := make([]int, len(p.Windows)) // how many of the window's queries found no series
+	for i, q := range p.Queries {
+		if byModel[q.Window] == nil {
+			byModel[q.Window] = map[Measure]map[string]float64{}
+		}
+		vals := map[string]float64{}
+		for _, s := range answers[i] {
+			vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
+		}
+		byModel[q.Window][q.Measure] = vals
+		if len(vals) == 0 {
+			empty[q.Window]++
+		}
+	}
+	// Only a finished day may find no series, and then for all its queries.
+	for i, q := range p.Queries {
+		w := p.Windows[q.Window]
+		if len(answers[i]) == 0 && (w.Open || empty[q.Window] < len(byModel[q.Window])) {
+			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
+		}
+	}
+	data := make(map[string]string, len(p.Windows))
+	for i, w := range p.Windows {
+		if empty[i] > 0 {
+			continue
+		}
+		u, err := p.window(byModel[i], prices)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", w.Key, err)
+		}
+		js, _ := json.Marshal(u) // strings and integers: it cannot fail
+		data[w.Key] = string(js)
+	}
+	return data, nil
+}
+
+// window adds one window's models up; the total is the exact sum of the
+// rounded per-model figures, so the breakdown always adds up.
+func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage, error) {
+	names := map[string]bool{}
+	for _, m := range vals {
+		for name := range m {
+			names[name] = true
+		}
+	}
+	total := usage{Models: map[string]usage{}} // omitempty leaves out an empty breakdown
+	var missing []string
+	var sum money.Amount
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if name != "" && !spend.ValidModelName(name) {
+			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
+		}
+		in, inErr := tokens("input", vals[Input][name])
+		out, outErr := tokens("output", vals[Output][name])
+		var cost money.Amount
+		var costErr error
+		if p.source.Series[Cost] != "" {
+			cost, costErr = dollars(vals[Cost][name])
+		} else if c, ok := prices.cost(name, in, out); ok {
+			cost = c
+		} else {
+			missing = append(missing, strconv.Quote(name))
+		}
+		if err := cmp.Or(inErr, outErr, costErr); err != nil {
+			return usage{}, fmt.Errorf("model %q: %w", name, err)
+		}
+		sum = sum.Add(cost)
+		total.InputTokens += in
+		total.OutputTokens += out
+		if name != "" {
+			total.Models[name] = usage{CostUSD: cost.String(), InputTokens: in, OutputTokens: out}
+		}
+	}
+	if len(missing) > 0 {
+		return usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
+	}
+	total.CostUSD = sum.String()
+	return total, nil
+}
+
+// tokens refuses counts past 2^53, beyond which a float64 skips whole numbers.
+func tokens(direction string, v float64) (int64, error) {
+	if math.IsNaN(v) || v < 0 || v > 1<<53 {
+		return 0, fmt.Errorf("%s tokens: %v is not a token count between 0 and 2^53", direction, v)
+	}
+	return int64(math.Round(v)), nil
+}
+
+func dollars(v float64) (money.Amount, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return money.Amount{}, fmt.Errorf("cost: %v is not a non-negative amount", v)
+	}
+	// 1e-6 USD: float64 sums of per-request costs carry noise far below it.
+	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64))
+}
+
+// Price is what a million tokens of a model cost, in USD.
+type Price struct{ Input, Output money.Amount }
+
+// Prices is a price table: per model, and optionally a default for the rest.
+type Prices struct {
+	Models  map[string]Price
+	Default *Price
+}
+
+// decimal is a price as written: quoted or not, YAML keeps its literal text,
+// so "0.000000001" and 0.000000001 both read exactly.
+type decimal struct{ money.Amount }
+
+func (d *decimal) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode { // a null never gets here: the field stays nil
+		return fmt.Errorf("line %d: want a decimal price", n.Line)
+	}
+	v, err := money.Parse(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	d.Amount = v
+	return nil
+}
+
+type priceYAML struct {
+	Input  *decimal `yaml:"input"`
+	Output *decimal `yaml:"output"`
+}
+
+// ParsePrices reads a price table in YAML (or JSON):
+//
+//	# USD per million tokens, at most 9 decimals
+//	models:
+//	  gpt-4o: {input: "2.50", output: "10.00"}
+//	default: {input: "1", output: "4"}   # optional
+//
+// Unknown fields and a missing direction are errors.
+func ParsePrices(doc []byte) (*Prices, error) {
+	var raw struct {
+		Models  map[string]priceYAML `yaml:"models"`
+		Default *priceYAML           `yaml:"default"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("price table: %w", err)
+	}
+	p := &Prices{Models: make(map[string]Price, len(raw.Models))}
+	var err error
+	for name, py := range raw.Models {
+		if !spend.ValidModelName(name) {
+			return nil, fmt.Errorf("price table: %q is not a valid model name", name)
+		}
+		if p.Models[name], err = py.price(); err != nil {
+			return nil, fmt.Errorf("price table: models.%s: %w", name, err)
+		}
+	}
+	if raw.Default != nil {
+		p.Default = new(Price)
+		if *p.Default, err = raw.Default.price(); err != nil {
+			return nil, fmt.Errorf("price table: default: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func (py priceYAML) price() (Price, error) {
+	switch {
+	case py.Input == nil:
+		return Price{}, errors.New("input is missing")
+	case py.Output == nil:
+		return Price{}, errors.New("output is missing")
+	}
+	return Price{Input: py.Input.Amount, Output: py.Output.Amount}, nil
+}
+
+// cost prices in and out tokens of model, each rounded half up to 1e-9 USD,
+// and reports whether the table has a price for it.
+func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
+	price, ok := p.Models[name]
+	if !ok && p.Default != nil {
+		price, ok = *p.Default, true
+	}
+	// Twice the exact product of USD per million tokens in half-nanos,
+	// truncated, then halved with the half added.
+	halfUp := func(perMillion money.Amount, tokens int64) money.Amount {
+		return perMillion.MulDiv(tokens, 1_000_000/2).Add(money.FromNanos(1)).MulDiv(1, 2)
+	}
+	return halfUp(price.Input, in).Add(halfUp(price.Output, out)), ok
+}

@@ -1,23 +1,22 @@
-// Package spend reads the observed spend of a budget from the data map of
-// its spend ConfigMap, in one of two formats:
+// Package spend reads a budget's observed spend from the data of its spend
+// ConfigMap, in one of two formats:
 //
-//   - Total: one key holds the spend of the current period; the writer
-//     resets it when a period starts.
-//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's
-//     spend; the period's spend is the sum of its days.
+//   - Total: one key holds the current period's spend; the writer resets it
+//     when a period starts.
+//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend;
+//     a period's spend is the sum of its days.
 //
-// Each value is a plain decimal string of USD ("12.34") or a JSON object
-// with the cost, token counts and a per-model breakdown (see ParseValue).
+// A value is a plain decimal string of USD ("12.34") or a JSON object with
+// the cost, token counts and a per-model breakdown (see ParseValue).
 //
 // Guarantees:
-//   - Amounts never pass through float64: JSON numbers are taken as their
-//     literal text and parsed by package money, so 12.345678901 is refused
-//     for its tenth decimal rather than rounded.
+//   - Amounts never pass through float64: package money parses a JSON
+//     number's literal text, so 12.345678901 is refused, not rounded.
 //   - Reading is strict: negative, NaN, Inf, exponents, empty values,
 //     whitespace around a decimal, unknown or repeated JSON fields and
 //     trailing data are errors that name the key and say what is wrong.
-//   - Read is deterministic: keys are visited in sorted order, so the same
-//     data always reports the same faulty key.
+//   - Keys are read in sorted order, so the same data always reports the
+//     same faulty key.
 //   - Token counts never overflow; sums saturate at math.MaxInt64.
 package spend
 
@@ -37,15 +36,13 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Usage is spend observed over some time: cost and LLM tokens, and
-// optionally the same broken down by model.
+// Usage is spend observed over some time: cost, LLM tokens and optionally
+// the same per model.
 type Usage struct {
 	CostUSD      money.Amount
 	InputTokens  int64
 	OutputTokens int64
-	// Models is the per-model breakdown, keyed by model name; nil when the
-	// data has none. A model's own Models is always nil.
-	Models map[string]Usage
+	Models       map[string]Usage // by model name; nil when the data has none, and in a model
 }
 
 // TotalTokens is InputTokens + OutputTokens, saturating at math.MaxInt64.
@@ -102,7 +99,6 @@ const (
 	InvalidCostData Reason = "InvalidCostData" // a key or value is malformed
 )
 
-// errMissing is wrapped by the error for a Total key not in the ConfigMap.
 var errMissing = errors.New("missing")
 
 // ReasonOf is the reason of an error from Read or DecodeData.
@@ -113,11 +109,9 @@ func ReasonOf(err error) Reason {
 	return InvalidCostData
 }
 
-// Read returns the spend in data for the period w. Every error names the
-// ConfigMap key at fault.
-//
-// Total returns the value under src.Key. DailyLedger sums the days of w
-// (w.Dates()); every key with the prefix must be a valid date holding a
+// Read returns the spend in data for the period w; every error names the
+// ConfigMap key at fault. Total reads src.Key. DailyLedger sums the days of
+// w (w.Dates()); every key with the prefix must be a valid date holding a
 // valid value, even outside w, because a broken ledger should not look like
 // a cheap period. Keys without the prefix are ignored, and a period with no
 // ledger keys has zero usage.
@@ -167,13 +161,12 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 	return sum, nil
 }
 
-// isDate reports whether s is the canonical "YYYY-MM-DD" form of a real date.
 func isDate(s string) bool {
 	t, err := time.Parse(time.DateOnly, s)
 	return err == nil && t.Format(time.DateOnly) == s
 }
 
-// quote quotes s for an error message, shortening inputs too long to read.
+// quote and clip shorten inputs too long to read in an error message.
 func quote(s string) string {
 	if len(s) > clipAt {
 		return strconv.Quote(s[:clipAt]) + "..."
@@ -181,7 +174,6 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// clip shortens s for an error message.
 func clip(s string) string {
 	if len(s) > clipAt {
 		return s[:clipAt] + "..."
@@ -218,4 +210,144 @@ func DecodeData(raw []byte) (map[string]string, error) {
 		}
 	}
 	return nil, err
+}
+
+// MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
+const MaxModelNameLength = 253
+
+// ValidModelName reports whether name can name a model: 1 to 253 printable
+// ASCII characters without spaces, quotes or backslashes, which covers
+// "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
+func ValidModelName(name string) bool {
+	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
+		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
+	})
+}
+
+// ParseValue parses one ConfigMap value: a plain decimal string of USD with
+// at most 9 decimals ("12.34"), or a JSON object such as
+// {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is
+// required (a decimal string or a JSON number), the token counts are optional
+// non-negative integers (null counts as absent), and models may break the
+// usage down by model, each with the same fields but models:
+// {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
+//
+// The object is decoded strictly, since a person or a pipeline wrote it:
+// unknown and repeated fields are errors ("costUsd" is a typo, not a synonym).
+// The plain form allows no surrounding whitespace; the JSON form allows
+// JSON's, so a YAML block scalar's final newline is fine.
+func ParseValue(s string) (Usage, error) {
+	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
+		var v valueJSON
+		if err := decode.Strict([]byte(s), &v, ""); err != nil {
+			return Usage{}, err
+		}
+		return v.usage()
+	}
+	cost, err := money.Parse(s)
+	if err != nil {
+		return Usage{}, err
+	}
+	return Usage{CostUSD: cost}, nil
+}
+
+// usageJSON is a value's (or a model's) object. Each field keeps its literal
+// JSON for usage to read, so that money never passes through float64 and
+// each error names its field.
+type usageJSON struct {
+	CostUSD      json.RawMessage `json:"costUSD"`
+	InputTokens  json.RawMessage `json:"inputTokens"`
+	OutputTokens json.RawMessage `json:"outputTokens"`
+}
+
+type valueJSON struct {
+	usageJSON
+	Models map[string]json.RawMessage `json:"models"`
+}
+
+func (v valueJSON) usage() (Usage, error) {
+	u, err := v.usageJSON.usage()
+	if err != nil || v.Models == nil {
+		return u, err
+	}
+	u.Models = make(map[string]Usage, len(v.Models))
+	// In sorted order, so that the same data always reports the same model.
+	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
+		if !ValidModelName(name) {
+			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
+		}
+		var m usageJSON
+		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {
+			return Usage{}, err
+		}
+		if u.Models[name], err = m.usage(); err != nil {
+			return Usage{}, fmt.Errorf("models.%s: %w", name, err)
+		}
+	}
+	return u, nil
+}
+
+func (j usageJSON) usage() (Usage, error) {
+	if j.CostUSD == nil {
+		return Usage{}, errors.New(`field "costUSD" is missing`)
+	}
+	cost, costErr := parseCost(j.CostUSD)
+	in, inErr := parseTokens(j.InputTokens)
+	out, outErr := parseTokens(j.OutputTokens)
+	switch {
+	case costErr != nil:
+		return Usage{}, fmt.Errorf("costUSD: %w", costErr)
+	case inErr != nil:
+		return Usage{}, fmt.Errorf("inputTokens: %w", inErr)
+	case outErr != nil:
+		return Usage{}, fmt.Errorf("outputTokens: %w", outErr)
+	}
+	return Usage{CostUSD: cost, InputTokens: in, OutputTokens: out}, nil
+}
+
+func parseCost(raw []byte) (money.Amount, error) {
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return money.Amount{}, err
+		}
+		return money.Parse(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return money.Parse(string(raw))
+	}
+	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(raw))
+}
+
+// parseTokens reads a count; raw is empty when the field is absent.
+func parseTokens(raw []byte) (int64, error) {
+	text := string(raw)
+	switch {
+	case text == "" || text == "null":
+		return 0, nil
+	case raw[0] == '-':
+		return 0, fmt.Errorf("%s is negative", clip(text))
+	case raw[0] < '0' || raw[0] > '9':
+		return 0, fmt.Errorf("%s is not a number", describe(raw))
+	}
+	v, err := strconv.ParseInt(text, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%s is too large", clip(text))
+	case err != nil:
+		return 0, fmt.Errorf("%s is not a whole number", clip(text))
+	}
+	return v, nil
+}
+
+func describe(raw []byte) string {
+	switch raw[0] {
+	case '"':
+		return "string " + clip(string(raw))
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return clip(string(raw))
 }
