@@ -74,8 +74,7 @@ func Docs(file string, data []byte) ([]Doc, *Error) {
 	}
 }
 
-// documentNodes is the root of every document of a YAML stream that holds
-// something, in order.
+// documentNodes is the root of every document that holds something, as Docs keeps them.
 func documentNodes(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
@@ -220,8 +219,7 @@ func Find(n *yaml.Node, path string) (int, *yaml.Node) {
 	return line, deref(n)
 }
 
-// child returns the key and value of step in a mapping, or the item at an
-// index step ("[2]") of a sequence (as both).
+// child is the key and value of step in a mapping, or the item at "[2]" of a sequence (as both).
 func child(n *yaml.Node, step string) (key, value *yaml.Node) {
 	if i, ok := strings.CutPrefix(step, "["); ok {
 		idx, err := strconv.Atoi(strings.TrimSuffix(i, "]"))
