@@ -105,7 +105,6 @@ func exactLimit(s string) error {
 	return api.CheckLimit(s)
 }
 
-// trimZeros drops the zeros that end a fraction: "12.500" is "12.5".
 func trimZeros(s string) string {
 	if !strings.Contains(s, ".") {
 		return s

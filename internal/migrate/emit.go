@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,6 @@ func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
 	return o
 }
 
-// note puts a comment after a scalar value, on its line.
 func note(n *goyaml.Node, text string) *goyaml.Node {
 	n.LineComment = text
 	return n
@@ -66,6 +67,41 @@ func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...st
 	root.set("metadata", metaOutput(md).node)
 	root.set("spec", spec.node)
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
+}
+
+func metaOutput(md *metav1.ObjectMeta) *object {
+	o := newObject()
+	o.set("name", str(md.Name))
+	if md.Namespace != "" {
+		o.set("namespace", str(md.Namespace))
+	}
+	annotations := maps.Clone(md.Annotations)
+	// It describes the old object: kubectl apply would diff against it.
+	delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
+	if len(md.Labels) > 0 {
+		o.set("labels", pairs(md.Labels))
+	}
+	if len(annotations) > 0 {
+		o.set("annotations", pairs(annotations))
+	}
+	return o
+}
+
+// pairs renders a string map in key order.
+func pairs(m map[string]string) *goyaml.Node {
+	n := &goyaml.Node{Kind: goyaml.MappingNode}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, str(k), str(m[k]))
+	}
+	return n
+}
+
+// ref names an object for messages and comments: "team-ml/chatbot".
+func ref(md *metav1.ObjectMeta) string {
+	if md.Namespace == "" {
+		return md.Name
+	}
+	return md.Namespace + "/" + md.Name
 }
 
 // render prints a converted budget and reads it back exactly as printed, as

@@ -29,7 +29,6 @@ const (
 	kelosKind       = "TaskBudget"
 	kelosTasks      = "tasks.kelos.dev"
 	kelosKeyPrefix  = "spend-"
-	budgetLabel     = api.LabelBudget
 )
 
 // taskBudget is the source object; status.used seeds the first ledger key,
@@ -144,13 +143,13 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
 		"gate is the admission policy with scope Labelled: while the budget is OverBudget it",
-		"refuses new Tasks labelled "+budgetLabel+"="+b.Name+" (install",
+		"refuses new Tasks labelled "+api.LabelBudget+"="+b.Name+" (install",
 		"deploy/components/kelos-task so that the policy sees Tasks); other Tasks and running",
 		"ones are left alone.",
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
-	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", api.LabelBudget, b.Name, spendCM))
 	head := []string{"Two things need you before this budget means what the TaskBudget meant:"}
 	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
 	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
@@ -214,7 +213,7 @@ func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
 	if m.Namespace != "" {
 		where = "namespace " + m.Namespace
 	}
-	label := budgetLabel + "=" + m.Name
+	label := api.LabelBudget + "=" + m.Name
 	matched, target := "Put it on the Tasks the selector matched in ", sel
 	if sel == "" {
 		matched, target = "The empty selector matched every Task in ", " --all"
