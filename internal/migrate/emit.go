@@ -60,31 +60,28 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 // budgetDocument is the LLMCostBudget converted from the object md of type
 // from, under a comment that says so and then head.
 func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
-	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref(md) + "."}, head...)
-	root := newObject()
-	root.set("apiVersion", str(api.APIVersion), head...)
-	root.set("kind", str(api.Kind))
-	root.set("metadata", metaOutput(md).node)
-	root.set("spec", spec.node)
-	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
-}
-
-func metaOutput(md *metav1.ObjectMeta) *object {
-	o := newObject()
-	o.set("name", str(md.Name))
+	meta := newObject().set("name", str(md.Name))
+	ref := md.Name
 	if md.Namespace != "" {
-		o.set("namespace", str(md.Namespace))
+		meta.set("namespace", str(md.Namespace))
+		ref = md.Namespace + "/" + md.Name
+	}
+	if len(md.Labels) > 0 {
+		meta.set("labels", pairs(md.Labels))
 	}
 	annotations := maps.Clone(md.Annotations)
 	// It describes the old object: kubectl apply would diff against it.
 	delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
-	if len(md.Labels) > 0 {
-		o.set("labels", pairs(md.Labels))
-	}
 	if len(annotations) > 0 {
-		o.set("annotations", pairs(annotations))
+		meta.set("annotations", pairs(annotations))
 	}
-	return o
+	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref + "."}, head...)
+	root := newObject()
+	root.set("apiVersion", str(api.APIVersion), head...)
+	root.set("kind", str(api.Kind))
+	root.set("metadata", meta.node)
+	root.set("spec", spec.node)
+	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
 }
 
 // pairs renders a string map in key order.
@@ -94,14 +91,6 @@ func pairs(m map[string]string) *goyaml.Node {
 		n.Content = append(n.Content, str(k), str(m[k]))
 	}
 	return n
-}
-
-// ref names an object for messages and comments: "team-ml/chatbot".
-func ref(md *metav1.ObjectMeta) string {
-	if md.Namespace == "" {
-		return md.Name
-	}
-	return md.Namespace + "/" + md.Name
 }
 
 // render prints a converted budget and reads it back exactly as printed, as

@@ -59,9 +59,8 @@ type taskBudget struct {
 	} `json:"status"`
 }
 
-// convertKelos turns a Kelos TaskBudget into an llmbudget budget as far as
-// it maps; the comments in the output say what the user must do for the
-// rest: label the Tasks, and feed the spend ConfigMap.
+// convertKelos converts a TaskBudget as far as it maps; the output's comments
+// say what the user must do for the rest: label the Tasks, feed the spend ConfigMap.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
@@ -82,7 +81,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if s := selector.String(); s != "" {
 		sel = " -l '" + s + "'"
 	}
-	tz, err := kelosZone(in, &b)
+	tz, tzOrigin, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +108,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	}
 	out.set("period", newObject().
 		set("type", note(str(string(api.Daily)), "Kelos budgets are always daily")).
-		set("timeZone", note(str(tz.name), tz.origin)).node)
+		set("timeZone", note(str(tz), tzOrigin)).node)
 
 	tokens := newObject()
 	for _, f := range []struct {
@@ -135,7 +134,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(ns, sel, tz.name, used)...)
+		costSourceComment(ns, sel, tz, used)...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
@@ -156,24 +155,23 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
 
-type zone struct{ name, origin string }
-
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
 var kelosZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+-]{1,64}$`)
 
-func kelosZone(in *input, b *taskBudget) (zone, error) {
+// kelosZone is the budget's time zone and where it comes from.
+func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	p := b.Spec.Period
 	switch {
 	case p == nil:
-		return zone{}, in.errAt("spec.period", "is required")
+		return "", "", in.errAt("spec.period", "is required")
 	case p.Type != "Daily":
-		return zone{}, in.errAt("spec.period.type", "%q is not a Kelos period type (only Daily)", p.Type)
+		return "", "", in.errAt("spec.period.type", "%q is not a Kelos period type (only Daily)", p.Type)
 	case p.Timezone == "":
-		return zone{name: api.DefaultTimeZone, origin: "Kelos's default time zone"}, nil
+		return api.DefaultTimeZone, "Kelos's default time zone", nil
 	case !kelosZonePattern.MatchString(p.Timezone):
-		return zone{}, in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
+		return "", "", in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
 	}
-	return zone{name: p.Timezone, origin: "was spec.period.timezone"}, nil
+	return p.Timezone, "was spec.period.timezone", nil
 }
 
 // kelosUsed words what Kelos had counted for its current period when the

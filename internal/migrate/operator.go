@@ -44,9 +44,6 @@ type operatorBudget struct {
 	} `json:"status"`
 }
 
-// convertOperator turns an operator LLMCostBudget into an llmbudget one: the
-// same ConfigMap key read as this period's total, a Monthly period, and
-// monthlyLimitUSD as limitUSD with its literal digits.
 func convertOperator(in *input) (*goyaml.Node, []string, error) {
 	var b operatorBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
