@@ -166,7 +166,14 @@ func (d Doc) Items(object string) ([]Doc, Errors) {
 func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
-		path, msg := typeErrorMessage(err)
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		path, want, got, ok := decode.TypeMismatch(err)
+		if ok && path != "" { // worded as the API server words it
+			msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
+			if want == "string" && (got == "number" || got == "bool") {
+				msg += " (quote it)"
+			}
+		}
 		return Errors{d.Errorf(path, object, "%s%s", d.Prefix, msg)}, false
 	}
 	for _, e := range strict {
@@ -178,20 +185,6 @@ func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 		errs = append(errs, d.Errorf(path, object, "%v", e))
 	}
 	return errs, true
-}
-
-// typeErrorMessage words a decoding error as the API server does:
-// "spec.limitUSD: must be of type string, got number".
-func typeErrorMessage(err error) (path, msg string) {
-	path, want, got, ok := decode.TypeMismatch(err)
-	if !ok || path == "" {
-		return "", strings.TrimPrefix(err.Error(), "json: ")
-	}
-	msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
-	if want == "string" && (got == "number" || got == "bool") {
-		msg += " (quote it)"
-	}
-	return path, msg
 }
 
 // Find walks path ("spec.costSource.key", "items[2].spec") down from n,

@@ -126,20 +126,18 @@ type reader struct {
 
 // budgetDocument has the full object metadata, as kubectl get -o yaml prints it.
 type budgetDocument struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Spec       *api.Spec         `json:"spec"`
-	Status     *api.Status       `json:"status,omitempty"`
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Spec            *api.Spec         `json:"spec"`
+	Status          *api.Status       `json:"status,omitempty"`
 }
 
 type configMapDocument struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Data       map[string]string `json:"data,omitempty"`
-	BinaryData map[string][]byte `json:"binaryData,omitempty"`
-	Immutable  *bool             `json:"immutable,omitempty"`
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
+	BinaryData      map[string][]byte `json:"binaryData,omitempty"`
+	Immutable       *bool             `json:"immutable,omitempty"`
 }
 
 func (r *reader) fail(d Doc, path, object, format string, args ...any) {
@@ -192,16 +190,14 @@ func (r *reader) readBudget(d Doc, h Head) {
 	name := h.Name()
 	var doc budgetDocument
 	errs, ok := d.Decode(&doc, name)
-	if !ok {
-		r.errs = append(r.errs, errs...)
-		return
-	}
-	// An unknown field is often a misspelt one: the spec's rules would only
-	// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
-	strictOK := len(errs) == 0
-	errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
-	if strictOK {
-		errs = append(errs, checkSpec(d, name, doc.Spec)...)
+	if ok {
+		// An unknown field is often a misspelt one: the spec's rules would only
+		// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
+		strictOK := len(errs) == 0
+		errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
+		if strictOK {
+			errs = append(errs, checkSpec(d, name, doc.Spec)...)
+		}
 	}
 	r.errs = append(r.errs, errs...)
 	if len(errs) > 0 {
