@@ -12,18 +12,16 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at
-// commit 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in
-// api/v1alpha2/task_types.go, and the admission logic in
-// internal/controller/task_budget_admission.go): spec.taskSelector is
-// required ({} selects every Task), spec.period.type is Daily, the only type,
-// in spec.period.timezone (UTC by default), and at least one of maxCostUSD
-// (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0.
-//
-// Kelos sums spec.usage of the TaskRecords that match the selector and
-// completed in the current local day, and keeps new matching Tasks Waiting
-// while any limit is reached (used >= limit); it fails closed when it cannot
-// sum. A zero limit blocks every matching Task.
+// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit
+// 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go,
+// the admission logic in internal/controller/task_budget_admission.go):
+// spec.taskSelector is required ({} selects every Task), spec.period.type is
+// Daily, the only type, in spec.period.timezone (UTC by default), and at least
+// one of maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens
+// is set, >= 0. Kelos sums spec.usage of the matching TaskRecords completed in
+// the current local day and keeps new matching Tasks Waiting while any limit
+// is reached (used >= limit); it fails closed when it cannot sum. A zero limit
+// blocks every matching Task.
 const (
 	kelosAPIVersion = "kelos.dev/v1alpha2"
 	kelosKind       = "TaskBudget"
@@ -130,11 +128,23 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	}
 
 	spendCM := b.Name + "-spend"
+	costComment := []string{
+		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
+		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
+		kelosKeyPrefix + "YYYY-MM-DD, holding that day's cost and tokens, for example",
+		`  ` + kelosKeyPrefix + `2026-11-29: '{"costUSD": "3.75", "inputTokens": 120000, "outputTokens": 30000}'`,
+		"The same numbers Kelos used: spec.usage of the TaskRecords whose spec.completionTime falls",
+		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
+		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
+	}
+	if used != "" {
+		costComment = append(costComment, used)
+	}
 	out.set("costSource", newObject().
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(ns, sel, tz, used)...)
+		costComment...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
@@ -174,9 +184,8 @@ func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	return p.Timezone, "was spec.period.timezone", nil
 }
 
-// kelosUsed words what Kelos had counted for its current period when the
-// object was exported, to help seed the first ledger key; "" without
-// status.used.
+// kelosUsed words what Kelos had counted for its current period when the object
+// was exported, to help seed the first ledger key; "" without status.used.
 func kelosUsed(in *input, b *taskBudget) (string, error) {
 	used := b.Status.Used
 	if used == nil {
@@ -223,20 +232,4 @@ func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
 		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
 		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
 	}
-}
-
-func costSourceComment(ns, sel, tz, used string) []string {
-	lines := []string{
-		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
-		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
-		kelosKeyPrefix + "YYYY-MM-DD, holding that day's cost and tokens, for example",
-		`  ` + kelosKeyPrefix + `2026-11-29: '{"costUSD": "3.75", "inputTokens": 120000, "outputTokens": 30000}'`,
-		"The same numbers Kelos used: spec.usage of the TaskRecords whose spec.completionTime falls",
-		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
-		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
-	}
-	if used != "" {
-		lines = append(lines, used)
-	}
-	return lines
 }
