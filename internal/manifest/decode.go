@@ -101,9 +101,8 @@ type Head struct {
 	} `json:"metadata"`
 }
 
-// Head reads d's type and name leniently, to name it in messages: the strict
-// decoding of its kind says what is wrong with it. ok is false when d is not
-// an object.
+// Head reads d's type and name leniently, to name it in messages (strict
+// decoding says what is wrong with it); ok is false when d is not an object.
 func (d Doc) Head() (h Head, ok bool) {
 	if !bytes.HasPrefix(bytes.TrimSpace(d.JSON), []byte("{")) {
 		return h, false
