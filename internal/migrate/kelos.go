@@ -72,13 +72,17 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if err != nil {
 		return nil, nil, in.errAt("spec.taskSelector", "%v", err)
 	}
-	ns, sel := "", "" // kubectl's arguments for the budget's Tasks
+	// kubectl's arguments for the budget's Tasks, and how the comments word them
+	ns, where := "", "the budget's namespace"
 	if b.Namespace != "" {
-		ns = " -n " + b.Namespace
+		ns, where = " -n "+b.Namespace, "namespace "+b.Namespace
 	}
+	sel, matched, target := "", "The empty selector matched every Task in ", " --all"
 	if s := selector.String(); s != "" {
 		sel = " -l '" + s + "'"
+		matched, target = "Put it on the Tasks the selector matched in ", sel
 	}
+	label := api.LabelBudget + "=" + b.Name
 	tz, tzOrigin, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
@@ -152,16 +156,22 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
 		"gate is the admission policy with scope Labelled: while the budget is OverBudget it",
-		"refuses new Tasks labelled "+api.LabelBudget+"="+b.Name+" (install",
+		"refuses new Tasks labelled "+label+" (install",
 		"deploy/components/kelos-task so that the policy sees Tasks); other Tasks and running",
 		"ones are left alone.",
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
-	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", api.LabelBudget, b.Name, spendCM))
-	head := []string{"Two things need you before this budget means what the TaskBudget meant:"}
-	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
-	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s and write their daily spend to ConfigMap %s (see the comments in the output)", label, spendCM))
+	head := []string{
+		"Two things need you before this budget means what the TaskBudget meant:",
+		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
+		"   by the label " + label + ". " + matched + where + ":",
+		"     kubectl label " + kelosTasks + ns + target + " " + label,
+		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
+		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
+		"2. Feed the spend ConfigMap " + spendCM + ": see spec.costSource below.",
+	}
 	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
 
@@ -211,25 +221,4 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 	}
 	return fmt.Sprintf("When exported, Kelos had counted %s USD, %d input and %d output tokens for %s.",
 		cost, used.InputTokens, used.OutputTokens, when), nil
-}
-
-// selectorComment tells the user which workloads to label, with a command
-// given kubectl's -n and -l arguments.
-func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
-	where := "the budget's namespace"
-	if m.Namespace != "" {
-		where = "namespace " + m.Namespace
-	}
-	label := api.LabelBudget + "=" + m.Name
-	matched, target := "Put it on the Tasks the selector matched in ", sel
-	if sel == "" {
-		matched, target = "The empty selector matched every Task in ", " --all"
-	}
-	return []string{
-		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
-		"   by the label " + label + ". " + matched + where + ":",
-		"     kubectl label tasks.kelos.dev" + ns + target + " " + label,
-		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
-		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
-	}
 }
