@@ -3,13 +3,11 @@
 // into llmbudget LLMCostBudgets. It is pure: YAML bytes in, YAML bytes and notes out.
 //
 // Each object (a kubectl List item by item) is read as `llmbudget eval` reads
-// manifests and decoded strictly against its source API, as the API server's
-// strict field validation does: an unknown or repeated field or a value of the
-// wrong type is refused as a manifest.Error naming the file, line, object and
-// field (`stdin:9: LLMCostBudget team-ml/chatbot: unknown field
-// "spec.costSource.keyy"`), so a typo never vanishes. A document of another kind
-// is refused too, unless Options.SkipUnknownKinds makes it a note. What does not
-// map gets a YAML comment saying what to do instead.
+// manifests and decoded strictly against its source API: an unknown or repeated
+// field or a value of the wrong type is refused as a manifest.Error naming the
+// file, line, object and field, so a typo never vanishes. A document of another
+// kind is refused too, unless Options.SkipUnknownKinds makes it a note. What
+// does not map gets a YAML comment saying what to do instead.
 //
 // # Guarantees
 //
