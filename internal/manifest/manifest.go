@@ -79,8 +79,7 @@ func (e Errors) Error() string {
 type Set struct {
 	Budgets    []Budget
 	ConfigMaps []Object
-	// ClusterBudgets are read as written; Namespaces, which they select,
-	// are among Skipped.
+	// ClusterBudgets are read as written; the Namespaces they select are in Skipped.
 	ClusterBudgets []Object
 	Skipped        []Object // of kinds that eval does not read
 }
