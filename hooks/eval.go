@@ -34,8 +34,6 @@ exit status:
 	run: evalCmd,
 }
 
-// evalCmd evaluates budgets offline exactly as the sync hook would, so a user
-// can try a budget and its spend data without a cluster.
 func evalCmd(args []string, std stdio) error {
 	fs := newFlagSet("eval")
 	var files fileList
@@ -89,8 +87,7 @@ func evalCmd(args []string, std stdio) error {
 	return err
 }
 
-// skippedNote says which objects were read and skipped, so that a wrong file
-// is noticed.
+// skippedNote names the kinds read and skipped, so that a wrong file is noticed.
 func skippedNote(skipped []manifest.Object) string {
 	if len(skipped) == 0 {
 		return ""

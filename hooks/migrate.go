@@ -17,7 +17,6 @@ var migrateCommand = command{
 	run: migrateCmd,
 }
 
-// migrateCmd converts other tools' budgets into LLMCostBudgets.
 func migrateCmd(args []string, std stdio) error {
 	fs := newFlagSet("migrate")
 	var files fileList

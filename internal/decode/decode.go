@@ -45,8 +45,6 @@ func Strict(data []byte, v any, root string) error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// describe words a decoding error: where the JSON is malformed, or which
-// field has the wrong JSON type.
 func describe(root string, err error) error {
 	if err == nil {
 		return nil

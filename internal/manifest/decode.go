@@ -74,8 +74,7 @@ func Docs(file string, data []byte) ([]Doc, *Error) {
 	}
 }
 
-// documentNodes is the root of every document of a YAML stream that holds
-// something, in order.
+// documentNodes is the root of every document that holds something, as Docs keeps them.
 func documentNodes(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
@@ -102,9 +101,8 @@ type Head struct {
 	} `json:"metadata"`
 }
 
-// Head reads d's type and name leniently, to name it in messages: the strict
-// decoding of its kind says what is wrong with it. ok is false when d is not
-// an object.
+// Head reads d's type and name leniently, to name it in messages (strict
+// decoding says what is wrong with it); ok is false when d is not an object.
 func (d Doc) Head() (h Head, ok bool) {
 	if !bytes.HasPrefix(bytes.TrimSpace(d.JSON), []byte("{")) {
 		return h, false
@@ -167,7 +165,14 @@ func (d Doc) Items(object string) ([]Doc, Errors) {
 func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
-		path, msg := typeErrorMessage(err)
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		path, want, got, ok := decode.TypeMismatch(err)
+		if ok && path != "" { // worded as the API server words it
+			msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
+			if want == "string" && (got == "number" || got == "bool") {
+				msg += " (quote it)"
+			}
+		}
 		return Errors{d.Errorf(path, object, "%s%s", d.Prefix, msg)}, false
 	}
 	for _, e := range strict {
@@ -179,20 +184,6 @@ func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 		errs = append(errs, d.Errorf(path, object, "%v", e))
 	}
 	return errs, true
-}
-
-// typeErrorMessage words a decoding error as the API server does:
-// "spec.limitUSD: must be of type string, got number".
-func typeErrorMessage(err error) (path, msg string) {
-	path, want, got, ok := decode.TypeMismatch(err)
-	if !ok || path == "" {
-		return "", strings.TrimPrefix(err.Error(), "json: ")
-	}
-	msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
-	if want == "string" && (got == "number" || got == "bool") {
-		msg += " (quote it)"
-	}
-	return path, msg
 }
 
 // Find walks path ("spec.costSource.key", "items[2].spec") down from n,
@@ -220,8 +211,7 @@ func Find(n *yaml.Node, path string) (int, *yaml.Node) {
 	return line, deref(n)
 }
 
-// child returns the key and value of step in a mapping, or the item at an
-// index step ("[2]") of a sequence (as both).
+// child is the key and value of step in a mapping, or the item at "[2]" of a sequence (as both).
 func child(n *yaml.Node, step string) (key, value *yaml.Node) {
 	if i, ok := strings.CutPrefix(step, "["); ok {
 		idx, err := strconv.Atoi(strings.TrimSuffix(i, "]"))

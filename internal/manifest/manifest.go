@@ -1,28 +1,26 @@
-// Package manifest reads LLMCostBudget and ConfigMap manifests the way the API
+// Package manifest reads LLMCostBudget and ConfigMap manifests as the API
 // server admits them, so that `llmbudget eval` can check a budget before
-// `kubectl apply`.
+// `kubectl apply`. `llmbudget migrate` reads its inputs with ReadInputs, Docs
+// and Doc's strict decoding and metadata check.
 //
 // # Guarantees
 //
-//   - Decoding is strict, as kubectl apply's strict field validation is: an
-//     unknown or wrongly-cased field, a duplicate key or a value of the wrong
-//     type is an error naming the field's path ("spec.limitUsd").
-//   - A budget that Read returns without error has a valid name and a spec
-//     that passes v1alpha1's Validate once defaulted.
-//   - Every error carries the file and, when the YAML can be parsed, the line
-//     of the field it names (or of its nearest enclosing field when the field
-//     is absent).
+//   - Decoding is strict, as kubectl apply's field validation is: an unknown
+//     or wrongly-cased field, a duplicate key or a value of the wrong type is
+//     an error naming the field's path ("spec.limitUsd").
+//   - A budget Read returns without error has a valid name and a spec that
+//     passes v1alpha1's Validate once defaulted.
+//   - Every error carries the file and, when the YAML parses, the line of the
+//     field it names (or of its nearest enclosing field when it is absent).
 //
 // Files may hold several YAML or JSON documents, `kind: List` objects (what
 // `kubectl get llmb,cm -o yaml` prints) and LLMCostBudgetList objects; a
 // directory stands for its .yaml, .yml and .json files, as with kubectl -f.
 // Objects of other kinds are skipped and reported in Set.Skipped.
-//
-// `llmbudget migrate` reads its inputs with the same pieces: ReadInputs,
-// Docs, and Doc's strict decoding and metadata check.
 package manifest
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +28,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
 // Source is where an object or field is written.
@@ -74,8 +79,7 @@ func (e Errors) Error() string {
 type Set struct {
 	Budgets    []Budget
 	ConfigMaps []Object
-	// ClusterBudgets are read as written; Namespaces, which they select,
-	// are among Skipped.
+	// ClusterBudgets are read as written; the Namespaces they select are in Skipped.
 	ClusterBudgets []Object
 	Skipped        []Object // of kinds that eval does not read
 }
@@ -85,6 +89,13 @@ type Object struct {
 	Source
 	APIVersion, Kind, Namespace, Name string
 	JSON                              json.RawMessage
+}
+
+// Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and
+// generation set as the API server sets them: what Metacontroller would send.
+type Budget struct {
+	Object
+	Spec api.Spec // defaulted
 }
 
 // Read reads every named file (see ReadInputs). It returns an Errors
@@ -110,6 +121,168 @@ func Read(names []string, stdin io.Reader) (Set, error) {
 type reader struct {
 	set  Set
 	errs Errors
+}
+
+// budgetDocument has the full object metadata, as kubectl get -o yaml prints it.
+type budgetDocument struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Spec            *api.Spec         `json:"spec"`
+	Status          *api.Status       `json:"status,omitempty"`
+}
+
+type configMapDocument struct {
+	metav1.TypeMeta `json:",inline"`
+	Metadata        metav1.ObjectMeta `json:"metadata"`
+	Data            map[string]string `json:"data,omitempty"`
+	BinaryData      map[string][]byte `json:"binaryData,omitempty"`
+	Immutable       *bool             `json:"immutable,omitempty"`
+}
+
+func (r *reader) fail(d Doc, path, object, format string, args ...any) {
+	r.errs = append(r.errs, d.Errorf(path, object, format, args...))
+}
+
+func (r *reader) readObject(d Doc) {
+	h, ok := d.Head()
+	name := h.Name()
+	gv, _ := schema.ParseGroupVersion(h.APIVersion)
+	switch {
+	case !ok:
+		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
+	case h.APIVersion == "" || h.Kind == "":
+		r.fail(d, "", "", "not a Kubernetes object: apiVersion and kind are required")
+	case h.IsList():
+		items, errs := d.Items(name)
+		r.errs = append(r.errs, errs...)
+		for _, item := range items {
+			r.readObject(item)
+		}
+	case h.APIVersion == api.APIVersion && h.Kind == api.ClusterKind:
+		r.set.ClusterBudgets = append(r.set.ClusterBudgets, object(d, h))
+	case gv.Group != api.Group && strings.EqualFold(h.Kind, api.Kind):
+		r.fail(d, "kind", name, "apiVersion %q is not llmbudget's: an LLMCostBudget is %s "+
+			"(llmbudget migrate converts llm-cost-budget-operator and Kelos budgets)", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && gv.Version != api.Version:
+		r.fail(d, "apiVersion", name, "apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
+	case gv.Group == api.Group && h.Kind != api.Kind:
+		r.fail(d, "kind", name, "kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+	case gv.Group == api.Group:
+		r.readBudget(d, h)
+	case h.Kind == "ConfigMap" && h.APIVersion == "v1":
+		r.readConfigMap(d, h)
+	case h.Kind == "ConfigMap" && gv.Group == "":
+		r.fail(d, "apiVersion", name, "ConfigMap is apiVersion v1, not %q", h.APIVersion)
+	default:
+		r.set.Skipped = append(r.set.Skipped, object(d, h))
+	}
+}
+
+func object(d Doc, h Head) Object {
+	return Object{
+		Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind,
+		Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON,
+	}
+}
+
+func (r *reader) readBudget(d Doc, h Head) {
+	name := h.Name()
+	var doc budgetDocument
+	errs, ok := d.Decode(&doc, name)
+	if ok {
+		// An unknown field is often a misspelt one: the spec's rules would only
+		// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
+		strictOK := len(errs) == 0
+		errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
+		if strictOK {
+			errs = append(errs, checkSpec(d, name, doc.Spec)...)
+		}
+	}
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
+		return
+	}
+	o := object(d, h)
+	o.Namespace = cmp.Or(doc.Metadata.Namespace, "default") // kubectl's default context namespace
+	o.JSON = withServerDefaults(d.JSON, o.Namespace)
+	r.set.Budgets = append(r.set.Budgets, Budget{Object: o, Spec: *doc.Spec})
+}
+
+func checkSpec(d Doc, name string, spec *api.Spec) Errors {
+	if spec == nil {
+		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
+	}
+	spec.Default()
+	err := spec.Validate()
+	var verrs api.ValidationError
+	if err != nil && !errors.As(err, &verrs) {
+		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
+	}
+	var errs Errors
+	for _, fe := range verrs {
+		errs = append(errs, d.Errorf(fe.Path, name, "%s%s", d.Prefix, fe.Error()))
+	}
+	return errs
+}
+
+func (r *reader) readConfigMap(d Doc, h Head) {
+	var doc configMapDocument
+	errs, ok := d.Decode(&doc, h.Name())
+	if ok {
+		errs = append(errs, d.CheckMeta(h.Name(), doc.Metadata, false)...)
+	}
+	r.errs = append(r.errs, errs...)
+	if len(errs) > 0 {
+		return
+	}
+	o := object(d, h)
+	o.Namespace = cmp.Or(doc.Metadata.Namespace, "default")
+	r.set.ConfigMaps = append(r.set.ConfigMaps, o)
+}
+
+// CheckMeta is what the API server would refuse in the metadata of an
+// LLMCostBudget (budget) or another object.
+func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors {
+	var errs Errors
+	fail := func(path, format string, args ...any) {
+		errs = append(errs, d.Errorf(path, object, "%s%s", d.Prefix, fmt.Sprintf(format, args...)))
+	}
+	switch {
+	case md.Name == "" && md.GenerateName != "":
+		fail("metadata.name", "metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name")
+	case md.Name == "":
+		fail("metadata.name", "metadata.name: is required")
+	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
+		fail("metadata.name", "metadata.name must be at most 63 characters: workloads name their budget in "+
+			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
+	default:
+		for _, m := range validation.IsDNS1123Subdomain(md.Name) {
+			fail("metadata.name", "metadata.name: Invalid value: %q: %s", md.Name, m)
+		}
+	}
+	if md.Namespace != "" {
+		for _, m := range validation.IsDNS1123Label(md.Namespace) {
+			fail("metadata.namespace", "metadata.namespace: Invalid value: %q: %s", md.Namespace, m)
+		}
+	}
+	return errs
+}
+
+// withServerDefaults sets metadata.namespace and generation as kubectl and the API server would.
+func withServerDefaults(js []byte, ns string) json.RawMessage {
+	var u unstructured.Unstructured
+	if u.UnmarshalJSON(js) != nil {
+		return js
+	}
+	u.SetNamespace(ns)
+	if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "generation"); !set {
+		u.SetGeneration(1)
+	}
+	out, err := u.MarshalJSON()
+	if err != nil {
+		return js
+	}
+	return out
 }
 
 // ReadInputs calls read with the name and contents of every named file and
@@ -145,8 +318,7 @@ func ReadInputs(names []string, stdin io.Reader, read func(file string, data []b
 	return nil
 }
 
-// manifestFiles is the .yaml, .yml and .json files of a directory, or name
-// itself (whose reading reports it missing).
+// manifestFiles is name itself unless it is a directory: reading it reports it missing.
 func manifestFiles(name string) ([]string, error) {
 	if info, err := os.Stat(name); err != nil || !info.IsDir() {
 		return []string{name}, nil

@@ -82,18 +82,11 @@ func operatorLimit(s string) (string, error) {
 	if _, frac, _ := strings.Cut(s, "."); len(frac) > api.LimitDecimals {
 		s = trimZeros(s)
 	}
-	s = trimLeadingZeros(s)
-	return s, exactLimit(s)
-}
-
-// trimLeadingZeros drops the zeros before a plain decimal's first digit
-// ("007.5" is 7.5): the operator accepts them, the LLMCostBudget CRD does not.
-func trimLeadingZeros(s string) string {
-	trimmed := strings.TrimLeft(s, "0")
-	if trimmed == "" || trimmed[0] == '.' {
-		return "0" + trimmed
+	// The operator accepts leading zeros ("007.5"), the LLMCostBudget CRD does not.
+	if s = strings.TrimLeft(s, "0"); s == "" || s[0] == '.' {
+		s = "0" + s
 	}
-	return trimmed
+	return s, exactLimit(s)
 }
 
 // exactLimit refuses a limit more precise than spec.limitUSD rather than
@@ -105,7 +98,6 @@ func exactLimit(s string) error {
 	return api.CheckLimit(s)
 }
 
-// trimZeros drops the zeros that end a fraction: "12.500" is "12.5".
 func trimZeros(s string) string {
 	if !strings.Contains(s, ".") {
 		return s

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,6 @@ func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
 	return o
 }
 
-// note puts a comment after a scalar value, on its line.
 func note(n *goyaml.Node, text string) *goyaml.Node {
 	n.LineComment = text
 	return n
@@ -59,13 +60,37 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 // budgetDocument is the LLMCostBudget converted from the object md of type
 // from, under a comment that says so and then head.
 func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
-	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref(md) + "."}, head...)
+	meta := newObject().set("name", str(md.Name))
+	ref := md.Name
+	if md.Namespace != "" {
+		meta.set("namespace", str(md.Namespace))
+		ref = md.Namespace + "/" + md.Name
+	}
+	if len(md.Labels) > 0 {
+		meta.set("labels", pairs(md.Labels))
+	}
+	annotations := maps.Clone(md.Annotations)
+	// It describes the old object: kubectl apply would diff against it.
+	delete(annotations, "kubectl.kubernetes.io/last-applied-configuration")
+	if len(annotations) > 0 {
+		meta.set("annotations", pairs(annotations))
+	}
+	head = append([]string{"Converted by llmbudget migrate from " + from + " " + ref + "."}, head...)
 	root := newObject()
 	root.set("apiVersion", str(api.APIVersion), head...)
 	root.set("kind", str(api.Kind))
-	root.set("metadata", metaOutput(md).node)
+	root.set("metadata", meta.node)
 	root.set("spec", spec.node)
 	return &goyaml.Node{Kind: goyaml.DocumentNode, Content: []*goyaml.Node{root.node}}
+}
+
+// pairs renders a string map in key order.
+func pairs(m map[string]string) *goyaml.Node {
+	n := &goyaml.Node{Kind: goyaml.MappingNode}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, str(k), str(m[k]))
+	}
+	return n
 }
 
 // render prints a converted budget and reads it back exactly as printed, as

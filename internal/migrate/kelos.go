@@ -12,24 +12,21 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at
-// commit 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in
-// api/v1alpha2/task_types.go, and the admission logic in
-// internal/controller/task_budget_admission.go): spec.taskSelector is
-// required ({} selects every Task), spec.period.type is Daily, the only type,
-// in spec.period.timezone (UTC by default), and at least one of maxCostUSD
-// (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0.
-//
-// Kelos sums spec.usage of the TaskRecords that match the selector and
-// completed in the current local day, and keeps new matching Tasks Waiting
-// while any limit is reached (used >= limit); it fails closed when it cannot
-// sum. A zero limit blocks every matching Task.
+// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit
+// 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go,
+// the admission logic in internal/controller/task_budget_admission.go):
+// spec.taskSelector is required ({} selects every Task), spec.period.type is
+// Daily, the only type, in spec.period.timezone (UTC by default), and at least
+// one of maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens
+// is set, >= 0. Kelos sums spec.usage of the matching TaskRecords completed in
+// the current local day and keeps new matching Tasks Waiting while any limit
+// is reached (used >= limit); it fails closed when it cannot sum. A zero limit
+// blocks every matching Task.
 const (
 	kelosAPIVersion = "kelos.dev/v1alpha2"
 	kelosKind       = "TaskBudget"
 	kelosTasks      = "tasks.kelos.dev"
 	kelosKeyPrefix  = "spend-"
-	budgetLabel     = api.LabelBudget
 )
 
 // taskBudget is the source object; status.used seeds the first ledger key,
@@ -60,9 +57,8 @@ type taskBudget struct {
 	} `json:"status"`
 }
 
-// convertKelos turns a Kelos TaskBudget into an llmbudget budget as far as
-// it maps; the comments in the output say what the user must do for the
-// rest: label the Tasks, and feed the spend ConfigMap.
+// convertKelos converts a TaskBudget as far as it maps; the output's comments
+// say what the user must do for the rest: label the Tasks, feed the spend ConfigMap.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
@@ -76,14 +72,18 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if err != nil {
 		return nil, nil, in.errAt("spec.taskSelector", "%v", err)
 	}
-	ns, sel := "", "" // kubectl's arguments for the budget's Tasks
+	// kubectl's arguments for the budget's Tasks, and how the comments word them
+	ns, where := "", "the budget's namespace"
 	if b.Namespace != "" {
-		ns = " -n " + b.Namespace
+		ns, where = " -n "+b.Namespace, "namespace "+b.Namespace
 	}
+	sel, matched, target := "", "The empty selector matched every Task in ", " --all"
 	if s := selector.String(); s != "" {
 		sel = " -l '" + s + "'"
+		matched, target = "Put it on the Tasks the selector matched in ", sel
 	}
-	tz, err := kelosZone(in, &b)
+	label := api.LabelBudget + "=" + b.Name
+	tz, tzOrigin, err := kelosZone(in, &b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +110,7 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	}
 	out.set("period", newObject().
 		set("type", note(str(string(api.Daily)), "Kelos budgets are always daily")).
-		set("timeZone", note(str(tz.name), tz.origin)).node)
+		set("timeZone", note(str(tz), tzOrigin)).node)
 
 	tokens := newObject()
 	for _, f := range []struct {
@@ -132,11 +132,23 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	}
 
 	spendCM := b.Name + "-spend"
+	costComment := []string{
+		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
+		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
+		kelosKeyPrefix + "YYYY-MM-DD, holding that day's cost and tokens, for example",
+		`  ` + kelosKeyPrefix + `2026-11-29: '{"costUSD": "3.75", "inputTokens": 120000, "outputTokens": 30000}'`,
+		"The same numbers Kelos used: spec.usage of the TaskRecords whose spec.completionTime falls",
+		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
+		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
+	}
+	if used != "" {
+		costComment = append(costComment, used)
+	}
 	out.set("costSource", newObject().
 		set("configMapName", str(spendCM)).
 		set("format", str(string(api.DailyLedger))).
 		set("keyPrefix", str(kelosKeyPrefix)).node,
-		costSourceComment(ns, sel, tz.name, used)...)
+		costComment...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
@@ -144,42 +156,46 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
 		"gate is the admission policy with scope Labelled: while the budget is OverBudget it",
-		"refuses new Tasks labelled "+budgetLabel+"="+b.Name+" (install",
+		"refuses new Tasks labelled "+label+" (install",
 		"deploy/components/kelos-task so that the policy sees Tasks); other Tasks and running",
 		"ones are left alone.",
 		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
 		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
 
-	notes = append(notes, fmt.Sprintf("label the Tasks with %s=%s and write their daily spend to ConfigMap %s (see the comments in the output)", budgetLabel, b.Name, spendCM))
-	head := []string{"Two things need you before this budget means what the TaskBudget meant:"}
-	head = append(head, selectorComment(&b.ObjectMeta, ns, sel)...)
-	head = append(head, "2. Feed the spend ConfigMap "+spendCM+": see spec.costSource below.")
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s and write their daily spend to ConfigMap %s (see the comments in the output)", label, spendCM))
+	head := []string{
+		"Two things need you before this budget means what the TaskBudget meant:",
+		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
+		"   by the label " + label + ". " + matched + where + ":",
+		"     kubectl label " + kelosTasks + ns + target + " " + label,
+		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
+		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
+		"2. Feed the spend ConfigMap " + spendCM + ": see spec.costSource below.",
+	}
 	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
-
-type zone struct{ name, origin string }
 
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
 var kelosZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+-]{1,64}$`)
 
-func kelosZone(in *input, b *taskBudget) (zone, error) {
+// kelosZone is the budget's time zone and where it comes from.
+func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	p := b.Spec.Period
 	switch {
 	case p == nil:
-		return zone{}, in.errAt("spec.period", "is required")
+		return "", "", in.errAt("spec.period", "is required")
 	case p.Type != "Daily":
-		return zone{}, in.errAt("spec.period.type", "%q is not a Kelos period type (only Daily)", p.Type)
+		return "", "", in.errAt("spec.period.type", "%q is not a Kelos period type (only Daily)", p.Type)
 	case p.Timezone == "":
-		return zone{name: api.DefaultTimeZone, origin: "Kelos's default time zone"}, nil
+		return api.DefaultTimeZone, "Kelos's default time zone", nil
 	case !kelosZonePattern.MatchString(p.Timezone):
-		return zone{}, in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
+		return "", "", in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
 	}
-	return zone{name: p.Timezone, origin: "was spec.period.timezone"}, nil
+	return p.Timezone, "was spec.period.timezone", nil
 }
 
-// kelosUsed words what Kelos had counted for its current period when the
-// object was exported, to help seed the first ledger key; "" without
-// status.used.
+// kelosUsed words what Kelos had counted for its current period when the object
+// was exported, to help seed the first ledger key; "" without status.used.
 func kelosUsed(in *input, b *taskBudget) (string, error) {
 	used := b.Status.Used
 	if used == nil {
@@ -205,41 +221,4 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 	}
 	return fmt.Sprintf("When exported, Kelos had counted %s USD, %d input and %d output tokens for %s.",
 		cost, used.InputTokens, used.OutputTokens, when), nil
-}
-
-// selectorComment tells the user which workloads to label, with a command
-// given kubectl's -n and -l arguments.
-func selectorComment(m *metav1.ObjectMeta, ns, sel string) []string {
-	where := "the budget's namespace"
-	if m.Namespace != "" {
-		where = "namespace " + m.Namespace
-	}
-	label := budgetLabel + "=" + m.Name
-	matched, target := "Put it on the Tasks the selector matched in ", sel
-	if sel == "" {
-		matched, target = "The empty selector matched every Task in ", " --all"
-	}
-	return []string{
-		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
-		"   by the label " + label + ". " + matched + where + ":",
-		"     kubectl label tasks.kelos.dev" + ns + target + " " + label,
-		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
-		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
-	}
-}
-
-func costSourceComment(ns, sel, tz, used string) []string {
-	lines := []string{
-		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
-		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
-		kelosKeyPrefix + "YYYY-MM-DD, holding that day's cost and tokens, for example",
-		`  ` + kelosKeyPrefix + `2026-11-29: '{"costUSD": "3.75", "inputTokens": 120000, "outputTokens": 30000}'`,
-		"The same numbers Kelos used: spec.usage of the TaskRecords whose spec.completionTime falls",
-		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
-		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
-	}
-	if used != "" {
-		lines = append(lines, used)
-	}
-	return lines
 }

@@ -1,17 +1,13 @@
-// Package migrate converts the budgets of other tools into llmbudget
-// LLMCostBudgets: llm-cost-budget-operator's LLMCostBudget
-// (finops.kineticgain.com/v1alpha1) and Kelos's TaskBudget
-// (kelos.dev/v1alpha2). It is pure: YAML bytes in, YAML bytes and notes out.
+// Package migrate converts llm-cost-budget-operator LLMCostBudgets
+// (finops.kineticgain.com/v1alpha1) and Kelos TaskBudgets (kelos.dev/v1alpha2)
+// into llmbudget LLMCostBudgets. It is pure: YAML bytes in, YAML bytes and notes out.
 //
-// Each object (a kubectl List item by item) is read as `llmbudget eval`
-// reads manifests (package manifest) and decoded strictly against its source
-// API, as the API server's strict field validation does: an unknown or
-// repeated field or a value of the wrong type is refused as a
-// manifest.Error naming the file, line, object and field (`stdin:9:
-// LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`), so
-// a typo never vanishes. A document of another kind is refused too, unless
-// Options.SkipUnknownKinds makes it a note. What does not map gets a YAML
-// comment saying what to do instead.
+// Each object (a kubectl List item by item) is read as `llmbudget eval` reads
+// manifests and decoded strictly against its source API: an unknown or repeated
+// field or a value of the wrong type is refused as a manifest.Error naming the
+// file, line, object and field, so a typo never vanishes. A document of another
+// kind is refused too, unless Options.SkipUnknownKinds makes it a note. What
+// does not map gets a YAML comment saying what to do instead.
 //
 // # Guarantees
 //
@@ -30,6 +26,7 @@ import (
 	"fmt"
 
 	goyaml "go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
@@ -67,7 +64,6 @@ func Migrate(source string, data []byte, opts Options) (Result, error) {
 	return res, nil
 }
 
-// input is one object being converted, and its name for messages.
 type input struct {
 	manifest.Doc
 	name string
@@ -141,6 +137,30 @@ func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 		return "", false, in.errAt(path, "must be written in place, not through a YAML merge key")
 	}
 	return n.Value, true, nil
+}
+
+// decodeObject decodes a source object strictly and holds its metadata, md
+// inside v, to what a budget needs. Fields the API server owns (uid,
+// managedFields, ...) are dropped silently; those that tie the object to its
+// old controller are dropped with a note.
+func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
+	errs, _ := in.Decode(v, in.name)
+	if len(errs) == 0 {
+		errs = in.CheckMeta(in.name, *md, true)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var notes []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"ownerReferences", len(md.OwnerReferences) > 0}, {"finalizers", len(md.Finalizers) > 0}, {"deletionTimestamp", md.DeletionTimestamp != nil}} {
+		if f.set {
+			notes = append(notes, "dropped metadata."+f.name+": it belongs to the source object and its controller")
+		}
+	}
+	return notes, nil
 }
 
 func unknownKind(h manifest.Head) string {

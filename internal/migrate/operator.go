@@ -13,10 +13,9 @@ import (
 // charts/llm-cost-budget-operator/crds/llmcostbudgets.yaml): monthlyLimitUSD
 // is a required string of pattern ^[0-9]+(\.[0-9]+)?$, warnThresholdPercent
 // 1-100 defaults to 80, and costSource's configMapName and key are required.
-//
 // It has no period: its cost pipeline writes the month's running total and
-// resets it, and the operator compares that number with the limit in
-// float64, rounding the percentage (internal/budget/budget.go).
+// resets it, and the operator compares that number with the limit in float64,
+// rounding the percentage (internal/budget/budget.go).
 const (
 	operatorAPIVersion = "finops.kineticgain.com/v1alpha1"
 	operatorKind       = "LLMCostBudget"
@@ -44,9 +43,6 @@ type operatorBudget struct {
 	} `json:"status"`
 }
 
-// convertOperator turns an operator LLMCostBudget into an llmbudget one: the
-// same ConfigMap key read as this period's total, a Monthly period, and
-// monthlyLimitUSD as limitUSD with its literal digits.
 func convertOperator(in *input) (*goyaml.Node, []string, error) {
 	var b operatorBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
