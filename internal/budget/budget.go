@@ -123,10 +123,7 @@ var namespaced = Kind{
 		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
 	},
 	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
-		name := b.Spec.CostSource.ConfigMapName
-		raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
-		if ok && name != "" {
-			in.ConfigMapFound = true
+		if raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)]; ok {
 			in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
 		}
 		return in

@@ -27,12 +27,11 @@ type Input struct {
 	// SpecErr is why Budget's spec could not even be decoded: the budget is
 	// then Unknown for reason InvalidSpec, with SpecErr as the message.
 	SpecErr error
-	// SpendData is the spend ConfigMap's data, if ConfigMapFound; SpendDataErr
-	// (a *spend.Error) is why it could not be read.
-	SpendData      map[string]string
-	ConfigMapFound bool
-	SpendDataErr   error
-	Now            time.Time
+	// SpendData is the spend ConfigMap's data, nil when there is no such
+	// ConfigMap; SpendDataErr (a *spend.Error) is why it could not be read.
+	SpendData    map[string]string
+	SpendDataErr error
+	Now          time.Time
 	// Pool, when set, reads the spend instead of SpendData: a
 	// ClusterLLMCostBudget's sum over its namespaces.
 	Pool PoolReader

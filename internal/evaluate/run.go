@@ -95,7 +95,7 @@ func (e *evaluation) readSpend() bool {
 // readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
 func (e *evaluation) readConfigMap(src spend.Source) Pool {
 	name := e.spec.CostSource.ConfigMapName
-	if !e.in.ConfigMapFound {
+	if e.in.SpendData == nil && e.in.SpendDataErr == nil {
 		return Pool{Reason: api.ReasonCostSourceMissing, Message: fmt.Sprintf("ConfigMap %q not found in namespace %q", name, e.in.Budget.Metadata.Namespace)}
 	}
 	u, err := spend.Usage{}, e.in.SpendDataErr
