@@ -1,11 +1,9 @@
-// Package evaluate is the pure heart of llmbudget: given a budget, the spend
-// ConfigMap's data and the time, it computes the budget's status, what must be
-// announced, whether the namespace must be closed to new workloads, and when
-// to look again.
+// Package evaluate is the pure heart of llmbudget: from a budget, its spend and
+// the time, it computes the budget's status, the Events to announce, whether to
+// close the namespace to new workloads, and when to look again.
 //
-// It guarantees determinism (the same input gives the same Result, byte for
-// byte once encoded), never panics on any budget or data, and never uses
-// floating point for money or percentages.
+// The same input gives the same Result, byte for byte once encoded; no budget
+// or data makes it panic; money and percentages never pass through floating point.
 package evaluate
 
 import (
@@ -21,19 +19,15 @@ import (
 
 // Input is everything an evaluation may look at.
 type Input struct {
-	// Budget is the parent as Metacontroller sent it; Budget.Status is the
-	// status the previous sync wrote (nil, or partly foreign, on first sync).
+	// Budget.Status is what the previous sync wrote: nil, or partly foreign, on the first.
 	Budget api.LLMCostBudget
-	// SpecErr is why Budget's spec could not even be decoded: the budget is
-	// then Unknown for reason InvalidSpec, with SpecErr as the message.
+	// SpecErr, why the spec could not be decoded, makes the budget Unknown (InvalidSpec) with it as the message.
 	SpecErr error
-	// SpendData is the spend ConfigMap's data, nil when there is no such
-	// ConfigMap; SpendDataErr (a *spend.Error) is why it could not be read.
+	// SpendData is nil when the spend ConfigMap is missing; SpendDataErr (a *spend.Error) is why it is unreadable.
 	SpendData    map[string]string
 	SpendDataErr error
 	Now          time.Time
-	// Pool, when set, reads the spend instead of SpendData: a
-	// ClusterLLMCostBudget's sum over its namespaces.
+	// Pool, when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces.
 	Pool PoolReader
 }
 
@@ -48,8 +42,7 @@ type Pool struct {
 	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
 	Breakdown []api.NamespaceStatus
 	Omitted   int32
-	// Reason is why the sum is unknown, empty when it is known; Message is
-	// the BudgetEvaluated message either way.
+	// Reason is why the sum is unknown (empty if known); Message is the BudgetEvaluated message.
 	Reason, Message string
 }
 
@@ -95,9 +88,8 @@ const (
 	forecastStep = time.Hour
 )
 
-// subject is how messages name the budget and where it enforces, and the
-// names of its ResourceQuota and of the ValidatingAdmissionPolicy (and its
-// binding) that deploy/ installs as the Policy gate.
+// subject names the budget and where it enforces in messages, and its
+// ResourceQuota and the Policy gate's ValidatingAdmissionPolicy as deploy/ installs it.
 type subject struct {
 	named         string // "LLMCostBudget chatbot"
 	qualified     string // "LLMCostBudget team-ml/chatbot"

@@ -27,7 +27,6 @@ const (
 	ReasonSuspended           = "Suspended"
 )
 
-// enforce decides whether the namespace is closed to new workloads.
 func (e *evaluation) enforce() {
 	enf := e.spec.Enforcement
 	idle := func(reason string) { e.st.Enforcement = &api.EnforcementStatus{Reason: reason} }
@@ -46,7 +45,6 @@ func (e *evaluation) enforce() {
 	}
 }
 
-// block closes the namespace by the gates the spec chose and says why.
 func (e *evaluation) block() {
 	enf := e.spec.Enforcement
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
@@ -83,9 +81,8 @@ func (e *evaluation) gates(lifted bool) string {
 	return strings.Join(names, " and ")
 }
 
-// policyMessage is the sentence the admission policy's message starts with;
-// the policy appends which resource is refused where. Only a valid spec
-// blocks, so the period is known.
+// policyMessage starts the admission policy's message, which appends what is
+// refused where. Only a valid spec blocks, so the period is known.
 func (e *evaluation) policyMessage() string {
 	var detail string
 	switch {
@@ -172,7 +169,6 @@ func (e *evaluation) announce() {
 	}
 }
 
-// occurrences adds what the current state has to announce.
 func (e *evaluation) occurrences() {
 	limit := "the budget's limit"
 	if l := e.limits.usd; l != nil {
@@ -266,8 +262,6 @@ func (e *evaluation) add(a Announcement) {
 	}
 }
 
-// scheduleResync asks to be called when the period ends, when an Event must be
-// dropped, when the forecast first appears, and at least hourly.
 func (e *evaluation) scheduleResync() {
 	if e.reason != api.ReasonInvalidSpec { // the period is known
 		e.sooner(e.window.End.Sub(e.now))
@@ -282,11 +276,9 @@ func (e *evaluation) scheduleResync() {
 
 func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
 
-// result derives enforcement, conditions, announcements and the resync delay
-// from the measured state. It stamps lastEvaluatedTime only when the
-// evaluation changed the status: Metacontroller syncs a parent again whenever
-// its status changes, so a status that moved with every call (a timestamp, a
-// forecast by the second) would make every budget sync forever.
+// result stamps lastEvaluatedTime only when the status changed: Metacontroller
+// syncs a parent again whenever its status changes, so a status that moved with
+// every call (a timestamp, a forecast by the second) would make it sync forever.
 func (e *evaluation) result() Result {
 	e.enforce()
 	e.conditions()

@@ -14,7 +14,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// evaluation carries one Evaluate call's working state.
 type evaluation struct {
 	in     Input
 	who    subject
@@ -37,7 +36,6 @@ type evaluation struct {
 	resync          time.Duration
 }
 
-// run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
 	if err := e.in.SpecErr; err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
@@ -71,8 +69,6 @@ func (e *evaluation) fail(reason, message string) {
 	e.st.State = api.Unknown
 }
 
-// readSpend fills e.usage, or fails the evaluation with the reason why spend
-// could not be read.
 func (e *evaluation) readSpend() bool {
 	cs := e.spec.CostSource
 	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
@@ -92,7 +88,6 @@ func (e *evaluation) readSpend() bool {
 	return true
 }
 
-// readConfigMap reads a budget's spend from its ConfigMap, as a Pool of one.
 func (e *evaluation) readConfigMap(src spend.Source) Pool {
 	name := e.spec.CostSource.ConfigMapName
 	if e.in.SpendData == nil && e.in.SpendDataErr == nil {
@@ -117,9 +112,8 @@ func (e *evaluation) readConfigMap(src spend.Source) Pool {
 	return Pool{Usage: u, Message: read}
 }
 
-// measure computes spend figures, token usage, the forecast and the state.
-// Each limited model is measured like the budget, and the budget is as bad
-// as its worst model.
+// measure gauges the budget, then each limited model likewise: the budget is
+// as bad as its worst model.
 func (e *evaluation) measure() {
 	b, percent, driver := e.gauge(e.limits, e.usage)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
@@ -155,7 +149,6 @@ func (e *evaluation) measure() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-// limits is what a subject, the budget or one model, is measured against.
 type limits struct {
 	usd    *money.Amount
 	tokens *api.TokenLimits
@@ -243,8 +236,7 @@ func (e *evaluation) nextForecastChange() time.Time {
 	return e.window.Start.Add(e.now.Sub(e.window.Start).Truncate(forecastStep) + forecastStep)
 }
 
-// rollover moves the previous period's figures into history when a new
-// period has begun since the last sync, and resets the thresholds.
+// rollover moves the previous period into history once a new one has begun.
 func (e *evaluation) rollover() {
 	e.st.Thresholds = nil
 	if e.prev.Period == nil {
