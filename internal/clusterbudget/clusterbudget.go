@@ -59,13 +59,7 @@ var cluster = budget.Kind{
 	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input {
 		return evaluate.Input{Pool: poolReader(b.Spec, related)}
 	},
-	Quotas: func(owner children.Owner, r evaluate.Result) []any {
-		kids := make([]any, 0, len(r.Status.Enforcement.Namespaces))
-		for _, ns := range r.Status.Enforcement.Namespaces {
-			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
-		}
-		return kids
-	},
+	Closes: func(_ children.Owner, r evaluate.Result) []string { return r.Status.Enforcement.Namespaces },
 }
 
 // Customize relates the selected Namespaces (their labels decide membership)
