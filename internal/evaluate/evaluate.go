@@ -148,12 +148,11 @@ func Evaluate(in Input) Result {
 }
 
 type evaluation struct {
-	in     Input
-	who    subject
-	now    time.Time
-	spec   api.Spec
-	prev   api.Status
-	limits limits // the validated spec's
+	in   Input
+	who  subject
+	now  time.Time
+	spec api.Spec
+	prev api.Status
 
 	st              api.Status
 	window          period.Window
@@ -185,10 +184,9 @@ func (e *evaluation) run() {
 	}
 	// Validate loaded the zone and parsed the limits: neither fails here.
 	e.window = e.spec.PeriodSpec().Containing(e.now)
-	e.limits = limits{usd: parseLimit(e.spec.LimitUSD), tokens: e.spec.TokenLimits}
 	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
-	if l := e.limits.usd; l != nil {
+	if l := parseLimit(e.spec.LimitUSD); l != nil {
 		e.st.LimitUSD = l.String()
 	}
 	if e.readSpend() {
@@ -248,10 +246,11 @@ func (e *evaluation) readConfigMap(src spend.Source) Pool {
 // measure gauges the budget, then each limited model likewise: the budget is
 // as bad as its worst model.
 func (e *evaluation) measure() {
-	b, percent, driver := e.gauge(e.limits, e.usage)
+	l := parseLimit(e.spec.LimitUSD)
+	b, percent, driver := e.gauge(l, e.spec.TokenLimits, e.usage)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
-	if l := e.limits.usd; l != nil {
+	if l != nil {
 		remaining := l.Sub(e.usage.CostUSD)
 		if remaining.Sign() < 0 {
 			remaining = money.Amount{}
@@ -264,7 +263,7 @@ func (e *evaluation) measure() {
 	}
 	for _, m := range e.spec.ModelLimits {
 		// A model absent from the data has spent nothing.
-		ms, percent, driver := e.gauge(limits{usd: parseLimit(m.LimitUSD), tokens: m.TokenLimits}, e.usage.Models[m.Model])
+		ms, percent, driver := e.gauge(parseLimit(m.LimitUSD), m.TokenLimits, e.usage.Models[m.Model])
 		ms.Model = m.Model
 		var carried []api.ThresholdStatus
 		if i := slices.IndexFunc(e.prev.Models, func(p api.ModelStatus) bool { return p.Model == m.Model }); e.samePeriod && i >= 0 {
@@ -282,14 +281,9 @@ func (e *evaluation) measure() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-type limits struct {
-	usd    *money.Amount
-	tokens *api.TokenLimits
-}
-
-// gauge measures u against l, the budget's limits or a model's: its status
+// gauge measures u against the budget's limits or a model's: its status
 // figures, and the largest percent of any limit with what it measures.
-func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+func (e *evaluation) gauge(usd *money.Amount, tokens *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
 	percent = -1
 	consider := func(p int64, what string) {
 		if p > percent {
@@ -297,24 +291,24 @@ func (e *evaluation) gauge(l limits, u spend.Usage) (ms api.ModelStatus, percent
 		}
 	}
 	ms = api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String()}
-	if l.usd != nil {
-		ms.LimitUSD, ms.PercentUsed = l.usd.String(), u.CostUSD.PercentOf(*l.usd)
+	if usd != nil {
+		ms.LimitUSD, ms.PercentUsed = usd.String(), u.CostUSD.PercentOf(*usd)
 		consider(ms.PercentUsed, "spend")
 	}
-	if t := l.tokens; t.HasTokenLimit() {
+	if tokens.HasTokenLimit() {
 		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
 		for _, m := range []struct {
 			name  string
 			used  int64
 			limit *int64
-		}{{"input tokens", u.InputTokens, t.Input}, {"output tokens", u.OutputTokens, t.Output}, {"total tokens", u.TotalTokens(), t.Total}} {
+		}{{"input tokens", u.InputTokens, tokens.Input}, {"output tokens", u.OutputTokens, tokens.Output}, {"total tokens", u.TotalTokens(), tokens.Total}} {
 			if m.limit != nil {
 				consider(percentOf(m.used, *m.limit), m.name)
 			}
 		}
 	}
 	percent = max(percent, 0)
-	if l.usd == nil {
+	if usd == nil {
 		ms.PercentUsed = percent
 	}
 	switch {
@@ -541,7 +535,7 @@ func (e *evaluation) conditions() {
 
 func (e *evaluation) usageMessage() string {
 	var parts []string
-	if e.limits.usd != nil {
+	if e.st.LimitUSD != "" {
 		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", e.st.ObservedSpendUSD, e.st.LimitUSD, *e.st.PercentUsed))
 	}
 	if t := e.st.Tokens; t != nil {
@@ -573,8 +567,8 @@ func (e *evaluation) announce() {
 
 func (e *evaluation) occurrences() {
 	limit := "the budget's limit"
-	if l := e.limits.usd; l != nil {
-		limit = "the limit of " + l.String() + " USD"
+	if e.st.LimitUSD != "" {
+		limit = "the limit of " + e.st.LimitUSD + " USD"
 	}
 	for _, t := range e.st.Thresholds {
 		if t.CrossedAt != nil && e.reason != api.ReasonInvalidSpec {
@@ -667,7 +661,7 @@ func (e *evaluation) add(a Announcement) {
 func (e *evaluation) scheduleResync() {
 	if e.reason != api.ReasonInvalidSpec { // the period is known
 		e.sooner(e.window.End.Sub(e.now))
-		if e.limits.usd != nil {
+		if e.st.LimitUSD != "" {
 			e.sooner(e.nextForecastChange().Sub(e.now))
 		}
 	}
