@@ -88,6 +88,13 @@ const (
 	// Event types.
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
+	// Blocking condition reasons, and the reason of the Event announcing a lift
+	// (ReasonUnblocked, never a condition reason).
+	ReasonBlocking            = "BlockingNewWorkloads"
+	ReasonUnblocked           = "Unblocked"
+	ReasonNotBlocking         = "NotBlocking"
+	ReasonEnforcementDisabled = "EnforcementDisabled"
+	ReasonSuspended           = "Suspended"
 	// AnnounceFor is how long an Event stays desired after its occurrence. It
 	// is below the API server's default event TTL (1h) so that an expired
 	// Event is never re-created: each occurrence is announced exactly once.
@@ -96,16 +103,6 @@ const (
 	// its forecast is recomputed at each whole hour since the period start.
 	maxResync    = time.Hour
 	forecastStep = time.Hour
-)
-
-// Blocking condition reasons, and the reason of the Event announcing a lift
-// (ReasonUnblocked, never a condition reason).
-const (
-	ReasonBlocking            = "BlockingNewWorkloads"
-	ReasonUnblocked           = "Unblocked"
-	ReasonNotBlocking         = "NotBlocking"
-	ReasonEnforcementDisabled = "EnforcementDisabled"
-	ReasonSuspended           = "Suspended"
 )
 
 // subject names the budget and where it enforces in messages, and its
