@@ -35,8 +35,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// cluster is ClusterLLMCostBudget: the spend of every selected namespace
-// summed, a quota in each of them.
 var cluster = budget.Kind{
 	Name:  api.ClusterKind,
 	Owner: children.ClusterOwner,
