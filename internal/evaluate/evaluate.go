@@ -438,13 +438,22 @@ func (e *evaluation) enforce() {
 	}
 }
 
+// block explains itself twice: why, on the quota and in the status, and the
+// start of the admission policy's message (detail), which the policy ends with
+// what is refused where. Only a valid spec blocks, so the period is known.
 func (e *evaluation) block() {
 	enf := e.spec.Enforcement
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
-	if e.st.State == api.Unknown {
+	detail := e.driver + " reached its limit"
+	switch {
+	case e.st.State == api.Unknown:
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", e.who.named, e.reason)
+		detail = e.reason + ", failurePolicy Closed;"
+	case e.driver == "spend":
+		detail = fmt.Sprintf("%s of %s USD", e.st.ObservedSpendUSD, e.st.LimitUSD)
 	}
-	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources), Namespaces: e.selected, Message: e.policyMessage()}
+	policy := fmt.Sprintf("%s is %s (%s this %s period, ends %s)", e.who.qualified, e.st.State, detail, e.spec.Period.Type, e.st.Period.End)
+	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources), Namespaces: e.selected, Message: policy}
 	if slices.Contains(st.Gates, api.GateQuota) {
 		st.QuotaName = e.who.quota
 		e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
@@ -472,21 +481,6 @@ func (e *evaluation) gates(lifted bool) string {
 		names = append(names, name)
 	}
 	return strings.Join(names, " and ")
-}
-
-// policyMessage starts the admission policy's message, which appends what is
-// refused where. Only a valid spec blocks, so the period is known.
-func (e *evaluation) policyMessage() string {
-	var detail string
-	switch {
-	case e.st.State == api.Unknown:
-		detail = e.reason + ", failurePolicy Closed;"
-	case e.driver == "spend":
-		detail = fmt.Sprintf("%s of %s USD", e.st.ObservedSpendUSD, e.st.LimitUSD)
-	default:
-		detail = e.driver + " reached its limit"
-	}
-	return fmt.Sprintf("%s is %s (%s this %s period, ends %s)", e.who.qualified, e.st.State, detail, e.spec.Period.Type, e.st.Period.End)
 }
 
 func (e *evaluation) conditions() {
