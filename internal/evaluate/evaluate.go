@@ -589,7 +589,15 @@ func (e *evaluation) occurrences() {
 			e.add(Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg, At: c.LastTransitionTime.Time})
 		}
 	}
-	e.periodReset()
+	// A new period, announced to budgets that existed before it began.
+	if e.reason != api.ReasonInvalidSpec && e.in.Budget.Metadata.CreationTimestamp.Time.Before(e.window.Start) {
+		msg := fmt.Sprintf("a new %s period began: %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
+		if n := len(e.st.History); n > 0 && e.st.History[n-1].End == e.st.Period.Start {
+			last := e.st.History[n-1]
+			msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent", last.State, cmp.Or(last.SpentUSD, "-"), cmp.Or(last.LimitUSD, "-"))
+		}
+		e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: e.window.Start})
+	}
 }
 
 // crossingAnnouncement tells that usage of limit, the budget's or (named by
@@ -623,20 +631,6 @@ func slugOf(model string) string {
 	}
 	sum := sha256.Sum256([]byte(model))
 	return slug + "-" + hex.EncodeToString(sum[:3])
-}
-
-// periodReset announces a new period to budgets that existed before it began.
-func (e *evaluation) periodReset() {
-	start := e.window.Start
-	if e.reason == api.ReasonInvalidSpec || !e.in.Budget.Metadata.CreationTimestamp.Time.Before(start) {
-		return
-	}
-	msg := fmt.Sprintf("a new %s period began: %s to %s", e.spec.Period.Type, e.st.Period.Start, e.st.Period.End)
-	if n := len(e.st.History); n > 0 && e.st.History[n-1].End == e.st.Period.Start {
-		last := e.st.History[n-1]
-		msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent", last.State, cmp.Or(last.SpentUSD, "-"), cmp.Or(last.LimitUSD, "-"))
-	}
-	e.add(Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg, At: start})
 }
 
 // add keeps a while it is inside its window, unless kept already: the first
