@@ -105,8 +105,8 @@ const (
 	forecastStep = time.Hour
 )
 
-// subject names the budget and where it enforces in messages, and its
-// ResourceQuota and the Policy gate's ValidatingAdmissionPolicy as deploy/ installs it.
+// subject is how messages name the budget and where it enforces, and the names
+// of its ResourceQuota and of the Policy gate's ValidatingAdmissionPolicy (as deploy/ installs it).
 type subject struct {
 	named         string // "LLMCostBudget chatbot"
 	qualified     string // "LLMCostBudget team-ml/chatbot"
