@@ -278,9 +278,9 @@ func (e *evaluation) measure() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-// gauge measures u against the budget's limits or a model's: its status
-// figures, and the largest percent of any limit with what it measures.
-func (e *evaluation) gauge(usd *money.Amount, tokens *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
+// gauge measures u against the budget's limits or a model's, in USD and tokens:
+// its status figures, and the largest percent of any limit with what it measures.
+func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
 	percent = -1
 	consider := func(p int64, what string) {
 		if p > percent {
@@ -292,13 +292,13 @@ func (e *evaluation) gauge(usd *money.Amount, tokens *api.TokenLimits, u spend.U
 		ms.LimitUSD, ms.PercentUsed = usd.String(), u.CostUSD.PercentOf(*usd)
 		consider(ms.PercentUsed, "spend")
 	}
-	if tokens.HasTokenLimit() {
+	if t.HasTokenLimit() {
 		ms.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
 		for _, m := range []struct {
 			name  string
 			used  int64
 			limit *int64
-		}{{"input tokens", u.InputTokens, tokens.Input}, {"output tokens", u.OutputTokens, tokens.Output}, {"total tokens", u.TotalTokens(), tokens.Total}} {
+		}{{"input tokens", u.InputTokens, t.Input}, {"output tokens", u.OutputTokens, t.Output}, {"total tokens", u.TotalTokens(), t.Total}} {
 			if m.limit != nil {
 				consider(percentOf(m.used, *m.limit), m.name)
 			}
