@@ -1,12 +1,10 @@
-// Package budget holds the LLMCostBudget CompositeController's hooks as pure
-// functions from Metacontroller requests (and the clock) to responses, and
-// the hooks both budget kinds share (Kind), which ClusterLLMCostBudget's
-// reuse.
+// Package budget holds the hooks both budget kinds share (Kind), pure functions
+// from Metacontroller requests and the clock to responses, and LLMCostBudget's.
 //
-// It guarantees that a well-formed request about a bad budget is answered, not
-// refused: a spec that cannot be decoded or validated yields state Unknown
-// with reason InvalidSpec. Only a request without a usable parent is an error
-// (hookwire.ErrBadRequest), which the HTTP layer turns into 400.
+// A well-formed request about a bad budget is answered, not refused: a spec that
+// cannot be decoded or validated yields state Unknown with reason InvalidSpec.
+// Only a request without a usable parent is an error (hookwire.ErrBadRequest),
+// which the HTTP layer turns into 400.
 package budget
 
 import (
@@ -98,16 +96,15 @@ func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 	return b, decode.Strict(p.Spec, &b.Spec, "spec")
 }
 
-// Kind is what a budget kind brings to the hooks both kinds share: what
-// customize relates for a spec that decodes, where the spend is read among
-// the related objects (the evaluation's input but for Budget and Now), and
-// the children that enforce r.Quota.
+// Kind is what a budget kind brings to the hooks both kinds share.
 type Kind struct {
 	Name    string // api.Kind or api.ClusterKind
 	Owner   func(api.ObjectMeta) children.Owner
 	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
-	Spend   func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
-	Quotas  func(owner children.Owner, r evaluate.Result) []any
+	// Spend finds the spend among the related objects: the evaluation's input but for Budget, SpecErr and Now.
+	Spend func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
+	// Closes lists the namespaces that get r.Quota.
+	Closes func(owner children.Owner, r evaluate.Result) []string
 }
 
 // namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the
@@ -123,17 +120,12 @@ var namespaced = Kind{
 		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
 	},
 	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
-		name := b.Spec.CostSource.ConfigMapName
-		raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, name)]
-		if ok && name != "" {
-			in.ConfigMapFound = true
+		if raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)]; ok {
 			in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
 		}
 		return in
 	},
-	Quotas: func(owner children.Owner, r evaluate.Result) []any {
-		return []any{children.Quota(owner, r.Quota)}
-	},
+	Closes: func(owner children.Owner, _ evaluate.Result) []string { return []string{owner.Namespace} },
 }
 
 // Customize names the spend ConfigMap as related, so that Metacontroller
@@ -194,7 +186,9 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 		kids = append(kids, e)
 	}
 	if r.Quota != nil {
-		kids = append(kids, k.Quotas(owner, r)...)
+		for _, ns := range k.Closes(owner, r) {
+			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
+		}
 	}
 	return finalizer.Result[hookwire.CompositeResponse]{
 		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
@@ -202,12 +196,10 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 	}
 }
 
-// cleanup is the finalize answer of a budget of either kind, whose status
-// was status. It desires no children, so Metacontroller deletes the quotas
-// (and our Events) first; the budget may go once no ResourceQuota (in any
-// namespace) is observed. The status is kept as it was: cleanup never
-// decodes the spec, so a budget whose spec is broken, or that was never
-// synced, can still be deleted.
+// cleanup desires no children, so Metacontroller deletes the quotas (and our
+// Events) first; the budget may go once no ResourceQuota (in any namespace) is
+// observed. The status is kept as it was: cleanup never decodes the spec, so a
+// budget whose spec is broken, or that was never synced, can still be deleted.
 func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
 	var kept any

@@ -1,23 +1,18 @@
 // Package clusterbudget holds the ClusterLLMCostBudget CompositeController's
-// hooks: the evaluation of package evaluate, the one LLMCostBudget uses, run
-// over the spend summed from the spend ConfigMaps of the namespaces the
-// budget selects, with its children rendered in each of those namespaces.
+// hooks: LLMCostBudget's evaluation over the spend summed from the selected
+// namespaces' spend ConfigMaps, closing each of them while it blocks.
 //
-// Guarantees:
-//   - The namespaces are those of the request's related Namespaces that match
-//     the budget's current selector: a namespace that stops matching is
-//     dropped by the first sync that sees it, and so is its quota.
-//   - A Total source is summed only when it declares, in the annotation
-//     llmbudget.dev/period-start, the budget's current period: any other
-//     declaration makes the sum Unknown (never silently wrong) under either
-//     failure policy.
+// Guarantees, besides package budget's (a bad spec is answered with state
+// Unknown, reason InvalidSpec; only a request without a usable parent is refused):
+//   - The namespaces are the related Namespaces that match the current
+//     selector: one that stops matching is dropped, with its quota, by the
+//     first sync that sees it.
+//   - A Total source is summed only when its annotation llmbudget.dev/period-start
+//     declares the budget's current period; any other makes the sum Unknown
+//     (never silently wrong) under either failurePolicy.
 //   - An unreadable namespace makes the sum Unknown under failurePolicy
 //     Closed; under Open it is reported in status.namespaces and skipped.
-//   - status.namespaces lists at most api.MaxNamespaces namespaces; the
-//     totals cover all of them.
-//
-// As in package budget, a bad spec is answered with state Unknown (reason
-// InvalidSpec); only a request without a usable parent is ErrBadRequest.
+//   - status.namespaces lists at most api.MaxNamespaces; the totals cover all.
 package clusterbudget
 
 import (
@@ -40,8 +35,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// cluster is ClusterLLMCostBudget: the spend of every selected namespace
-// summed, a quota in each of them.
 var cluster = budget.Kind{
 	Name:  api.ClusterKind,
 	Owner: children.ClusterOwner,
@@ -59,13 +52,7 @@ var cluster = budget.Kind{
 	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input {
 		return evaluate.Input{Pool: poolReader(b.Spec, related)}
 	},
-	Quotas: func(owner children.Owner, r evaluate.Result) []any {
-		kids := make([]any, 0, len(r.Status.Enforcement.Namespaces))
-		for _, ns := range r.Status.Enforcement.Namespaces {
-			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
-		}
-		return kids
-	},
+	Closes: func(_ children.Owner, r evaluate.Result) []string { return r.Status.Enforcement.Namespaces },
 }
 
 // Customize relates the selected Namespaces (their labels decide membership)
@@ -119,14 +106,12 @@ func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 	return src.pool
 }
 
-// sources are the spend ConfigMaps of each selected namespace.
 type sources struct {
 	label       string
 	closed      bool // failurePolicy Closed
 	byNamespace map[string][]object
 }
 
-// reading is one namespace's spend, or why it could not be read.
 type reading struct {
 	namespace       string
 	usage           spend.Usage

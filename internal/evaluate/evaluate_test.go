@@ -39,7 +39,7 @@ func budget(mut ...func(*api.LLMCostBudget)) api.LLMCostBudget {
 func total(v string) map[string]string { return map[string]string{"total-usd": v} }
 
 func eval(b api.LLMCostBudget, data map[string]string, at time.Time) evaluate.Result {
-	return evaluate.Evaluate(evaluate.Input{Budget: b, SpendData: data, ConfigMapFound: data != nil, Now: at})
+	return evaluate.Evaluate(evaluate.Input{Budget: b, SpendData: data, Now: at})
 }
 
 func condition(t *testing.T, st api.Status, typ string) metav1.Condition {

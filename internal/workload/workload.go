@@ -2,9 +2,9 @@
 // that draw on a budget (any object labelled llmbudget.dev/budget): pure
 // functions from Metacontroller requests and the clock to responses.
 //
-// It guarantees that it only ever sets the label and annotations listed in
-// labelKeys and annotationKeys, never the workload's spec or status, and that
-// Cleanup removes exactly those keys.
+// It guarantees that it only ever sets the label and annotations undecorated
+// removes, never the workload's spec or status, and that Cleanup removes
+// exactly those keys.
 package workload
 
 import (
@@ -35,12 +35,6 @@ const (
 	AnnotationExceededAt = "llmbudget.dev/exceeded-at"
 	ReasonBudgetNotFound = "BudgetNotFound"
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
-)
-
-// The label and annotation keys Apply may set; Cleanup removes them.
-var (
-	labelKeys      = []string{LabelState}
-	annotationKeys = []string{AnnotationPercent, AnnotationSpend, AnnotationLimit, AnnotationPeriodEnd, AnnotationReason, AnnotationExceededAt}
 )
 
 // settleRetry is how soon to look again while the object does not yet carry
@@ -107,10 +101,12 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 	}
 	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
 	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
-		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object)
+		if ev.Action == finalizer.Apply {
+			return apply(ev.Object, req.Related, now, &sum)
 		}
-		return apply(ev.Object, req.Related, now, &sum)
+		// Cleanup lets the object go once none of the keys is left on it.
+		resp := undecorated()
+		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: settled(ev.Object, resp), Requeue: finalizer.AwaitChange()}
 	})
 	res.Response.Tail = res.Tail()
 	return res.Response, sum, nil
@@ -118,22 +114,13 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 
 // undecorated is the answer that removes every key Apply may set.
 func undecorated() hookwire.DecoratorResponse {
-	return hookwire.DecoratorResponse{Labels: nulls(labelKeys), Annotations: nulls(annotationKeys), Attachments: []any{}}
-}
-
-// cleanup removes every key Apply may have set, and lets the object go once
-// none of them is left on it.
-func cleanup(o object) finalizer.Result[hookwire.DecoratorResponse] {
-	resp := undecorated()
-	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: settled(o, resp), Requeue: finalizer.AwaitChange()}
-}
-
-func nulls(keys []string) map[string]*string {
-	m := make(map[string]*string, len(keys))
-	for _, k := range keys {
-		m[k] = nil
+	return hookwire.DecoratorResponse{
+		Labels: map[string]*string{LabelState: nil},
+		Annotations: map[string]*string{
+			AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil, AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil,
+		},
+		Attachments: []any{},
 	}
-	return m
 }
 
 func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
@@ -185,7 +172,6 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
 }
 
-// settled reports whether the object already carries what resp asks for.
 func settled(o object, resp hookwire.DecoratorResponse) bool {
 	return carries(o.Metadata.Labels, resp.Labels) && carries(o.Metadata.Annotations, resp.Annotations)
 }
@@ -208,12 +194,10 @@ func setValue(m map[string]*string, key, v string) {
 	m[key] = &v
 }
 
-// exceeded is the BudgetExceeded announcement of the current period. It
-// occurs when this workload is first seen drawing on an exceeded budget in
-// the period, recorded in the exceeded-at annotation (marked, the value the
-// object carries), so that each workload is told once per period, even one
-// labelled long after the budget ran out, and the Event stays unchanged while
-// it is announced whatever the budget does meanwhile.
+// exceeded is the current period's BudgetExceeded announcement, dated when this
+// workload was first seen drawing on the exceeded budget (marked, the exceeded-at
+// annotation it carries): each workload is told once per period, even one
+// labelled long after the budget ran out.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
