@@ -12,20 +12,18 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 )
 
-// maxExponent bounds the decimal exponent a quantity may carry ("1e30"):
-// resource.ParseQuantity keeps "1e999999" as 1 at scale 999999, and reading
-// it as a decimal would compute a power of ten with a million digits.
+// maxExponent bounds the decimal exponent a quantity may carry ("1e30"): resource.ParseQuantity keeps "1e999999"
+// as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
 const maxExponent = 30
 
-// maxQuantityLen bounds the length of a cost: parsing a mantissa of a
-// million digits takes seconds, and no real cost needs more than a few.
+// maxQuantityLen bounds a cost's length: parsing a mantissa of a million digits takes seconds, and no real cost
+// needs more than a few.
 const maxQuantityLen = 100
 
 var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
 
-// quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as
-// the exact plain decimal it stands for, without trailing zeros ("12.5"):
-// the value Kelos and the API server read, since they parse it alike
+// quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
+// without trailing zeros ("12.5"): the value Kelos and the API server read, since they parse it alike
 // (resource.ParseQuantity, which rounds up below a nano-dollar).
 func quantity(s string) (string, money.Amount, error) {
 	if len(s) > maxQuantityLen {
@@ -48,8 +46,7 @@ func quantity(s string) (string, money.Amount, error) {
 	return d, a, err
 }
 
-// kelosLimit reads Kelos's maxCostUSD as a limit; a zero, which blocks
-// everything in Kelos, has no llmbudget equivalent.
+// kelosLimit reads Kelos's maxCostUSD as a limit; a zero, blocking everything in Kelos, has no llmbudget match.
 func kelosLimit(text string) (string, error) {
 	limit, a, err := quantity(text)
 	switch {
@@ -68,9 +65,8 @@ func kelosLimit(text string) (string, error) {
 	return limit, nil
 }
 
-// operatorLimit reads the operator's monthlyLimitUSD, a plain decimal, and
-// keeps its literal digits ("1500.00") unless it has more decimals than a
-// limit holds; zeros beyond those say nothing and are dropped.
+// operatorLimit reads the operator's monthlyLimitUSD, a plain decimal, and keeps its literal digits ("1500.00")
+// unless it has more decimals than a limit holds; zeros beyond those say nothing and are dropped.
 func operatorLimit(s string) (string, error) {
 	a, err := money.Parse(s)
 	switch {
@@ -89,8 +85,7 @@ func operatorLimit(s string) (string, error) {
 	return s, exactLimit(s)
 }
 
-// exactLimit refuses a limit more precise than spec.limitUSD rather than
-// round it: that is the user's call, not a converter's.
+// exactLimit refuses a limit more precise than spec.limitUSD rather than round it: the user's call, not ours.
 func exactLimit(s string) error {
 	if _, err := money.ParseMaxDecimals(s, api.LimitDecimals); err != nil {
 		return fmt.Errorf("%w, and llmbudget limits are exact to micro-dollars: round it yourself", err)

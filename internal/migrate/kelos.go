@@ -12,16 +12,13 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit
-// 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go,
-// the admission logic in internal/controller/task_budget_admission.go):
-// spec.taskSelector is required ({} selects every Task), spec.period.type is
-// Daily, the only type, in spec.period.timezone (UTC by default), and at least
-// one of maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens
-// is set, >= 0. Kelos sums spec.usage of the matching TaskRecords completed in
-// the current local day and keeps new matching Tasks Waiting while any limit
-// is reached (used >= limit); it fails closed when it cannot sum. A zero limit
-// blocks every matching Task.
+// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
+// (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go, the admission logic in
+// internal/controller/task_budget_admission.go): spec.taskSelector is required ({} selects every Task),
+// spec.period.type is Daily, the only type, in spec.period.timezone (UTC by default), and at least one of
+// maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0. Kelos sums spec.usage of the
+// matching TaskRecords completed in the current local day and keeps new matching Tasks Waiting while any limit is
+// reached (used >= limit); it fails closed when it cannot sum. A zero limit blocks every matching Task.
 const (
 	kelosAPIVersion = "kelos.dev/v1alpha2"
 	kelosKind       = "TaskBudget"
@@ -29,8 +26,7 @@ const (
 	kelosKeyPrefix  = "spend-"
 )
 
-// taskBudget is the source object; status.used seeds the first ledger key,
-// the rest of the status is dropped.
+// taskBudget is the source object; status.used seeds the first ledger key, the rest of the status is dropped.
 type taskBudget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -57,8 +53,8 @@ type taskBudget struct {
 	} `json:"status"`
 }
 
-// convertKelos converts a TaskBudget as far as it maps; the output's comments
-// say what the user must do for the rest: label the Tasks, feed the spend ConfigMap.
+// convertKelos converts a TaskBudget as far as it maps; the output's comments say what the user must do for the
+// rest: label the Tasks, feed the spend ConfigMap.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
@@ -194,8 +190,8 @@ func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	return p.Timezone, "was spec.period.timezone", nil
 }
 
-// kelosUsed words what Kelos had counted for its current period when the object
-// was exported, to help seed the first ledger key; "" without status.used.
+// kelosUsed words what Kelos had counted for its current period when the object was exported, to help seed the
+// first ledger key; "" without status.used.
 func kelosUsed(in *input, b *taskBudget) (string, error) {
 	used := b.Status.Used
 	if used == nil {

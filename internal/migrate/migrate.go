@@ -1,23 +1,19 @@
-// Package migrate converts llm-cost-budget-operator LLMCostBudgets
-// (finops.kineticgain.com/v1alpha1) and Kelos TaskBudgets (kelos.dev/v1alpha2)
-// into llmbudget LLMCostBudgets. It is pure: YAML bytes in, YAML bytes and notes out.
+// Package migrate converts llm-cost-budget-operator LLMCostBudgets (finops.kineticgain.com/v1alpha1) and Kelos
+// TaskBudgets (kelos.dev/v1alpha2) into llmbudget LLMCostBudgets, purely: YAML bytes in, YAML bytes and notes out.
 //
-// Each object (a kubectl List item by item) is read as `llmbudget eval` reads
-// manifests and decoded strictly against its source API: an unknown or repeated
-// field or a value of the wrong type is refused as a manifest.Error naming the
-// file, line, object and field, so a typo never vanishes. A document of another
-// kind is refused too, unless Options.SkipUnknownKinds makes it a note. What
-// does not map gets a YAML comment saying what to do instead.
+// Each object (a kubectl List item by item) is read as `llmbudget eval` reads manifests and decoded strictly
+// against its source API: an unknown or repeated field or a value of the wrong type is refused as a manifest.Error
+// naming the file, line, object and field, so a typo never vanishes. A document of another kind is refused too,
+// unless Options.SkipUnknownKinds makes it a note. What does not map gets a YAML comment saying what to do instead.
 //
 // # Guarantees
 //
-//   - Money never passes through float64: a limit keeps its literal digits
-//     ("1500.00"), a Kubernetes quantity ("12500m") becomes the exact plain
-//     decimal Kubernetes reads ("12.5"), and a value that needs more than 6
+//   - Money never passes through float64: a limit keeps its literal digits ("1500.00"), a Kubernetes quantity
+//     ("12500m") becomes the exact plain decimal Kubernetes reads ("12.5"), and a value that needs more than 6
 //     decimals is refused rather than rounded.
 //   - Every document printed, read back, passes spec.Default and spec.Validate.
-//   - Name, namespace, labels and annotations are kept (without kubectl's
-//     last-applied-configuration); status and server-set metadata are dropped.
+//   - Name, namespace, labels and annotations are kept (without kubectl's last-applied-configuration); status and
+//     server-set metadata are dropped.
 //   - Output is deterministic: same input, same bytes.
 package migrate
 
@@ -47,9 +43,8 @@ func Join(docs [][]byte) []byte {
 	return bytes.Join(docs, []byte("---\n"))
 }
 
-// Migrate converts every budget in data, a YAML or JSON stream read from
-// source (used only in messages). It stops at the first object it must
-// refuse and then returns no documents.
+// Migrate converts every budget in data, a YAML or JSON stream read from source (used only in messages). It stops
+// at the first object it must refuse and then returns no documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
 	docs, stop := manifest.Docs(source, data)
 	var res Result
@@ -122,8 +117,8 @@ func (in *input) errAt(path, format string, args ...any) error {
 	return manifest.Errors{in.Errorf(path, in.name, "%s", msg)}
 }
 
-// literal is the number or string v, decoded from path, as written: JSON
-// reads "12.50" as 12.5. ok is false when the field is absent.
+// literal is the number or string v, decoded from path, as written: JSON reads "12.50" as 12.5. ok is false when
+// the field is absent.
 func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 	switch v.(type) {
 	case nil:
@@ -139,10 +134,9 @@ func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 	return n.Value, true, nil
 }
 
-// decodeObject decodes a source object strictly and holds its metadata, md
-// inside v, to what a budget needs. Fields the API server owns (uid,
-// managedFields, ...) are dropped silently; those that tie the object to its
-// old controller are dropped with a note.
+// decodeObject decodes a source object strictly and holds its metadata, md inside v, to what a budget needs. Fields
+// the API server owns (uid, managedFields, ...) are dropped silently; those that tie the object to its old
+// controller are dropped with a note.
 func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	errs, _ := in.Decode(v, in.name)
 	if len(errs) == 0 {

@@ -7,23 +7,19 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// The llm-cost-budget-operator API, as read from
-// github.com/mizcausevic-dev/llm-cost-budget-operator at commit c10d8c4799ba
-// (api/v1alpha1/llmcostbudget_types.go and the CRD in
-// charts/llm-cost-budget-operator/crds/llmcostbudgets.yaml): monthlyLimitUSD
-// is a required string of pattern ^[0-9]+(\.[0-9]+)?$, warnThresholdPercent
-// 1-100 defaults to 80, and costSource's configMapName and key are required.
-// It has no period: its cost pipeline writes the month's running total and
-// resets it, and the operator compares that number with the limit in float64,
-// rounding the percentage (internal/budget/budget.go).
+// The llm-cost-budget-operator API, as read from github.com/mizcausevic-dev/llm-cost-budget-operator at commit
+// c10d8c4799ba (api/v1alpha1/llmcostbudget_types.go and the CRD in
+// charts/llm-cost-budget-operator/crds/llmcostbudgets.yaml): monthlyLimitUSD is a required string of pattern
+// ^[0-9]+(\.[0-9]+)?$, warnThresholdPercent 1-100 defaults to 80, and costSource's configMapName and key are
+// required. It has no period: its cost pipeline writes the month's running total and resets it, and the operator
+// compares that number with the limit in float64, rounding the percentage (internal/budget/budget.go).
 const (
 	operatorAPIVersion = "finops.kineticgain.com/v1alpha1"
 	operatorKind       = "LLMCostBudget"
 )
 
-// operatorBudget is the source object. Its status is dropped, since
-// llmbudget computes its own; the status fields are named only so that a
-// misspelt one is refused.
+// operatorBudget is the source object. Its status is dropped, since llmbudget computes its own; the status fields
+// are named only so that a misspelt one is refused.
 type operatorBudget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
