@@ -1,7 +1,6 @@
 // Command llmbudget is the llmbudget hook service (serve) and its offline tools (eval, migrate, spend).
 // `llmbudget` alone, `llmbudget help` or -h lists the commands; `llmbudget <command> -h` prints a command's flags
-// with their defaults. Exit status: 0 success, 1 failure, 2 a command line that cannot be run (unknown command or
-// flag, missing argument).
+// with their defaults. Exit status: 0 success, 1 failure, 2 usage (unknown command or flag, missing argument).
 package main
 
 import (

@@ -76,8 +76,7 @@ func parseServe(args []string) (serveOptions, error) {
 	return o, nil
 }
 
-// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz turns unready and in-flight calls
-// finish within shutdownTimeout.
+// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz fails, in-flight calls get shutdownTimeout.
 func runServer(o serveOptions, stderr io.Writer) error {
 	now, err := parseClock(o.now, "2026-11-29T07:30:00Z")
 	if err != nil {

@@ -3,8 +3,7 @@
 //
 // Guarantees:
 //   - Field names match case-sensitively, as in the API server: "limitusd" and "LIMITUSD" are not limitUSD.
-//   - Lenient ignores members the Go type does not model; Strict reports them, and repeated members, naming their
-//     JSON path.
+//   - Lenient ignores members the Go type does not model; Strict reports them and repeated members by JSON path.
 //   - Errors name the JSON path and the JSON type wanted ("spec.period.startDay: must be an integer, got JSON
 //     string"), never a Go type.
 package decode

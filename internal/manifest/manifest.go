@@ -6,10 +6,8 @@
 //
 //   - Decoding is strict, as kubectl apply's field validation is: an unknown or wrongly-cased field, a duplicate
 //     key or a value of the wrong type is an error naming the field's path ("spec.limitUsd").
-//   - A budget Read returns without error has a valid name and a spec that passes v1alpha1's Validate once
-//     defaulted.
-//   - Every error carries the file and, when the YAML parses, the line of the field it names (or of its nearest
-//     enclosing field when it is absent).
+//   - A budget Read returns without error has a valid name and a spec passing v1alpha1's Validate once defaulted.
+//   - Every error names the file and, when the YAML parses, the line of its field (or of the nearest enclosing one).
 //
 // Files may hold several YAML or JSON documents, `kind: List` objects (what `kubectl get llmb,cm -o yaml` prints)
 // and LLMCostBudgetList objects; a directory stands for its .yaml, .yml and .json files, as with kubectl -f.
@@ -210,8 +208,8 @@ func checkSpec(d Doc, name string, spec *api.Spec) Errors {
 	}
 	spec.Default()
 	err := spec.Validate()
-	var verrs api.ValidationError
-	if err != nil && !errors.As(err, &verrs) {
+	verrs, ok := errors.AsType[api.ValidationError](err)
+	if err != nil && !ok {
 		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
 	}
 	var errs Errors

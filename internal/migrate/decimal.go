@@ -16,8 +16,7 @@ import (
 // as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
 const maxExponent = 30
 
-// maxQuantityLen bounds a cost's length: parsing a mantissa of a million digits takes seconds, and no real cost
-// needs more than a few.
+// maxQuantityLen bounds a cost's length: a million-digit mantissa takes seconds to parse; real costs need a few.
 const maxQuantityLen = 100
 
 var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)

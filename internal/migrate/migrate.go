@@ -117,8 +117,7 @@ func (in *input) errAt(path, format string, args ...any) error {
 	return manifest.Errors{in.Errorf(path, in.name, "%s", msg)}
 }
 
-// literal is the number or string v, decoded from path, as written: JSON reads "12.50" as 12.5. ok is false when
-// the field is absent.
+// literal is the number or string v at path as written (JSON reads "12.50" as 12.5); ok is false when it is absent.
 func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 	switch v.(type) {
 	case nil:
