@@ -9,6 +9,7 @@
 package decode
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -71,24 +72,15 @@ func TypeMismatch(err error) (field, want, got string, ok bool) {
 	if !isType || t == nil {
 		return "", "", "", false
 	}
-	return s.FieldByName("Field").String(), schemaType(t.Kind()), s.FieldByName("Value").String(), true
+	return s.FieldByName("Field").String(), cmp.Or(schemaTypes[t.Kind()], "object"), s.FieldByName("Value").String(), true
 }
 
-func schemaType(k reflect.Kind) string {
-	switch k {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	}
-	return "object"
+// schemaTypes names a Go kind as an OpenAPI schema does; the rest (maps, structs, interfaces) are objects.
+var schemaTypes = map[reflect.Kind]string{
+	reflect.Int: "integer", reflect.Int8: "integer", reflect.Int16: "integer", reflect.Int32: "integer", reflect.Int64: "integer",
+	reflect.Uint: "integer", reflect.Uint8: "integer", reflect.Uint16: "integer", reflect.Uint32: "integer", reflect.Uint64: "integer",
+	reflect.Float32: "number", reflect.Float64: "number", reflect.String: "string", reflect.Bool: "boolean",
+	reflect.Slice: "array", reflect.Array: "array",
 }
 
 // typeWords is how the hooks' messages name a schema type.
