@@ -7,9 +7,11 @@ import (
 	"time"
 
 	goyaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
@@ -217,4 +219,56 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 	}
 	return fmt.Sprintf("When exported, Kelos had counted %s USD, %d input and %d output tokens for %s.",
 		cost, used.InputTokens, used.OutputTokens, when), nil
+}
+
+// maxExponent bounds the decimal exponent a quantity may carry ("1e30"): resource.ParseQuantity keeps "1e999999"
+// as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
+const maxExponent = 30
+
+// maxQuantityLen bounds a cost's length: a million-digit mantissa takes seconds to parse; real costs need a few.
+const maxQuantityLen = 100
+
+var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
+
+// quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
+// without trailing zeros ("12.5"): the value Kelos and the API server read, since they parse it alike
+// (resource.ParseQuantity, which rounds up below a nano-dollar).
+func quantity(s string) (string, money.Amount, error) {
+	if len(s) > maxQuantityLen {
+		return "", money.Amount{}, fmt.Errorf("%.40q... is longer than %d characters", s, maxQuantityLen)
+	}
+	if m := quantityExponent.FindStringSubmatch(s); m != nil {
+		if e, err := strconv.Atoi(m[1]); err != nil || e < -maxExponent || e > maxExponent {
+			return "", money.Amount{}, fmt.Errorf("%q: exponent beyond ±%d", s, maxExponent)
+		}
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return "", money.Amount{}, fmt.Errorf("%q is not a Kubernetes quantity like 50, 12.5 or 12500m: %w", s, err)
+	}
+	if q.Sign() < 0 {
+		return "", money.Amount{}, fmt.Errorf("%q is negative", s)
+	}
+	d := trimZeros(q.AsDec().String())
+	a, err := money.Parse(d)
+	return d, a, err
+}
+
+// kelosLimit reads Kelos's maxCostUSD as a limit; a zero, blocking everything in Kelos, has no llmbudget match.
+func kelosLimit(text string) (string, error) {
+	limit, a, err := quantity(text)
+	switch {
+	case err != nil:
+		return "", err
+	case a.Sign() == 0:
+		return "", fmt.Errorf("%q blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: "+
+			"set a positive maxCostUSD, or remove it and keep a token limit", text)
+	}
+	if err := exactLimit(limit); err != nil {
+		if limit != text {
+			err = fmt.Errorf("%q reads as %s: %w", text, limit, err)
+		}
+		return "", err
+	}
+	return limit, nil
 }

@@ -20,12 +20,14 @@ package migrate
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // Options tune a migration.
@@ -248,4 +250,39 @@ func convertOperator(in *input) (*goyaml.Node, []string, error) {
 		"the writer resets it, as the operator expects.")
 
 	return budgetDocument(operatorAPIVersion+" "+operatorKind, &b.ObjectMeta, out), notes, nil
+}
+
+// operatorLimit reads the operator's monthlyLimitUSD, a plain decimal, and keeps its literal digits ("1500.00")
+// unless it has more decimals than a limit holds; zeros beyond those say nothing and are dropped.
+func operatorLimit(s string) (string, error) {
+	a, err := money.Parse(s)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w (the operator's pattern is ^[0-9]+(\\.[0-9]+)?$)", err)
+	case a.Sign() == 0:
+		return "", fmt.Errorf("%q must be greater than 0 (the operator cannot evaluate a zero limit either)", s)
+	}
+	if _, frac, _ := strings.Cut(s, "."); len(frac) > api.LimitDecimals {
+		s = trimZeros(s)
+	}
+	// The operator accepts leading zeros ("007.5"), the LLMCostBudget CRD does not.
+	if s = strings.TrimLeft(s, "0"); s == "" || s[0] == '.' {
+		s = "0" + s
+	}
+	return s, exactLimit(s)
+}
+
+// exactLimit refuses a limit more precise than spec.limitUSD rather than round it: the user's call, not ours.
+func exactLimit(s string) error {
+	if _, err := money.ParseMaxDecimals(s, api.LimitDecimals); err != nil {
+		return fmt.Errorf("%w, and llmbudget limits are exact to micro-dollars: round it yourself", err)
+	}
+	return api.CheckLimit(s)
+}
+
+func trimZeros(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
