@@ -176,7 +176,6 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
 var kelosZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+-]{1,64}$`)
 
-// kelosZone is the budget's time zone and where it comes from.
 func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	p := b.Spec.Period
 	switch {
