@@ -1,8 +1,6 @@
-// Command llmbudget is the llmbudget hook service (serve) and its offline
-// tools (eval, migrate, spend). `llmbudget` alone, `llmbudget help` or -h
-// lists the commands; `llmbudget <command> -h` prints a command's flags with
-// their defaults. Exit status: 0 success, 1 failure, 2 a command line that
-// cannot be run (unknown command or flag, missing argument).
+// Command llmbudget is the llmbudget hook service (serve) and its offline tools (eval, migrate, spend).
+// `llmbudget` alone, `llmbudget help` or -h lists the commands; `llmbudget <command> -h` prints a command's flags
+// with their defaults. Exit status: 0 success, 1 failure, 2 usage (unknown command or flag, missing argument).
 package main
 
 import (
@@ -120,16 +118,15 @@ func commandHelp(c command, fs *flag.FlagSet) string {
 	return help
 }
 
-// newFlagSet is a command's flag set, silent: parseFlags reports its errors,
-// and run prints its help.
+// newFlagSet is a command's flag set, silent: parseFlags reports its errors, and run prints its help.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
 }
 
-// usageError is a command line that cannot be run (or -h): run prints the
-// command's help, to stdout with status 0 for -h, else to stderr with status 2.
+// usageError is a command line that cannot be run (or -h): run prints the command's help, to stdout with
+// status 0 for -h, else to stderr with status 2.
 type usageError struct {
 	fs  *flag.FlagSet
 	err error
@@ -149,8 +146,7 @@ func badUsage(fs *flag.FlagSet, format string, args ...any) error {
 	return &usageError{fs: fs, err: fmt.Errorf(format, args...)}
 }
 
-// parseFileFlags parses the flags of a command that reads the -f files,
-// which it requires.
+// parseFileFlags parses the flags of a command that reads the -f files, which it requires.
 func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -170,8 +166,7 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-// parseClock is a --now flag: time.Now when empty, else always that RFC 3339
-// instant; example is one for the error.
+// parseClock is a --now flag: time.Now when empty, else always that RFC 3339 instant; example is one for the error.
 func parseClock(now, example string) (func() time.Time, error) {
 	if now == "" {
 		return time.Now, nil

@@ -21,8 +21,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
-// shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s
-// termination grace period.
+// shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s termination grace period.
 const shutdownTimeout = 20 * time.Second
 
 type serveOptions struct {
@@ -77,8 +76,7 @@ func parseServe(args []string) (serveOptions, error) {
 	return o, nil
 }
 
-// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz
-// turns unready and in-flight calls finish within shutdownTimeout.
+// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz fails, in-flight calls get shutdownTimeout.
 func runServer(o serveOptions, stderr io.Writer) error {
 	now, err := parseClock(o.now, "2026-11-29T07:30:00Z")
 	if err != nil {
@@ -150,10 +148,9 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	return nil
 }
 
-// newServers returns the hooks' server, behind the optional bearer token
-// with the probes open, and /metrics: on a server of its own when
-// --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that
-// port alone), else beside the hooks and open too.
+// newServers returns the hooks' server, behind the optional bearer token with the probes open, and /metrics: on a
+// server of its own when --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that port alone),
+// else beside the hooks and open too.
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) ([]*http.Server, error) {
 	m := metrics.New(version)
 	api, err := httpapi.New(httpapi.Config{
@@ -194,9 +191,8 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, drain
 	return servers, nil
 }
 
-// newServer serves h on addr. Hook calls are small and fast: the timeouts
-// only cut off clients that stall, so that a slow peer cannot hold a
-// connection forever.
+// newServer serves h on addr. Hook calls are small and fast: the timeouts only cut off clients that stall, so
+// that a slow peer cannot hold a connection forever.
 func newServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Addr:              addr,

@@ -1,17 +1,15 @@
-// Package decode reads JSON with sigs.k8s.io/json, the decoder the API
-// server and Metacontroller use, and words its errors for the people who
-// read them.
+// Package decode reads JSON with sigs.k8s.io/json, the decoder the API server and Metacontroller use, and words
+// its errors for the people who read them.
 //
 // Guarantees:
-//   - Field names match case-sensitively, as in the API server: "limitusd"
-//     and "LIMITUSD" are not limitUSD.
-//   - Lenient ignores members the Go type does not model; Strict reports
-//     them, and repeated members, naming their JSON path.
-//   - Errors name the JSON path and the JSON type wanted ("spec.period.
-//     startDay: must be an integer, got JSON string"), never a Go type.
+//   - Field names match case-sensitively, as in the API server: "limitusd" and "LIMITUSD" are not limitUSD.
+//   - Lenient ignores members the Go type does not model; Strict reports them and repeated members by JSON path.
+//   - Errors name the JSON path and the JSON type wanted ("spec.period.startDay: must be an integer, got JSON
+//     string"), never a Go type.
 package decode
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -20,8 +18,7 @@ import (
 	kjson "sigs.k8s.io/json"
 )
 
-// Lenient decodes data into v, ignoring members v does not model. root
-// names data in errors ("parent", "spec").
+// Lenient decodes data into v, ignoring members v does not model. root names data in errors ("parent", "spec").
 func Lenient(data []byte, v any, root string) error {
 	return describe(root, kjson.UnmarshalCaseSensitivePreserveInts(data, v))
 }
@@ -61,12 +58,10 @@ func describe(root string, err error) error {
 	return fmt.Errorf("%s: %w", root, err)
 }
 
-// TypeMismatch reads a value of the wrong JSON type from a decoding error:
-// the field's JSON path ("spec.period.startDay"), the type wanted as an
-// OpenAPI schema names it ("integer", "array") and the JSON value found
-// ("string", "number 1.5"). sigs.k8s.io/json returns its own copy of
-// encoding/json's UnmarshalTypeError, whose fields are exported but whose
-// type cannot be imported.
+// TypeMismatch reads a value of the wrong JSON type from a decoding error: the field's JSON path
+// ("spec.period.startDay"), the type wanted as an OpenAPI schema names it ("integer", "array") and the JSON value
+// found ("string", "number 1.5"). sigs.k8s.io/json returns its own copy of encoding/json's UnmarshalTypeError,
+// whose fields are exported but whose type cannot be imported.
 func TypeMismatch(err error) (field, want, got string, ok bool) {
 	v := reflect.ValueOf(err)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
@@ -77,24 +72,15 @@ func TypeMismatch(err error) (field, want, got string, ok bool) {
 	if !isType || t == nil {
 		return "", "", "", false
 	}
-	return s.FieldByName("Field").String(), schemaType(t.Kind()), s.FieldByName("Value").String(), true
+	return s.FieldByName("Field").String(), cmp.Or(schemaTypes[t.Kind()], "object"), s.FieldByName("Value").String(), true
 }
 
-func schemaType(k reflect.Kind) string {
-	switch k {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	}
-	return "object"
+// schemaTypes names a Go kind as an OpenAPI schema does; the rest (maps, structs, interfaces) are objects.
+var schemaTypes = map[reflect.Kind]string{
+	reflect.Int: "integer", reflect.Int8: "integer", reflect.Int16: "integer", reflect.Int32: "integer", reflect.Int64: "integer",
+	reflect.Uint: "integer", reflect.Uint8: "integer", reflect.Uint16: "integer", reflect.Uint32: "integer", reflect.Uint64: "integer",
+	reflect.Float32: "number", reflect.Float64: "number", reflect.String: "string", reflect.Bool: "boolean",
+	reflect.Slice: "array", reflect.Array: "array",
 }
 
 // typeWords is how the hooks' messages name a schema type.

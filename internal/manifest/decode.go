@@ -19,9 +19,8 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// Doc is one object of a YAML or JSON stream: a document, or an item of a
-// List in one. Its values are decoded from JSON, as kubectl reads YAML; its
-// YAML node serves only for lines and literal text.
+// Doc is one object of a YAML or JSON stream: a document, or an item of a List in one. Its values are decoded from
+// JSON, as kubectl reads YAML; its YAML node serves only for lines and literal text.
 type Doc struct {
 	File   string
 	Node   *yaml.Node // nil when unknown
@@ -29,8 +28,7 @@ type Doc struct {
 	JSON   []byte
 }
 
-// At is where the field at path ("spec.costSource.key") is written, or its
-// nearest enclosing field when it is absent.
+// At is where the field at path ("spec.costSource.key") is written, or its nearest enclosing field when absent.
 func (d Doc) At(path string) Source {
 	line, _ := Find(d.Node, path)
 	return Source{File: d.File, Line: line}
@@ -41,9 +39,8 @@ func (d Doc) Errorf(path, object, format string, args ...any) Error {
 	return Error{Source: d.At(path), Object: object, Message: fmt.Sprintf(format, args...)}
 }
 
-// Docs reads the documents of a stream that hold something, up to the first
-// that JSON cannot hold (a repeated key, .inf), and the problem that stopped
-// it; a stream that is not YAML yields none.
+// Docs reads the documents of a stream that hold something, up to the first that JSON cannot hold (a repeated key,
+// .inf), and the problem that stopped it; a stream that is not YAML yields none.
 func Docs(file string, data []byte) ([]Doc, *Error) {
 	nodes, err := documentNodes(data)
 	if err != nil {
@@ -101,8 +98,8 @@ type Head struct {
 	} `json:"metadata"`
 }
 
-// Head reads d's type and name leniently, to name it in messages (strict
-// decoding says what is wrong with it); ok is false when d is not an object.
+// Head reads d's type and name leniently, to name it in messages (strict decoding says what is wrong with it);
+// ok is false when d is not an object.
 func (d Doc) Head() (h Head, ok bool) {
 	if !bytes.HasPrefix(bytes.TrimSpace(d.JSON), []byte("{")) {
 		return h, false
@@ -116,8 +113,7 @@ func (h Head) IsList() bool {
 	return h.APIVersion == "v1" && h.Kind == "List" || h.APIVersion == api.APIVersion && h.Kind == api.Kind+"List"
 }
 
-// Name names the object as kubectl does, kind then namespace/name, on one
-// line however odd the input is.
+// Name names the object as kubectl does, kind then namespace/name, on one line however odd the input is.
 func (h Head) Name() string {
 	name := h.Metadata.Name
 	if h.Metadata.Namespace != "" && name != "" {
@@ -157,11 +153,9 @@ func (d Doc) Items(object string) ([]Doc, Errors) {
 	return items, errs
 }
 
-// Decode decodes d into v as kubectl apply's strict field validation does:
-// an unknown, wrongly-cased or repeated field is a problem, each at its line
-// and named by its path ("unknown field "spec.limitUsd""). ok is whether v
-// was decoded: a value of the wrong type stops decoding, an unknown field
-// does not.
+// Decode decodes d into v as kubectl apply's strict field validation does: an unknown, wrongly-cased or repeated
+// field is a problem, each at its line and named by its path ("unknown field "spec.limitUsd""). ok is whether v
+// was decoded: a value of the wrong type stops decoding, an unknown field does not.
 func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
@@ -186,9 +180,8 @@ func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	return errs, true
 }
 
-// Find walks path ("spec.costSource.key", "items[2].spec") down from n,
-// following aliases. It returns the line of the field, or of the deepest
-// field on the way when it is absent, and the field's value when present.
+// Find walks path ("spec.costSource.key", "items[2].spec") down from n, following aliases. It returns the line of
+// the field, or of the deepest field on the way when it is absent, and the field's value when present.
 func Find(n *yaml.Node, path string) (int, *yaml.Node) {
 	if n == nil {
 		return 0, nil
@@ -230,8 +223,7 @@ func child(n *yaml.Node, step string) (key, value *yaml.Node) {
 	return nil, nil
 }
 
-// deref follows a YAML alias to the node it stands for; an anchored node is
-// never an alias itself, and decoding refuses cycles.
+// deref follows a YAML alias to its node; an anchored node is never an alias itself, and decoding refuses cycles.
 func deref(n *yaml.Node) *yaml.Node {
 	if n.Kind == yaml.AliasNode {
 		return n.Alias

@@ -1,21 +1,16 @@
-// Package manifest reads LLMCostBudget and ConfigMap manifests as the API
-// server admits them, so that `llmbudget eval` can check a budget before
-// `kubectl apply`. `llmbudget migrate` reads its inputs with ReadInputs, Docs
-// and Doc's strict decoding and metadata check.
+// Package manifest reads LLMCostBudget and ConfigMap manifests as the API server admits them, so that
+// `llmbudget eval` can check a budget before `kubectl apply`. `llmbudget migrate` reads its inputs with
+// ReadInputs, Docs and Doc's strict decoding and metadata check.
 //
 // # Guarantees
 //
-//   - Decoding is strict, as kubectl apply's field validation is: an unknown
-//     or wrongly-cased field, a duplicate key or a value of the wrong type is
-//     an error naming the field's path ("spec.limitUsd").
-//   - A budget Read returns without error has a valid name and a spec that
-//     passes v1alpha1's Validate once defaulted.
-//   - Every error carries the file and, when the YAML parses, the line of the
-//     field it names (or of its nearest enclosing field when it is absent).
+//   - Decoding is strict, as kubectl apply's field validation is: an unknown or wrongly-cased field, a duplicate
+//     key or a value of the wrong type is an error naming the field's path ("spec.limitUsd").
+//   - A budget Read returns without error has a valid name and a spec passing v1alpha1's Validate once defaulted.
+//   - Every error names the file and, when the YAML parses, the line of its field (or of the nearest enclosing one).
 //
-// Files may hold several YAML or JSON documents, `kind: List` objects (what
-// `kubectl get llmb,cm -o yaml` prints) and LLMCostBudgetList objects; a
-// directory stands for its .yaml, .yml and .json files, as with kubectl -f.
+// Files may hold several YAML or JSON documents, `kind: List` objects (what `kubectl get llmb,cm -o yaml` prints)
+// and LLMCostBudgetList objects; a directory stands for its .yaml, .yml and .json files, as with kubectl -f.
 // Objects of other kinds are skipped and reported in Set.Skipped.
 package manifest
 
@@ -91,15 +86,14 @@ type Object struct {
 	JSON                              json.RawMessage
 }
 
-// Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and
-// generation set as the API server sets them: what Metacontroller would send.
+// Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and generation set as the API server sets
+// them: what Metacontroller would send.
 type Budget struct {
 	Object
 	Spec api.Spec // defaulted
 }
 
-// Read reads every named file (see ReadInputs). It returns an Errors
-// listing every invalid object, or the first I/O error.
+// Read reads the named files (see ReadInputs); it returns an Errors of every invalid object, or the first I/O error.
 func Read(names []string, stdin io.Reader) (Set, error) {
 	var r reader
 	err := ReadInputs(names, stdin, func(file string, data []byte) error {
@@ -190,8 +184,8 @@ func (r *reader) readBudget(d Doc, h Head) {
 	var doc budgetDocument
 	errs, ok := d.Decode(&doc, name)
 	if ok {
-		// An unknown field is often a misspelt one: the spec's rules would only
-		// repeat it ("limitUsd" leaves limitUSD unset), so they wait for a clean spec.
+		// An unknown field is often a misspelt one: the spec's rules would only repeat it ("limitUsd" leaves
+		// limitUSD unset), so they wait for a clean spec.
 		strictOK := len(errs) == 0
 		errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
 		if strictOK {
@@ -214,8 +208,8 @@ func checkSpec(d Doc, name string, spec *api.Spec) Errors {
 	}
 	spec.Default()
 	err := spec.Validate()
-	var verrs api.ValidationError
-	if err != nil && !errors.As(err, &verrs) {
+	verrs, ok := errors.AsType[api.ValidationError](err)
+	if err != nil && !ok {
 		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
 	}
 	var errs Errors
@@ -240,8 +234,7 @@ func (r *reader) readConfigMap(d Doc, h Head) {
 	r.set.ConfigMaps = append(r.set.ConfigMaps, o)
 }
 
-// CheckMeta is what the API server would refuse in the metadata of an
-// LLMCostBudget (budget) or another object.
+// CheckMeta is what the API server would refuse in the metadata of an LLMCostBudget (budget) or another object.
 func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors {
 	var errs Errors
 	fail := func(path, format string, args ...any) {
@@ -285,9 +278,8 @@ func withServerDefaults(js []byte, ns string) json.RawMessage {
 	return out
 }
 
-// ReadInputs calls read with the name and contents of every named file and
-// stops at the first error. "-" is stdin, named "stdin": a second "-" is
-// refused, as it would silently read nothing. A directory stands for the
+// ReadInputs calls read with the name and contents of every named file and stops at the first error. "-" is
+// stdin, named "stdin": a second "-" is refused, as it would silently read nothing. A directory stands for the
 // manifests directly in it, sorted, as kubectl -f dir (without -R) reads them.
 func ReadInputs(names []string, stdin io.Reader, read func(file string, data []byte) error) error {
 	readStdin := false

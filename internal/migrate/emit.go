@@ -16,21 +16,17 @@ import (
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
-// The output is built as a YAML node tree so that comments sit next to the
-// fields they explain, and the encoder, not string concatenation, decides
-// how each value must be quoted.
+// The output is built as a YAML node tree so that comments sit next to the fields they explain, and the encoder,
+// not string concatenation, decides how each value must be quoted.
 
-// str is a string value; the encoder quotes it when it would read as
-// something else ("true", "123").
+// str is a string value; the encoder quotes it when it would read as something else ("true", "123").
 func str(v string) *goyaml.Node {
 	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v}
 }
 
 // usd is an exact decimal as a double-quoted string, as the API wants it.
 func usd(v string) *goyaml.Node {
-	n := str(v)
-	n.Style = goyaml.DoubleQuotedStyle
-	return n
+	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v, Style: goyaml.DoubleQuotedStyle}
 }
 
 func integer(v int64) *goyaml.Node {
@@ -42,9 +38,8 @@ type object struct{ node *goyaml.Node }
 
 func newObject() *object { return &object{node: &goyaml.Node{Kind: goyaml.MappingNode}} }
 
-// set adds name: value under the comment lines head; the encoder starts each
-// with "# ". No line is empty or holds a line break: names and selectors are
-// validated first, and everything else is our own prose.
+// set adds name: value under the comment lines head; the encoder starts each with "# ". No line is empty or holds
+// a line break: names and selectors are validated first, and everything else is our own prose.
 func (o *object) set(name string, value *goyaml.Node, head ...string) *object {
 	k := str(name)
 	k.HeadComment = strings.Join(head, "\n")
@@ -57,8 +52,7 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 	return n
 }
 
-// budgetDocument is the LLMCostBudget converted from the object md of type
-// from, under a comment that says so and then head.
+// budgetDocument is the LLMCostBudget converted from object md of type from, under a comment saying so, then head.
 func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
 	meta := newObject().set("name", str(md.Name))
 	ref := md.Name
@@ -93,8 +87,8 @@ func pairs(m map[string]string) *goyaml.Node {
 	return n
 }
 
-// render prints a converted budget and reads it back exactly as printed, as
-// eval reads it: what migrate prints is what kubectl apply and the hook accept.
+// render prints a converted budget and reads it back exactly as printed, as eval reads it: what migrate prints is
+// what kubectl apply and the hook accept.
 func render(doc *goyaml.Node) ([]byte, error) {
 	var b bytes.Buffer
 	e := goyaml.NewEncoder(&b)

@@ -7,21 +7,20 @@ import (
 	"time"
 
 	goyaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
-// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit
-// 77d9ad8e9c8d (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go,
-// the admission logic in internal/controller/task_budget_admission.go):
-// spec.taskSelector is required ({} selects every Task), spec.period.type is
-// Daily, the only type, in spec.period.timezone (UTC by default), and at least
-// one of maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens
-// is set, >= 0. Kelos sums spec.usage of the matching TaskRecords completed in
-// the current local day and keeps new matching Tasks Waiting while any limit
-// is reached (used >= limit); it fails closed when it cannot sum. A zero limit
-// blocks every matching Task.
+// The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
+// (api/v1alpha2/taskbudget_types.go, TaskUsage in task_types.go, the admission logic in
+// internal/controller/task_budget_admission.go): spec.taskSelector is required ({} selects every Task),
+// spec.period.type is Daily, the only type, in spec.period.timezone (UTC by default), and at least one of
+// maxCostUSD (a resource.Quantity), maxInputTokens and maxOutputTokens is set, >= 0. Kelos sums spec.usage of the
+// matching TaskRecords completed in the current local day and keeps new matching Tasks Waiting while any limit is
+// reached (used >= limit); it fails closed when it cannot sum. A zero limit blocks every matching Task.
 const (
 	kelosAPIVersion = "kelos.dev/v1alpha2"
 	kelosKind       = "TaskBudget"
@@ -29,8 +28,7 @@ const (
 	kelosKeyPrefix  = "spend-"
 )
 
-// taskBudget is the source object; status.used seeds the first ledger key,
-// the rest of the status is dropped.
+// taskBudget is the source object; status.used seeds the first ledger key, the rest of the status is dropped.
 type taskBudget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -57,8 +55,8 @@ type taskBudget struct {
 	} `json:"status"`
 }
 
-// convertKelos converts a TaskBudget as far as it maps; the output's comments
-// say what the user must do for the rest: label the Tasks, feed the spend ConfigMap.
+// convertKelos converts a TaskBudget as far as it maps; the output's comments say what the user must do for the
+// rest: label the Tasks, feed the spend ConfigMap.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
@@ -178,7 +176,6 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 // kelosZonePattern is the CRD rule Kelos puts on spec.period.timezone.
 var kelosZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+-]{1,64}$`)
 
-// kelosZone is the budget's time zone and where it comes from.
 func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	p := b.Spec.Period
 	switch {
@@ -194,8 +191,8 @@ func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	return p.Timezone, "was spec.period.timezone", nil
 }
 
-// kelosUsed words what Kelos had counted for its current period when the object
-// was exported, to help seed the first ledger key; "" without status.used.
+// kelosUsed words what Kelos had counted for its current period when the object was exported, to help seed the
+// first ledger key; "" without status.used.
 func kelosUsed(in *input, b *taskBudget) (string, error) {
 	used := b.Status.Used
 	if used == nil {
@@ -221,4 +218,56 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 	}
 	return fmt.Sprintf("When exported, Kelos had counted %s USD, %d input and %d output tokens for %s.",
 		cost, used.InputTokens, used.OutputTokens, when), nil
+}
+
+// maxExponent bounds the decimal exponent a quantity may carry ("1e30"): resource.ParseQuantity keeps "1e999999"
+// as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
+const maxExponent = 30
+
+// maxQuantityLen bounds a cost's length: a million-digit mantissa takes seconds to parse; real costs need a few.
+const maxQuantityLen = 100
+
+var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
+
+// quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
+// without trailing zeros ("12.5"): the value Kelos and the API server read, since they parse it alike
+// (resource.ParseQuantity, which rounds up below a nano-dollar).
+func quantity(s string) (string, money.Amount, error) {
+	if len(s) > maxQuantityLen {
+		return "", money.Amount{}, fmt.Errorf("%.40q... is longer than %d characters", s, maxQuantityLen)
+	}
+	if m := quantityExponent.FindStringSubmatch(s); m != nil {
+		if e, err := strconv.Atoi(m[1]); err != nil || e < -maxExponent || e > maxExponent {
+			return "", money.Amount{}, fmt.Errorf("%q: exponent beyond ±%d", s, maxExponent)
+		}
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return "", money.Amount{}, fmt.Errorf("%q is not a Kubernetes quantity like 50, 12.5 or 12500m: %w", s, err)
+	}
+	if q.Sign() < 0 {
+		return "", money.Amount{}, fmt.Errorf("%q is negative", s)
+	}
+	d := trimZeros(q.AsDec().String())
+	a, err := money.Parse(d)
+	return d, a, err
+}
+
+// kelosLimit reads Kelos's maxCostUSD as a limit; a zero, blocking everything in Kelos, has no llmbudget match.
+func kelosLimit(text string) (string, error) {
+	limit, a, err := quantity(text)
+	switch {
+	case err != nil:
+		return "", err
+	case a.Sign() == 0:
+		return "", fmt.Errorf("%q blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: "+
+			"set a positive maxCostUSD, or remove it and keep a token limit", text)
+	}
+	if err := exactLimit(limit); err != nil {
+		if limit != text {
+			err = fmt.Errorf("%q reads as %s: %w", text, limit, err)
+		}
+		return "", err
+	}
+	return limit, nil
 }
