@@ -16,8 +16,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// The defaults and bounds other packages need by name; Default applies these
-// defaults and the rest.
+// The defaults and bounds other packages need by name; Default applies these defaults and the rest.
 const (
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
@@ -25,17 +24,14 @@ const (
 
 	// LimitDecimals is the most decimals spec.limitUSD may carry.
 	LimitDecimals = 6
-	// MaxResourceNameLength is the longest enforcement resource: ResourceQuota
-	// keys count/<resource> allow 63 characters after "count/".
+	// MaxResourceNameLength is the longest enforcement resource: quota keys allow 63 characters after "count/".
 	MaxResourceNameLength = 63
-	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the
-	// date DailyLedger appends ("-2026-11-20" is 11).
+	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for DailyLedger's "-2026-11-20" (11).
 	MaxKeyPrefixLength = 242
 )
 
-// Default fills every unset field with the default the CRD applies at
-// admission; the hook applies them again so that objects stored before a
-// default existed evaluate the same way.
+// Default fills every unset field with the CRD's admission default; the hook applies them again so that
+// objects stored before a default existed evaluate the same way.
 func (s *Spec) Default() {
 	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
 	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
@@ -51,15 +47,14 @@ func (s *Spec) Default() {
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 }
 
-// PeriodSpec is the calendar of a defaulted spec that passed Validate (which
-// loaded its zone): the one calendar the hooks and llmbudget spend share.
+// PeriodSpec is the calendar, shared by the hooks and llmbudget spend, of a defaulted spec that passed
+// Validate (which loaded its zone).
 func (s *Spec) PeriodSpec() period.Spec {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
 	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
 }
 
-// EffectiveThresholds is spec.thresholds, or when none are listed the warning
-// threshold and 100%, both on Actual spend.
+// EffectiveThresholds is spec.thresholds or, if none, the warning threshold and 100%, both on Actual spend.
 func (s *Spec) EffectiveThresholds() []Threshold {
 	if len(s.Thresholds) > 0 {
 		return s.Thresholds
@@ -132,16 +127,14 @@ func validTimeZone(s string) bool {
 	return err == nil
 }
 
-// validResourceName accepts `<plural>` or `<plural>.<group>`, lower case, as
-// ResourceQuota's count/<resource> syntax expects.
+// validResourceName accepts lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
 func validResourceName(s string) bool {
 	plural, group, hasGroup := strings.Cut(s, ".")
 	return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
 }
 
-// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at
-// most 9 digits before the point. A billion USD a period is far beyond any
-// LLM budget, and sums of spend stay far inside money's int64 nano-USD.
+// limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at most 9 digits before the point.
+// A billion USD a period is far beyond any LLM budget, and sums of spend stay far inside money's int64 nano-USD.
 var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
 
 // CheckLimit reports why s is not a limit the CRD admits, or nil.
@@ -159,8 +152,7 @@ func CheckLimit(s string) error {
 	return nil
 }
 
-// Validate checks a defaulted LLMCostBudget spec against every rule of the
-// API and returns a ValidationError naming each broken field as spec.<path>.
+// Validate checks a defaulted LLMCostBudget spec against every API rule; a ValidationError names each spec.<path>.
 func (s *Spec) Validate() error {
 	var errs ValidationError
 	if s.NamespaceSelector != nil {
@@ -172,9 +164,8 @@ func (s *Spec) Validate() error {
 	return s.validate(errs)
 }
 
-// ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a
-// valid namespaceSelector and a spendSource instead of a configMapName, and
-// refuses scope Labelled (the budget label names a team budget).
+// ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a valid namespaceSelector and a
+// spendSource instead of a configMapName, and refuses scope Labelled (the budget label names a team budget).
 func (s *Spec) ValidateCluster() error {
 	var errs ValidationError
 	if s.NamespaceSelector == nil {

@@ -1,9 +1,7 @@
-// Package v1alpha1 holds the LLMCostBudget API (llmbudget.dev/v1alpha1): the Go
-// types whose JSON tags are the contract with the CRD, their defaults, and the
-// validation the hook repeats because stored objects can predate a CRD rule.
-//
-// It guarantees that a Spec which passes Validate can be evaluated: its money
-// parses, its period is computable and its thresholds are unique.
+// Package v1alpha1 holds the LLMCostBudget API (llmbudget.dev/v1alpha1): the Go types whose JSON tags are the
+// contract with the CRD, their defaults, and the validation the hook repeats because stored objects can predate
+// a CRD rule. A Spec which passes Validate can be evaluated: its money parses, its period is computable and its
+// thresholds are unique.
 package v1alpha1
 
 import (
@@ -20,8 +18,7 @@ const (
 	Resource   = "llmcostbudgets"
 	APIVersion = Group + "/" + Version
 
-	// ClusterKind is the cluster-scoped budget over the namespaces its
-	// namespaceSelector matches; it shares Spec and Status with Kind.
+	// ClusterKind budgets, cluster-scoped, the namespaces its namespaceSelector matches; Spec and Status are Kind's.
 	ClusterKind = "ClusterLLMCostBudget"
 
 	// LabelBudget puts a workload (and a budget's children) under the budget it names.
@@ -30,8 +27,7 @@ const (
 	LabelClusterBudget = Group + "/cluster-budget"
 	// LabelSpendSource marks a spend ConfigMap as a cluster budget's source.
 	LabelSpendSource = Group + "/spend-source"
-	// AnnotationPeriodStart is where a Total source of a cluster budget
-	// declares the start (RFC 3339) of the period its key covers.
+	// AnnotationPeriodStart is where a cluster budget's Total source says when (RFC 3339) its key's period starts.
 	AnnotationPeriodStart = Group + "/period-start"
 )
 
@@ -44,9 +40,8 @@ type LLMCostBudget struct {
 	Status     *Status    `json:"status,omitempty"`
 }
 
-// ObjectMeta is the part of Kubernetes object metadata the hooks read.
-// It is deliberately smaller than metav1.ObjectMeta: decoding managedFields
-// on every hook call would cost more than the evaluation itself.
+// ObjectMeta is the part of Kubernetes object metadata the hooks read, deliberately smaller than
+// metav1.ObjectMeta: decoding managedFields on every hook call would cost more than the evaluation itself.
 type ObjectMeta struct {
 	Name              string            `json:"name"`
 	Namespace         string            `json:"namespace,omitempty"`
@@ -57,8 +52,7 @@ type ObjectMeta struct {
 	Labels            map[string]string `json:"labels,omitempty"`
 }
 
-// Spec is what a platform team declares. NamespaceSelector and
-// CostSource.SpendSource belong to ClusterKind only (see ValidateCluster).
+// Spec is what a platform team declares; NamespaceSelector and CostSource.SpendSource are ClusterKind's only.
 type Spec struct {
 	NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 	LimitUSD             *string               `json:"limitUSD,omitempty" validate:"omitempty,usd"`
@@ -102,8 +96,7 @@ type ModelLimit struct {
 // CostSource names the ConfigMap a cost pipeline writes spend into.
 type CostSource struct {
 	ConfigMapName string `json:"configMapName,omitempty" validate:"required_without=SpendSource,omitempty,dnssubdomain"`
-	// SpendSource is, for ClusterKind, the value of LabelSpendSource on the
-	// spend ConfigMaps of the selected namespaces.
+	// SpendSource is, for ClusterKind, the LabelSpendSource value on the selected namespaces' spend ConfigMaps.
 	SpendSource string       `json:"spendSource,omitempty" validate:"omitempty,labelvalue"`
 	Format      SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger"`
 	Key         string       `json:"key,omitempty" validate:"required_if=Format Total,omitempty,configmapkey"`
@@ -132,8 +125,7 @@ type (
 	FailurePolicy string
 	// Gate is how new workloads are refused: by the admission Policy, the ResourceQuota, or Both.
 	Gate string
-	// Scope is which new workloads a blocking budget refuses: any listed
-	// resource in its Namespace, or only those Labelled with its name.
+	// Scope is which new workloads a blocking budget refuses: any listed one in its Namespace, or those Labelled.
 	Scope string
 	// State is where a budget stands.
 	State string
@@ -192,8 +184,7 @@ type Status struct {
 	Conditions         []metav1.Condition   `json:"conditions,omitempty"`
 }
 
-// NamespaceStatus is one selected namespace's part of a cluster budget: its
-// spend, its share, and Reading: ReadingOK or why its spend could not be read.
+// NamespaceStatus is a selected namespace's part of a cluster budget; Reading is ReadingOK or why it went unread.
 type NamespaceStatus struct {
 	Namespace        string `json:"namespace"`
 	ObservedSpendUSD string `json:"observedSpendUSD,omitempty"`
@@ -236,9 +227,8 @@ type ThresholdStatus struct {
 	CrossedAt *metav1.Time `json:"crossedAt,omitempty"`
 }
 
-// EnforcementStatus says whether the namespace is closed to new workloads. While
-// blocking it holds all the admission policy reads (the gates, scope, resources and
-// the first sentence of its message), so that the policy computes nothing.
+// EnforcementStatus says whether the namespace is closed to new workloads. While blocking it holds all the
+// admission policy reads (gates, scope, resources, its message's first sentence), so the policy computes nothing.
 type EnforcementStatus struct {
 	Blocking  bool     `json:"blocking"`
 	Gates     []Gate   `json:"gates,omitempty"`
@@ -251,8 +241,8 @@ type EnforcementStatus struct {
 	Reason     string   `json:"reason,omitempty"`
 }
 
-// AnnouncementStatus records an Event for the 55 minutes it is announced, so that
-// the Event stays exactly as first created whatever the budget does meanwhile.
+// AnnouncementStatus records an Event for the 55 minutes it is announced, so that the Event stays exactly as
+// first created whatever the budget does meanwhile.
 type AnnouncementStatus struct {
 	Slug    string      `json:"slug"`
 	Type    string      `json:"type"`
@@ -282,8 +272,7 @@ const (
 	ReasonCostKeyMissing    = "CostKeyMissing"
 	ReasonInvalidCostData   = "InvalidCostData"
 	ReasonInvalidSpec       = "InvalidSpec"
-	// ReasonPeriodMismatch: a Total source of a cluster budget covers
-	// another period than the budget's, or does not say which.
+	// ReasonPeriodMismatch: a cluster budget's Total source covers another period than the budget's, or says none.
 	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
 
