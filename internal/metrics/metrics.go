@@ -1,10 +1,7 @@
-// Package metrics exposes the service's Prometheus metrics: of the hook calls,
-// the budget evaluations and the build.
-//
-// Budget gauges (spend, limit, percent per budget) are deliberately not here:
-// this service is stateless and sees a budget only while answering for it;
-// kube-state-metrics exposes them from the budgets' status instead (see
-// deploy/monitoring/).
+// Package metrics exposes the service's Prometheus metrics: of the hook calls, the budget evaluations and the
+// build. Budget gauges (spend, limit, percent per budget) are deliberately not here: this service is
+// stateless and sees a budget only while answering for it; kube-state-metrics exposes them from the budgets'
+// status instead (see deploy/monitoring/).
 package metrics
 
 import (
@@ -60,8 +57,7 @@ func New(version string) *Metrics {
 func (m *Metrics) ObserveHook(c httpapi.HookCall) {
 	m.requests.WithLabelValues(c.Hook, strconv.Itoa(c.Status)).Inc()
 	if c.Status == http.StatusTooManyRequests {
-		// A refusal is not an answer: its time (reading the body it
-		// refuses) stays out of the latency the alerts watch.
+		// A refusal is not an answer: its time (reading the body it refuses) stays out of the latency alerts watch.
 		m.rejected.WithLabelValues(c.Hook).Inc()
 		return
 	}
