@@ -61,8 +61,7 @@ type Owner struct {
 	// Namespace, empty for a cluster-scoped object, is then omitted as stored, so Metacontroller sees nothing to patch.
 	Namespace string `json:"namespace,omitempty"`
 	UID       string `json:"uid,omitempty"`
-	// Budget is the budget the object belongs to, for the llmbudget.dev/budget label.
-	Budget string `json:"-"`
+	Budget    string `json:"-"` // the budget the object belongs to, for the llmbudget.dev/budget label
 }
 
 // BudgetOwner is the Owner for a budget.

@@ -4,8 +4,7 @@
 //
 // # Expected flow
 //
-//  1. On create, Metacontroller adds its finalizer and calls the sync hook: Apply, and again on every later
-//     change or resync.
+//  1. On create, Metacontroller adds its finalizer and calls the sync hook: Apply, again at each change or resync.
 //  2. On delete (for a decorator, also when the object stops matching the selector), it calls the finalize
 //     hook: Cleanup, and again after its next observation while Cleanup answers Finalized=false.
 //  3. Once Cleanup answers Finalized=true, Metacontroller removes its finalizer and the deletion completes.
@@ -18,8 +17,7 @@
 //
 // # Assumptions
 //
-//   - Apply and Cleanup are idempotent, pure functions of the request and the clock; Cleanup may run many
-//     times for one deletion.
+//   - Apply and Cleanup are idempotent, pure functions of request and clock; Cleanup may rerun for one deletion.
 //   - Cleanup tolerates Apply never having run: the object may be deleted before its first sync, or carry a
 //     status this version never wrote.
 //
@@ -27,8 +25,7 @@
 //
 //   - While the hook service is down, deletion waits. Removing the finalizer by hand (kubectl patch ...
 //     --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]') skips Cleanup.
-//   - AwaitChange relies on watches alone: a change Metacontroller does not watch, such as the clock, needs
-//     RequeueAfter.
+//   - AwaitChange relies on watches alone: a change Metacontroller does not watch (the clock) needs RequeueAfter.
 //
 // # Errors
 //

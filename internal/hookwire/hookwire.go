@@ -1,5 +1,4 @@
 // Package hookwire holds Metacontroller's v2 hook wire types, and ErrBadRequest for a request no hook can answer.
-//
 // The JSON tags are the contract. Requests model only what the hooks read; responses carry only fields
 // Metacontroller knows, because it decodes v2 responses strictly: one unknown field fails the call.
 package hookwire
@@ -29,11 +28,10 @@ type CustomizeResponse struct {
 
 // RelatedResourceRule selects related objects by resource and names.
 type RelatedResourceRule struct {
-	APIVersion    string                `json:"apiVersion"`
-	Resource      string                `json:"resource"`
-	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
-	// NamespaceSelector selects the namespaces to look in (never with Namespace or Names).
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	APIVersion        string                `json:"apiVersion"`
+	Resource          string                `json:"resource"`
+	LabelSelector     *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"` // never with Namespace or Names
 	Namespace         string                `json:"namespace,omitempty"`
 	Names             []string              `json:"names,omitempty"`
 }
@@ -67,7 +65,7 @@ type DecoratorRequest struct {
 	Finalizing bool            `json:"finalizing"`
 }
 
-// DecoratorResponse is a decorator's sync or finalize answer; a nil value in Labels or Annotations removes that key.
+// DecoratorResponse is a decorator's sync or finalize answer; a nil Labels or Annotations value removes its key.
 type DecoratorResponse struct {
 	Labels      map[string]*string `json:"labels"`
 	Annotations map[string]*string `json:"annotations"`

@@ -113,22 +113,14 @@ type Enforcement struct {
 }
 
 type (
-	// PeriodType is Daily, Weekly or Monthly.
-	PeriodType string
-	// Basis is what a threshold compares: spend so far (Actual) or the forecast (Forecasted).
-	Basis string
-	// SourceFormat is Total or DailyLedger, as package spend reads them.
-	SourceFormat = spend.Format
-	// Action is None or BlockNewWorkloads.
-	Action string
-	// FailurePolicy says whether Unknown spend blocks (Closed) or not (Open).
-	FailurePolicy string
-	// Gate is how new workloads are refused: by the admission Policy, the ResourceQuota, or Both.
-	Gate string
-	// Scope is which new workloads a blocking budget refuses: any listed one in its Namespace, or those Labelled.
-	Scope string
-	// State is where a budget stands.
-	State string
+	PeriodType    string         // Daily, Weekly or Monthly
+	Basis         string         // what a threshold compares: spend so far (Actual) or the forecast (Forecasted)
+	SourceFormat  = spend.Format // Total or DailyLedger, as package spend reads them
+	Action        string         // None or BlockNewWorkloads
+	FailurePolicy string         // whether Unknown spend blocks (Closed) or not (Open)
+	Gate          string         // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
+	Scope         string         // which new workloads blocking refuses: any listed in its Namespace, or only Labelled ones
+	State         string         // where a budget stands
 )
 
 const (
@@ -230,13 +222,12 @@ type ThresholdStatus struct {
 // EnforcementStatus says whether the namespace is closed to new workloads. While blocking it holds all the
 // admission policy reads (gates, scope, resources, its message's first sentence), so the policy computes nothing.
 type EnforcementStatus struct {
-	Blocking  bool     `json:"blocking"`
-	Gates     []Gate   `json:"gates,omitempty"`
-	Scope     Scope    `json:"scope,omitempty"`
-	Resources []string `json:"resources,omitempty"`
-	QuotaName string   `json:"quotaName,omitempty"`
-	// Namespaces are, for ClusterKind, the namespaces closed while blocking.
-	Namespaces []string `json:"namespaces,omitempty"`
+	Blocking   bool     `json:"blocking"`
+	Gates      []Gate   `json:"gates,omitempty"`
+	Scope      Scope    `json:"scope,omitempty"`
+	Resources  []string `json:"resources,omitempty"`
+	QuotaName  string   `json:"quotaName,omitempty"`
+	Namespaces []string `json:"namespaces,omitempty"` // for ClusterKind: the namespaces closed while blocking
 	Message    string   `json:"message,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
 }
