@@ -107,31 +107,26 @@ var validate = func() *validator.Validate {
 	// The tags this package adds, on string fields; message words their failures.
 	for tag, valid := range map[string]func(string) bool{
 		"usd":          func(s string) bool { return CheckLimit(s) == nil },
-		"timezone":     validTimeZone,
 		"dnssubdomain": func(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 },
 		"configmapkey": func(s string) bool { return len(validation.IsConfigMapKey(s)) == 0 },
 		"labelvalue":   func(s string) bool { return len(validation.IsValidLabelValue(s)) == 0 },
 		"modelname":    spend.ValidModelName,
-		"resourcename": validResourceName,
+		"timezone": func(s string) bool {
+			_, err := period.LoadLocation(s)
+			return err == nil
+		},
+		// Lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
+		"resourcename": func(s string) bool {
+			plural, group, hasGroup := strings.Cut(s, ".")
+			return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
+		},
 	} {
-		err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return valid(fl.Field().String()) })
-		if err != nil {
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return valid(fl.Field().String()) }); err != nil {
 			panic(err)
 		}
 	}
 	return v
 }()
-
-func validTimeZone(s string) bool {
-	_, err := period.LoadLocation(s)
-	return err == nil
-}
-
-// validResourceName accepts lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
-func validResourceName(s string) bool {
-	plural, group, hasGroup := strings.Cut(s, ".")
-	return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
-}
 
 // limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at most 9 digits before the point.
 // A billion USD a period is far beyond any LLM budget, and sums of spend stay far inside money's int64 nano-USD.
