@@ -31,12 +31,10 @@ import (
 
 // Memory bounds; docs/operations.md ("Sizing the service") derives them from the Deployment's 128Mi limit.
 const (
-	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries a spend ConfigMap (at most 1 MiB
-	// of data, up to twice that once JSON-escaped) or a workload (at most 1.5 MiB, etcd's object limit) next to
-	// a budget of tens of KiB.
+	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries a spend ConfigMap (1 MiB of data at
+	// most, twice that JSON-escaped) or a workload (1.5 MiB at most, etcd's limit) next to a budget of tens of KiB.
 	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlightBytes bounds the request bytes worked on at once: four maximum-size requests, or 256
-	// ordinary ones (see MinCallWeight).
+	// DefaultMaxInFlightBytes is four maximum-size requests in flight, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
 	// MinCallWeight is what any hook call counts against the in-flight bound, however small its body: a call's
 	// goroutine, connection buffers and decoded request cost tens of KiB beyond the body itself.

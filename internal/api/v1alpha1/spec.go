@@ -30,8 +30,7 @@ const (
 	MaxKeyPrefixLength = 242
 )
 
-// Default fills every unset field with the CRD's admission default; the hook applies them again so that
-// objects stored before a default existed evaluate the same way.
+// Default fills unset fields with the CRD's defaults, so objects stored before a default existed evaluate alike.
 func (s *Spec) Default() {
 	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
 	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)

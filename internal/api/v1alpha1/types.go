@@ -232,8 +232,8 @@ type EnforcementStatus struct {
 	Reason     string   `json:"reason,omitempty"`
 }
 
-// AnnouncementStatus records an Event for the 55 minutes it is announced, so that the Event stays exactly as
-// first created whatever the budget does meanwhile.
+// AnnouncementStatus keeps an Event exactly as first created for the 55 minutes it is announced, whatever the
+// budget does meanwhile.
 type AnnouncementStatus struct {
 	Slug    string      `json:"slug"`
 	Type    string      `json:"type"`
