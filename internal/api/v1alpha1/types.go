@@ -232,8 +232,7 @@ type EnforcementStatus struct {
 	Reason     string   `json:"reason,omitempty"`
 }
 
-// AnnouncementStatus keeps an Event exactly as first created for the 55 minutes it is announced, whatever the
-// budget does meanwhile.
+// AnnouncementStatus keeps an Event as first created for the 55 minutes it is announced, whatever the budget does.
 type AnnouncementStatus struct {
 	Slug    string      `json:"slug"`
 	Type    string      `json:"type"`
