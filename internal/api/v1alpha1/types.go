@@ -31,12 +31,9 @@ const (
 	// ClusterKind budgets, cluster-scoped, the namespaces its namespaceSelector matches; Spec and Status are Kind's.
 	ClusterKind = "ClusterLLMCostBudget"
 
-	// LabelBudget puts a workload (and a budget's children) under the budget it names.
-	LabelBudget = Group + "/budget"
-	// LabelClusterBudget takes LabelBudget's place on a cluster budget's children.
-	LabelClusterBudget = Group + "/cluster-budget"
-	// LabelSpendSource marks a spend ConfigMap as a cluster budget's source.
-	LabelSpendSource = Group + "/spend-source"
+	LabelBudget        = Group + "/budget"         // puts a workload (and a budget's children) under the budget it names
+	LabelClusterBudget = Group + "/cluster-budget" // takes LabelBudget's place on a cluster budget's children
+	LabelSpendSource   = Group + "/spend-source"   // marks a spend ConfigMap as a cluster budget's source
 	// AnnotationPeriodStart is where a cluster budget's Total source says when (RFC 3339) its key's period starts.
 	AnnotationPeriodStart = Group + "/period-start"
 )
@@ -276,20 +273,16 @@ const (
 	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
 
-// Bounds of the status lists.
+// The defaults and bounds other packages need by name; Default applies these defaults and the rest.
 const (
 	MaxNamespaces = 50 // namespaces status.namespaces lists
 	MaxHistory    = 12 // finished periods status.history keeps
-)
 
-// The defaults and bounds other packages need by name; Default applies these defaults and the rest.
-const (
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
 	OverBudgetThreshold  int32 = 100
 
-	// LimitDecimals is the most decimals spec.limitUSD may carry.
-	LimitDecimals = 6
+	LimitDecimals = 6 // the most decimals spec.limitUSD may carry
 	// MaxResourceNameLength is the longest enforcement resource: quota keys allow 63 characters after "count/".
 	MaxResourceNameLength = 63
 	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for DailyLedger's "-2026-11-20" (11).
