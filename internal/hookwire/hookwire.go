@@ -51,8 +51,7 @@ type CompositeResponse struct {
 	Tail
 }
 
-// Tail ends every sync and finalize answer: when to call again without a change (0: on a watched change only),
-// and whether the object may go.
+// Tail ends each sync and finalize answer: when to resync (0: on a watched change only), and if the object may go.
 type Tail struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	Finalized          bool    `json:"finalized,omitempty"`
