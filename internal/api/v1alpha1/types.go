@@ -269,8 +269,7 @@ const (
 	ReasonCostKeyMissing    = "CostKeyMissing"
 	ReasonInvalidCostData   = "InvalidCostData"
 	ReasonInvalidSpec       = "InvalidSpec"
-	// ReasonPeriodMismatch: a cluster budget's Total source covers another period than the budget's, or says none.
-	ReasonPeriodMismatch = "CostPeriodMismatch"
+	ReasonPeriodMismatch    = "CostPeriodMismatch" // a cluster budget's Total source covers another period, or says none
 )
 
 // The defaults and bounds other packages need by name; Default applies these defaults and the rest.
@@ -305,8 +304,7 @@ func (s *Spec) Default() {
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 }
 
-// PeriodSpec is the calendar, shared by the hooks and llmbudget spend, of a defaulted spec that passed
-// Validate (which loaded its zone).
+// PeriodSpec is the calendar hooks and llmbudget spend share, of a defaulted spec whose zone Validate loaded.
 func (s *Spec) PeriodSpec() period.Spec {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
 	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
