@@ -107,9 +107,8 @@ func New(cfg Config) (http.Handler, error) {
 }
 
 type server struct {
-	cfg Config
-	// inFlight holds MaxInFlightBytes; a call that does not fit is refused at once, never queued, so none pile up.
-	inFlight *semaphore.Weighted
+	cfg      Config
+	inFlight *semaphore.Weighted // MaxInFlightBytes; a call that does not fit is refused at once, so none pile up
 }
 
 // healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.

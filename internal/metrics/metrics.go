@@ -1,7 +1,6 @@
 // Package metrics exposes the service's Prometheus metrics: of the hook calls, the budget evaluations and the
-// build. Budget gauges (spend, limit, percent per budget) are deliberately not here: this service is
-// stateless and sees a budget only while answering for it; kube-state-metrics exposes them from the budgets'
-// status instead (see deploy/monitoring/).
+// build. Budget gauges (spend, limit, percent used) are deliberately not here: this stateless service sees a
+// budget only while answering for it; kube-state-metrics exposes them from status (see deploy/monitoring/).
 package metrics
 
 import (
