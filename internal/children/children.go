@@ -74,11 +74,10 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 	return Owner{APIVersion: api.APIVersion, Kind: api.ClusterKind, Name: m.Name, UID: m.UID, Budget: m.Name}
 }
 
-// labels marks a child as ours and names its budget, under its own key for a cluster budget:
-// llmbudget.dev/budget names a budget of the child's namespace.
+// labels marks a child as ours and names its budget.
 func (o Owner) labels() map[string]string {
 	key := api.LabelBudget
-	if o.Kind == api.ClusterKind {
+	if o.Kind == api.ClusterKind { // a key of its own: LabelBudget names a budget of the child's namespace
 		key = api.LabelClusterBudget
 	}
 	return map[string]string{LabelManagedBy: Component, key: o.Budget}
