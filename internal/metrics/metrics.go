@@ -30,9 +30,8 @@ func New(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_", reg))
-	f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "build_info", Help: "Build information; the value is always 1.",
-	}, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
+	f.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."}, []string{"version", "goversion"}).
+		WithLabelValues(version, runtime.Version()).Set(1)
 	return &Metrics{
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		requests: f.NewCounterVec(prometheus.CounterOpts{
