@@ -1,11 +1,8 @@
-// Package auth guards the hook endpoints with the bearer token Metacontroller
-// sends when a controller's webhook has `authorization` configured.
-//
-// It guarantees constant-time comparison, a 401 with a one-line reason for a
-// missing or wrong token, and that a rotated Secret takes effect as soon as the
-// file's content changes, whatever its size and modification time: the file is
-// read on every check. A token file that cannot be read is logged with its
-// path; the caller only sees "unauthorized".
+// Package auth guards the hook endpoints with the bearer token Metacontroller sends when a controller's
+// webhook has `authorization` configured. It guarantees constant-time comparison, a 401 with a one-line
+// reason for a missing or wrong token, and that a rotated Secret takes effect as soon as the file's content
+// changes, whatever its size and modification time: the file is read on every check. A token file that cannot
+// be read is logged with its path; the caller only sees "unauthorized".
 package auth
 
 import (
@@ -20,12 +17,9 @@ import (
 )
 
 // FileToken is a bearer token kept in a file, such as a mounted Secret key.
-type FileToken struct {
-	path string
-}
+type FileToken struct{ path string }
 
-// NewFileToken reads the token in path; surrounding white space is ignored
-// because Secrets made with `echo` carry a trailing newline.
+// NewFileToken reads the token in path, trimmed of white space: Secrets made with `echo` end in a newline.
 func NewFileToken(path string) (*FileToken, error) {
 	t := &FileToken{path: path}
 	if _, err := t.Token(); err != nil {
@@ -34,8 +28,7 @@ func NewFileToken(path string) (*FileToken, error) {
 	return t, nil
 }
 
-// Token returns the file's current content; a mounted Secret is a few bytes on
-// tmpfs, so reading it per call is cheap.
+// Token returns the file's current content; a mounted Secret is a few bytes on tmpfs, cheap to read per call.
 func (t *FileToken) Token() ([]byte, error) {
 	b, err := os.ReadFile(t.path)
 	if err != nil {
@@ -48,8 +41,7 @@ func (t *FileToken) Token() ([]byte, error) {
 	return tok, nil
 }
 
-// Require wraps next so that every path except those in open needs the
-// bearer token. Failures to read the expected token go to logger.
+// Require wraps next so that all paths but those in open need the bearer token; failures to read it go to logger.
 func Require(next http.Handler, tok *FileToken, logger *slog.Logger, open ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if slices.Contains(open, r.URL.Path) {
@@ -72,8 +64,7 @@ func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
 	want, err := tok.Token()
 	if err != nil {
 		// Fail closed; the error names the file, so only the log gets it.
-		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
-			slog.String("error", err.Error()))
+		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call", slog.String("error", err.Error()))
 		return "unauthorized"
 	}
 	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {

@@ -1,10 +1,7 @@
-// Package children renders what an evaluation decided as the Kubernetes
-// objects a budget's CompositeController keeps: v1 Events and a ResourceQuota.
-//
-// It guarantees stable output: an object's name and content depend only on
-// the occurrence it describes, so Metacontroller, which updates children in
-// place, never rewrites an Event it already created, and an Event's name is
-// unique to its occurrence, so it is never created twice.
+// Package children renders what an evaluation decided as the Kubernetes objects a budget's CompositeController
+// keeps: v1 Events and a ResourceQuota. It guarantees stable output: an object's name and content depend only on
+// the occurrence it describes, so Metacontroller, which updates children in place, never rewrites an Event it
+// already created, and an Event's name is unique to its occurrence, so it is never created twice.
 package children
 
 import (
@@ -21,8 +18,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
 
-// The labels and annotations this service puts on objects it creates, and
-// Component, the Event source and the manager label's value.
+// The labels and annotations set on what this service creates, and Component: Event source and manager label.
 const (
 	Component      = "llmbudget"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
@@ -62,12 +58,10 @@ type Owner struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
-	// Namespace is empty for a cluster-scoped object, and then left out as the
-	// API server stores it, so that Metacontroller sees no difference to patch.
+	// Namespace, empty for a cluster-scoped object, is then omitted as stored, so Metacontroller sees nothing to patch.
 	Namespace string `json:"namespace,omitempty"`
 	UID       string `json:"uid,omitempty"`
-	// Budget is the budget the object belongs to, for the llmbudget.dev/budget label.
-	Budget string `json:"-"`
+	Budget    string `json:"-"` // the budget the object belongs to, for the llmbudget.dev/budget label
 }
 
 // BudgetOwner is the Owner for a budget.
@@ -80,11 +74,10 @@ func ClusterOwner(m api.ObjectMeta) Owner {
 	return Owner{APIVersion: api.APIVersion, Kind: api.ClusterKind, Name: m.Name, UID: m.UID, Budget: m.Name}
 }
 
-// labels marks a child as ours and names its budget, under its own key for a
-// cluster budget: llmbudget.dev/budget names a budget of the child's namespace.
+// labels marks a child as ours and names its budget.
 func (o Owner) labels() map[string]string {
 	key := api.LabelBudget
-	if o.Kind == api.ClusterKind {
+	if o.Kind == api.ClusterKind { // a key of its own: LabelBudget names a budget of the child's namespace
 		key = api.LabelClusterBudget
 	}
 	return map[string]string{LabelManagedBy: Component, key: o.Budget}
@@ -108,8 +101,7 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 		Kind:       "Event",
 		Metadata: metav1.ObjectMeta{
 			Name: EventName(owner.Name, a.Slug, a.At.Unix()),
-			// Events about a cluster-scoped object go to default: the API
-			// server's convention, which kubectl describe follows.
+			// Events about a cluster-scoped object go to default, as the API server and kubectl describe do.
 			Namespace: cmp.Or(owner.Namespace, "default"),
 			Labels:    owner.labels(),
 		},
@@ -125,8 +117,7 @@ func NewEvent(owner Owner, a evaluate.Announcement) Event {
 	return ev
 }
 
-// EventName is "<object>.<slug>.<unix seconds>", shortened with a hash when
-// it would exceed the API server's 253-character limit.
+// EventName is "<object>.<slug>.<unix seconds>", shortened with a hash past the API server's 253 characters.
 func EventName(object, slug string, unix int64) string {
 	const maxLength, hashBytes = 253, 5
 	name := fmt.Sprintf("%s.%s.%d", object, slug, unix)

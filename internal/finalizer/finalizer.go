@@ -1,44 +1,36 @@
-// Package finalizer ports the kube-rs finalizer pattern
-// (kube-runtime/src/finalizer.rs) to Metacontroller hooks. Metacontroller adds
-// and removes the finalizer string, so what remains is mapping the request's
-// `finalizing` flag onto one of two events, Apply or Cleanup, and reporting
-// `finalized` when Cleanup is done.
+// Package finalizer ports the kube-rs finalizer pattern (kube-runtime/src/finalizer.rs) to Metacontroller
+// hooks. Metacontroller adds and removes the finalizer string, so what remains is mapping the request's
+// `finalizing` flag onto one of two events, Apply or Cleanup, and reporting `finalized` when Cleanup is done.
 //
 // # Expected flow
 //
-//  1. On create, Metacontroller adds its finalizer and calls the sync hook:
-//     Apply, and again on every later change or resync.
-//  2. On delete (for a decorator, also when the object stops matching the
-//     selector), it calls the finalize hook: Cleanup, and again after its
-//     next observation while Cleanup answers Finalized=false.
-//  3. Once Cleanup answers Finalized=true, Metacontroller removes its
-//     finalizer and the API server completes the deletion.
+//  1. On create, Metacontroller adds its finalizer and calls the sync hook: Apply, again at each change or resync.
+//  2. On delete (for a decorator, also when the object stops matching the selector), it calls the finalize
+//     hook: Cleanup, and again after its next observation while Cleanup answers Finalized=false.
+//  3. Once Cleanup answers Finalized=true, Metacontroller removes its finalizer and the deletion completes.
 //
 // # Guarantees
 //
 //   - Exactly one of Apply or Cleanup runs for a request.
-//   - Apply never reports Finalized: only Cleanup can end an object's life, so
-//     a finalize hook wired to the sync URL by mistake cannot release it early.
+//   - Apply never reports Finalized: only Cleanup can end an object's life, so a finalize hook wired to the
+//     sync URL by mistake cannot release it early.
 //
 // # Assumptions
 //
-//   - Apply and Cleanup are idempotent, pure functions of the request and the
-//     clock; Cleanup may run many times for one deletion.
-//   - Cleanup tolerates Apply never having run: the object may be deleted
-//     before its first sync, or carry a status this version never wrote.
+//   - Apply and Cleanup are idempotent, pure functions of request and clock; Cleanup may rerun for one deletion.
+//   - Cleanup tolerates Apply never having run: the object may be deleted before its first sync, or carry a
+//     status this version never wrote.
 //
 // # Caveats
 //
-//   - While the hook service is down, deletion waits. Removing the finalizer
-//     by hand (kubectl patch ... --type=json -p
-//     '[{"op":"remove","path":"/metadata/finalizers"}]') skips Cleanup.
-//   - AwaitChange relies on watches alone: a change Metacontroller does not
-//     watch, such as the clock, needs RequeueAfter.
+//   - While the hook service is down, deletion waits. Removing the finalizer by hand (kubectl patch ...
+//     --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]') skips Cleanup.
+//   - AwaitChange relies on watches alone: a change Metacontroller does not watch (the clock) needs RequeueAfter.
 //
 // # Errors
 //
-// Reconcile adds none, and pure Apply and Cleanup have none to return; a request
-// that cannot be answered at all is refused before Reconcile (hookwire.ErrBadRequest).
+// Reconcile adds none, and pure Apply and Cleanup have none to return; a request that cannot be answered at
+// all is refused before Reconcile (hookwire.ErrBadRequest).
 package finalizer
 
 import (
@@ -51,10 +43,8 @@ import (
 type Action int
 
 const (
-	// Apply brings the world in line with the object.
-	Apply Action = iota
-	// Cleanup tears down what Apply set up before the object goes.
-	Cleanup
+	Apply   Action = iota // brings the world in line with the object
+	Cleanup               // tears down what Apply set up before the object goes
 )
 
 // Event is what a reconciler is handed: the action and the object.

@@ -1,9 +1,6 @@
-// Package hookwire holds Metacontroller's v2 hook wire types, and
-// ErrBadRequest for a request no hook can answer.
-//
-// The JSON tags are the contract. Requests model only what the hooks read;
-// responses carry only fields Metacontroller knows, because it decodes v2
-// responses strictly: one unknown field fails the call.
+// Package hookwire holds Metacontroller's v2 hook wire types, and ErrBadRequest for a request no hook can answer.
+// The JSON tags are the contract. Requests model only what the hooks read; responses carry only fields
+// Metacontroller knows, because it decodes v2 responses strictly: one unknown field fails the call.
 package hookwire
 
 import (
@@ -13,16 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ErrBadRequest marks a request that cannot be answered at all (it has no
-// usable parent or object); the HTTP layer turns it into 400.
+// ErrBadRequest marks a request that cannot be answered at all (no usable parent or object): HTTP 400.
 var ErrBadRequest = errors.New("bad request")
 
-// ObjectMap is a v2 uniform object map: "Kind.version" (or
-// "Kind.group/version") → "namespace/name" → object.
+// ObjectMap is a v2 uniform object map: "Kind.version" (or "Kind.group/version") → "namespace/name" → object.
 type ObjectMap map[string]map[string]json.RawMessage
 
-// CustomizeRequest is sent to a customize hook; the watched object is under
-// "parent" for CompositeControllers and DecoratorControllers alike.
+// CustomizeRequest is sent to a customize hook; the watched object is its "parent" for either controller kind.
 type CustomizeRequest struct {
 	Parent json.RawMessage `json:"parent"`
 }
@@ -34,11 +28,10 @@ type CustomizeResponse struct {
 
 // RelatedResourceRule selects related objects by resource and names.
 type RelatedResourceRule struct {
-	APIVersion    string                `json:"apiVersion"`
-	Resource      string                `json:"resource"`
-	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
-	// NamespaceSelector selects the namespaces to look in (never with Namespace or Names).
-	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	APIVersion        string                `json:"apiVersion"`
+	Resource          string                `json:"resource"`
+	LabelSelector     *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"` // never with Namespace or Names
 	Namespace         string                `json:"namespace,omitempty"`
 	Names             []string              `json:"names,omitempty"`
 }
@@ -58,8 +51,7 @@ type CompositeResponse struct {
 	Tail
 }
 
-// Tail ends every sync and finalize answer: when to call again without a
-// change (0: on a watched change only), and whether the object may go.
+// Tail ends each sync and finalize answer: when to resync (0: on a watched change only), and if the object may go.
 type Tail struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	Finalized          bool    `json:"finalized,omitempty"`
@@ -72,8 +64,7 @@ type DecoratorRequest struct {
 	Finalizing bool            `json:"finalizing"`
 }
 
-// DecoratorResponse is a DecoratorController sync or finalize answer. A nil
-// value in Labels or Annotations removes that key from the object.
+// DecoratorResponse is a decorator's sync or finalize answer; a nil Labels or Annotations value removes its key.
 type DecoratorResponse struct {
 	Labels      map[string]*string `json:"labels"`
 	Annotations map[string]*string `json:"annotations"`
@@ -90,6 +81,5 @@ const (
 	NamespaceGroup     = "Namespace.v1"
 )
 
-// Key is the v2 object-map key of a namespaced object; a cluster-scoped
-// object's key is its bare name.
+// Key is the v2 object-map key of a namespaced object; a cluster-scoped object's key is its bare name.
 func Key(namespace, name string) string { return namespace + "/" + name }

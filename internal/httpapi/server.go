@@ -1,12 +1,8 @@
-// Package httpapi is the thin HTTP adapter in front of the hook functions:
-// routing, request guards (content type, size, JSON shape), response encoding
-// and one log line per hook call. It holds no budget logic.
-//
-// Every hook answer is 200 with a response Metacontroller decodes strictly, or
-// a 4xx with a one-line reason (shown to users in a SyncError Event); a panic
-// in a hook becomes a 500, not a crashed process. Memory stays bounded however
-// many callers there are: past Config.MaxInFlightBytes, a call is answered 429
-// with Retry-After.
+// Package httpapi is the thin HTTP adapter in front of the hook functions: routing, request guards (content
+// type, size, JSON shape), response encoding and one log line per hook call. It holds no budget logic. Every
+// hook answer is 200 with a response Metacontroller decodes strictly, or a 4xx with a one-line reason (shown
+// to users in a SyncError Event); a panic in a hook becomes a 500, not a crashed process. Memory stays
+// bounded however many callers: past Config.MaxInFlightBytes, a call is answered 429 with Retry-After.
 package httpapi
 
 import (
@@ -33,25 +29,19 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-// The bounds on memory; docs/operations.md ("Sizing the service") derives
-// them from the Deployment's 128Mi memory limit.
+// Memory bounds; docs/operations.md ("Sizing the service") derives them from the Deployment's 128Mi limit.
 const (
-	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries
-	// a spend ConfigMap (at most 1 MiB of data, up to twice that once
-	// JSON-escaped) or a workload (at most 1.5 MiB, etcd's object limit) next
-	// to a budget of tens of KiB.
+	// DefaultMaxBodyBytes bounds a hook request. The largest real one carries a spend ConfigMap (1 MiB of data at
+	// most, twice that JSON-escaped) or a workload (1.5 MiB at most, etcd's limit) next to a budget of tens of KiB.
 	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxInFlightBytes bounds the request bytes worked on at once: four
-	// maximum-size requests, or 256 ordinary ones (see MinCallWeight).
+	// DefaultMaxInFlightBytes is four maximum-size requests in flight, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
-	// MinCallWeight is what any hook call counts against the in-flight bound,
-	// however small its body: a call's goroutine, connection buffers and
-	// decoded request cost tens of KiB beyond the body itself.
+	// MinCallWeight is what any hook call counts against the in-flight bound, however small its body: a call's
+	// goroutine, connection buffers and decoded request cost tens of KiB beyond the body itself.
 	MinCallWeight = 64 << 10
 )
 
-// retryAfterSeconds is what a refused caller is told to wait; Metacontroller
-// honours Retry-After on 429 and requeues the sync.
+// retryAfterSeconds is a refused caller's wait; Metacontroller honours Retry-After on 429 and requeues the sync.
 const retryAfterSeconds = "1"
 
 // Config configures the handler.
@@ -59,9 +49,8 @@ type Config struct {
 	Now          func() time.Time // the clock; required so tests and `eval` can fix it
 	Logger       *slog.Logger     // receives one line per hook call; required
 	MaxBodyBytes int64            // bounds request bodies; DefaultMaxBodyBytes when 0
-	// MaxInFlightBytes bounds the request bytes worked on at once (each call
-	// counts its body, at least MinCallWeight): DefaultMaxInFlightBytes when 0,
-	// never less than MaxBodyBytes, so that any acceptable call can be served.
+	// MaxInFlightBytes bounds the request bytes worked on at once (each call counts its body, at least
+	// MinCallWeight): DefaultMaxInFlightBytes when 0, never less than MaxBodyBytes, so any call can be served.
 	MaxInFlightBytes int64
 	Ready            func() bool    // reports readiness for /readyz; always ready when nil
 	Observe          func(HookCall) // when set, told about every hook call (for metrics)
@@ -95,9 +84,8 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
 	router := httprouter.New()
-	// Sync and finalize share a hook: Metacontroller's finalizing flag, not the
-	// URL, decides between Apply and Cleanup, so a finalize URL that receives
-	// finalizing=false (a misconfigured controller) still only applies.
+	// Sync and finalize share a hook: Metacontroller's finalizing flag, not the URL, decides between Apply and
+	// Cleanup, so a finalize URL that receives finalizing=false (a misconfigured controller) still only applies.
 	s.handle(router, "budget/customize", customize(budget.Customize))
 	s.handle(router, "budget/sync", composite(budget.Sync))
 	s.handle(router, "budget/finalize", composite(budget.Sync))
@@ -119,10 +107,8 @@ func New(cfg Config) (http.Handler, error) {
 }
 
 type server struct {
-	cfg Config
-	// inFlight holds MaxInFlightBytes. A call that does not fit is refused
-	// at once, never queued, so that waiting callers cannot pile up.
-	inFlight *semaphore.Weighted
+	cfg      Config
+	inFlight *semaphore.Weighted // MaxInFlightBytes; a call that does not fit is refused at once, so none pile up
 }
 
 // healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
@@ -130,8 +116,7 @@ func healthz(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// lenient ignores members the request type does not model: Metacontroller adds
-// fields across versions. Field names match case-sensitively.
+// lenient ignores members Req lacks, as Metacontroller adds fields across versions; names are case-sensitive.
 func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFunc {
 	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
@@ -158,12 +143,11 @@ func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.Composi
 
 func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, error) {
 	resp, sum, err := workload.Sync(req, now)
-	c := HookCall{
+	return resp, HookCall{
 		Budget:   qualified(sum.Namespace, sum.Budget),
 		State:    sum.State,
 		Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name,
-	}
-	return resp, c, err
+	}, err
 }
 
 func qualified(namespace, name string) string {
@@ -188,8 +172,7 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 		attrs := []slog.Attr{
 			slog.String("hook", name),
 			slog.Int("status", c.Status),
-			// Milliseconds as a number, to microsecond precision: what log
-			// tools plot and filter on (slog's Duration is integer nanoseconds).
+			// Milliseconds as a number to microsecond precision, which log tools plot (slog's Duration is integer ns).
 			slog.Float64("duration_ms", float64(c.Duration.Microseconds())/1e3),
 		}
 		for _, kv := range [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}} {
@@ -208,9 +191,8 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
 	n := weight(r, s.cfg.MaxBodyBytes)
 	if !s.inFlight.TryAcquire(n) {
-		// Read the body first, through a small buffer and bounded by the
-		// body limit: a server that answers and closes while the caller
-		// still sends makes the caller see a reset connection, not the 429.
+		// Read the body first, through a small buffer and bounded by the body limit: a server that answers and
+		// closes while the caller still sends makes the caller see a reset connection, not the 429.
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
@@ -238,8 +220,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 	return c
 }
 
-// weight counts a declared length over the body limit as the minimum: readBody
-// refuses it unread.
+// weight counts a declared length over the body limit as the minimum: readBody refuses it unread.
 func weight(r *http.Request, maxBody int64) int64 {
 	n := r.ContentLength
 	switch {
@@ -267,8 +248,7 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
 	if r.ContentLength > 0 {
-		// Room for the declared body and ReadFrom's final probe for EOF, so
-		// the buffer is allocated once instead of doubling past the body.
+		// Room for the body and ReadFrom's final EOF probe, so the buffer is allocated once, not doubled past it.
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
@@ -284,8 +264,7 @@ func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit i
 	return 0, ""
 }
 
-// writeJSON can still answer 500 on failure: the encoder marshals v whole
-// before it writes.
+// writeJSON can still answer 500 on failure: the encoder marshals v whole before it writes.
 func writeJSON(w http.ResponseWriter, v any) int {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

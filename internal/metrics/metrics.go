@@ -1,10 +1,6 @@
-// Package metrics exposes the service's Prometheus metrics: of the hook calls,
-// the budget evaluations and the build.
-//
-// Budget gauges (spend, limit, percent per budget) are deliberately not here:
-// this service is stateless and sees a budget only while answering for it;
-// kube-state-metrics exposes them from the budgets' status instead (see
-// deploy/monitoring/).
+// Package metrics exposes the service's Prometheus metrics: of the hook calls, the budget evaluations and the
+// build. Budget gauges (spend, limit, percent used) are deliberately not here: this stateless service sees a
+// budget only while answering for it; kube-state-metrics exposes them from status (see deploy/monitoring/).
 package metrics
 
 import (
@@ -34,9 +30,8 @@ func New(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_", reg))
-	f.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "build_info", Help: "Build information; the value is always 1.",
-	}, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
+	f.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."}, []string{"version", "goversion"}).
+		WithLabelValues(version, runtime.Version()).Set(1)
 	return &Metrics{
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		requests: f.NewCounterVec(prometheus.CounterOpts{
@@ -60,8 +55,7 @@ func New(version string) *Metrics {
 func (m *Metrics) ObserveHook(c httpapi.HookCall) {
 	m.requests.WithLabelValues(c.Hook, strconv.Itoa(c.Status)).Inc()
 	if c.Status == http.StatusTooManyRequests {
-		// A refusal is not an answer: its time (reading the body it
-		// refuses) stays out of the latency the alerts watch.
+		// A refusal is not an answer: its time (reading the body it refuses) stays out of the latency alerts watch.
 		m.rejected.WithLabelValues(c.Hook).Inc()
 		return
 	}

@@ -1,9 +1,6 @@
-// Package tlsreload serves a TLS certificate from files and picks up a
-// renewed certificate (cert-manager, a rotated Secret) without a restart.
-//
-// It guarantees that a broken renewal never takes the server down: if the
-// new files cannot be loaded, the last good certificate keeps being served
-// and the error is reported once per change.
+// Package tlsreload serves a TLS certificate from files and picks up a renewed certificate (cert-manager, a
+// rotated Secret) without a restart. It guarantees a broken renewal never takes the server down: if the new
+// files cannot be loaded, the last good certificate is still served and the error is logged once per change.
 package tlsreload
 
 import (
