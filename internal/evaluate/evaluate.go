@@ -28,11 +28,10 @@ import (
 
 // Input is everything an evaluation may look at.
 type Input struct {
-	Budget  api.LLMCostBudget // its Status is what the previous sync wrote: nil, or partly foreign, on the first
-	SpecErr error             // why the spec did not decode: the budget is Unknown (InvalidSpec) with it as the message
-	// SpendData is nil when the spend ConfigMap is missing; SpendDataErr (a *spend.Error) is why it is unreadable.
-	SpendData    map[string]string
-	SpendDataErr error
+	Budget       api.LLMCostBudget // its Status is what the previous sync wrote: nil, or partly foreign, on the first
+	SpecErr      error             // why the spec did not decode: the budget is Unknown (InvalidSpec) with it as the message
+	SpendData    map[string]string // nil when the spend ConfigMap is missing
+	SpendDataErr error             // why it is unreadable, a *spend.Error
 	Now          time.Time
 	Pool         PoolReader // when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces
 }
@@ -42,13 +41,11 @@ type PoolReader func(spend.Source, period.Window) Pool
 
 // Pool is spend summed over the sources of many namespaces.
 type Pool struct {
-	Usage    spend.Usage
-	Selected []string // the namespaces the budget covers, sorted; closed while blocking
-	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
-	Breakdown []api.NamespaceStatus
-	Omitted   int32
-	// Reason is why the sum is unknown (empty if known); Message is the BudgetEvaluated message.
-	Reason, Message string
+	Usage           spend.Usage
+	Selected        []string              // the namespaces the budget covers, sorted; closed while blocking
+	Breakdown       []api.NamespaceStatus // status.namespaces
+	Omitted         int32                 // how many namespaces Breakdown leaves out
+	Reason, Message string                // why the sum is unknown (empty if known); the BudgetEvaluated message
 }
 
 // Result is what a sync must answer.
@@ -86,11 +83,9 @@ const (
 	ReasonSuspended           = "Suspended"
 	// AnnounceFor is how long an Event stays desired after its occurrence: below the API server's default event
 	// TTL (1h) so that an expired Event is never re-created, and each occurrence is announced exactly once.
-	AnnounceFor = 55 * time.Minute
-	// A budget is looked at hourly even when nothing it watches changes, and its forecast is recomputed at each
-	// whole hour since the period start.
-	maxResync    = time.Hour
-	forecastStep = time.Hour
+	AnnounceFor  = 55 * time.Minute
+	maxResync    = time.Hour // a budget is looked at hourly even when nothing it watches changes
+	forecastStep = time.Hour // its forecast is recomputed at each whole hour since the period start
 )
 
 // subject is how messages name the budget and where it enforces, and the names
@@ -134,10 +129,14 @@ func Evaluate(in Input) Result {
 	e.scheduleResync()
 	// lastEvaluatedTime is stamped only when the status changed: Metacontroller syncs a parent again whenever its
 	// status changes, so a status that moved with every call (a timestamp, a forecast by the second) would make it
-	// sync forever.
-	e.st.LastEvaluatedTime = metaTime(e.now)
-	if e.prev.LastEvaluatedTime != nil && sameStatus(e.st, e.prev) {
-		e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
+	// sync forever. The statuses are compared as they are written, lastEvaluatedTime aside.
+	was := e.prev
+	was.LastEvaluatedTime = nil
+	now, errNow := json.Marshal(e.st) // not stamped yet
+	then, errThen := json.Marshal(was)
+	e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
+	if e.prev.LastEvaluatedTime == nil || errNow != nil || errThen != nil || !bytes.Equal(now, then) {
+		e.st.LastEvaluatedTime = metaTime(e.now)
 	}
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
 }
@@ -404,13 +403,11 @@ func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.T
 }
 
 func (e *evaluation) crossed(t api.Threshold) bool {
-	if e.st.State == api.Unknown {
-		return false
-	}
 	if t.Basis == api.Forecasted {
-		return e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
+		return e.st.State != api.Unknown && e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
 	}
-	return e.percent >= int64(t.Percent)
+	return e.st.State != api.Unknown && e.percent >= int64(t.Percent)
+
 }
 
 func (e *evaluation) enforce() {
@@ -644,14 +641,6 @@ func (e *evaluation) scheduleResync() {
 }
 
 func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
-
-// sameStatus compares two statuses as they are written, lastEvaluatedTime aside.
-func sameStatus(a, b api.Status) bool {
-	a.LastEvaluatedTime, b.LastEvaluatedTime = nil, nil
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
-}
 
 func metaTime(t time.Time) *metav1.Time {
 	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
