@@ -189,7 +189,6 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 // cleanup desires no children, so Metacontroller deletes the quotas (and our Events) first; the budget may go once
 // no ResourceQuota (in any namespace) is observed. The status is kept as it was: cleanup never decodes the spec, so
 // a budget whose spec is broken, or that was never synced, can still be deleted.
-
 func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
 	var kept any

@@ -192,7 +192,6 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 
 // breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,
 // largest first; at most api.MaxNamespaces, and how many it leaves out.
-
 func breakdown(bad, read []reading, total spend.Usage) ([]api.NamespaceStatus, int32) {
 	slices.SortStableFunc(read, func(a, b reading) int { return b.usage.CostUSD.Cmp(a.usage.CostUSD) }) // name order kept for ties
 	listed := append(slices.Clone(bad), read...)
