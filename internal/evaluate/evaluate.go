@@ -163,16 +163,16 @@ type evaluation struct {
 }
 
 func (e *evaluation) run() {
-	if err := e.in.SpecErr; err != nil {
-		e.fail(api.ReasonInvalidSpec, err.Error())
-		return
+	err := e.in.SpecErr
+	if err == nil {
+		e.spec.Default()
+		validate := e.spec.Validate
+		if e.in.Pool != nil {
+			validate = e.spec.ValidateCluster
+		}
+		err = validate()
 	}
-	e.spec.Default()
-	validate := e.spec.Validate
-	if e.in.Pool != nil {
-		validate = e.spec.ValidateCluster
-	}
-	if err := validate(); err != nil {
+	if err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
 		return
 	}
@@ -586,8 +586,7 @@ func (e *evaluation) occurrences() {
 	}
 }
 
-// crossingAnnouncement tells that usage of limit, the budget's or (named by slugPrefix and who) one model's own,
-// reached threshold t.
+// crossingAnnouncement tells that usage of limit (the budget's, or one model's named by slugPrefix and who) reached t.
 func (e *evaluation) crossingAnnouncement(slugPrefix, who, limit string, t api.ThresholdStatus) Announcement {
 	a := Announcement{Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time, Slug: fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))}
 	usage := "usage"
@@ -611,15 +610,12 @@ func slugOf(model string) string {
 		return '-'
 	}, strings.ToLower(model))
 	slug = strings.Trim(slug, "-")
-	if len(slug) > 40 {
-		slug = strings.Trim(slug[:40], "-")
-	}
+	slug = strings.Trim(slug[:min(len(slug), 40)], "-")
 	sum := sha256.Sum256([]byte(model))
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
 // add keeps a while inside its window unless kept already: an occurrence's first record wins, so it never changes.
-
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
