@@ -34,9 +34,8 @@ const (
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
 )
 
-// settleRetry is how soon to look again while the object lacks the decorations answered last time: Metacontroller
-// drops an update that conflicts with another writer and, as status changes are ignored, might not call again
-// until its resync period.
+// settleRetry is how soon to look again while the object lacks the decorations last answered: Metacontroller
+// drops an update that conflicts with another writer and, as it ignores status changes, may not call until resync.
 const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
@@ -71,8 +70,7 @@ func decodeObject(raw json.RawMessage, field string) (object, error) {
 	return o, nil
 }
 
-// Customize names the workload's budget as related; objects that lost the label, for which it is also called,
-// get no related resources.
+// Customize relates the workload's budget; objects that lost the label (it is called for them too) get none.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	o, err := decodeObject(req.Parent, "parent")
 	if err != nil {
@@ -110,9 +108,9 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 func undecorated() hookwire.DecoratorResponse {
 	return hookwire.DecoratorResponse{
 		Labels: map[string]*string{LabelState: nil},
-		Annotations: map[string]*string{
-			AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil, AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil,
-		},
+		Annotations: map[string]*string{AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil,
+			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil},
+
 		Attachments: []any{},
 	}
 }
@@ -191,7 +189,6 @@ func setValue(m map[string]*string, key, v string) {
 // exceeded is the current period's BudgetExceeded announcement, dated when this workload was first seen drawing on
 // the exceeded budget (marked, the exceeded-at annotation it carries): each workload is told once per period, even
 // one labelled long after the budget ran out.
-
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
