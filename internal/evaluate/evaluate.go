@@ -277,7 +277,6 @@ var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 // gauge measures u against the budget's limits or a model's, in USD and tokens:
 // its status figures, and the largest percent of any limit with what it measures.
 func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
-	percent = -1
 	consider := func(p int64, what string) {
 		if p > percent {
 			percent, driver = p, what
@@ -300,7 +299,6 @@ func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage)
 			}
 		}
 	}
-	percent = max(percent, 0)
 	if usd == nil {
 		ms.PercentUsed = percent
 	}
@@ -625,18 +623,17 @@ func (e *evaluation) add(a Announcement) {
 }
 
 func (e *evaluation) scheduleResync() {
+	sooner := func(at time.Time) { e.resync = min(e.resync, max(at.Sub(e.now), time.Second)) }
 	if e.reason != api.ReasonInvalidSpec { // the period is known
-		e.sooner(e.window.End.Sub(e.now))
+		sooner(e.window.End)
 		if e.st.LimitUSD != "" {
-			e.sooner(e.nextForecastChange().Sub(e.now))
+			sooner(e.nextForecastChange())
 		}
 	}
 	for _, a := range e.anns {
-		e.sooner(a.At.Add(AnnounceFor).Sub(e.now))
+		sooner(a.At.Add(AnnounceFor))
 	}
 }
-
-func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
 
 func metaTime(t time.Time) *metav1.Time {
 	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
