@@ -180,10 +180,9 @@ func carries(have map[string]string, want map[string]*string) bool {
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
 func setValue(m map[string]*string, key, v string) {
-	if v == "" {
-		return
+	if v != "" {
+		m[key] = &v
 	}
-	m[key] = &v
 }
 
 // exceeded is the current period's BudgetExceeded announcement, dated when this workload was first seen drawing on
