@@ -196,13 +196,10 @@ func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Re
 	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
 		kept = status
 	}
-	res := finalizer.Result[hookwire.CompositeResponse]{
-		Response:  hookwire.CompositeResponse{Status: kept, Children: []any{}},
-		Finalized: done,
-		Requeue:   finalizer.AwaitChange(),
-	}
+	requeue := finalizer.AwaitChange()
 	if !done {
-		res.Requeue = finalizer.RequeueAfter(cleanupRetry)
+		requeue = finalizer.RequeueAfter(cleanupRetry)
 	}
-	return res
+	resp := hookwire.CompositeResponse{Status: kept, Children: []any{}}
+	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Finalized: done, Requeue: requeue}
 }
