@@ -110,7 +110,7 @@ func subjectOf(in Input) subject {
 
 // Evaluate computes the Result for in.
 func Evaluate(in Input) Result {
-	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec}
 	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds) // Default fills them in
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
@@ -126,7 +126,17 @@ func Evaluate(in Input) Result {
 	e.enforce()
 	e.conditions()
 	e.announce()
-	e.scheduleResync()
+	resync := maxResync
+	sooner := func(at time.Time) { resync = min(resync, max(at.Sub(e.now), time.Second)) }
+	if e.reason != api.ReasonInvalidSpec { // the period is known
+		sooner(e.window.End)
+		if e.st.LimitUSD != "" {
+			sooner(e.nextForecastChange())
+		}
+	}
+	for _, a := range e.anns {
+		sooner(a.At.Add(AnnounceFor))
+	}
 	// lastEvaluatedTime is stamped only when the status changed: Metacontroller syncs a parent again whenever its
 	// status changes, so a status that moved with every call (a timestamp, a forecast by the second) would make it
 	// sync forever. The statuses are compared as they are written, lastEvaluatedTime aside.
@@ -138,7 +148,7 @@ func Evaluate(in Input) Result {
 	if e.prev.LastEvaluatedTime == nil || errNow != nil || errThen != nil || !bytes.Equal(now, then) {
 		e.st.LastEvaluatedTime = metaTime(e.now)
 	}
-	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
+	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: resync}
 }
 
 type evaluation struct {
@@ -159,7 +169,6 @@ type evaluation struct {
 	quota           *Quota
 	selected        []string // a cluster budget's namespaces
 	anns            []Announcement
-	resync          time.Duration
 }
 
 func (e *evaluation) run() {
@@ -619,19 +628,6 @@ func (e *evaluation) add(a Announcement) {
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
 	if age >= 0 && age < AnnounceFor && !kept {
 		e.anns = append(e.anns, a)
-	}
-}
-
-func (e *evaluation) scheduleResync() {
-	sooner := func(at time.Time) { e.resync = min(e.resync, max(at.Sub(e.now), time.Second)) }
-	if e.reason != api.ReasonInvalidSpec { // the period is known
-		sooner(e.window.End)
-		if e.st.LimitUSD != "" {
-			sooner(e.nextForecastChange())
-		}
-	}
-	for _, a := range e.anns {
-		sooner(a.At.Add(AnnounceFor))
 	}
 }
 
