@@ -180,10 +180,8 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
 		}
 	}
-	return finalizer.Result[hookwire.CompositeResponse]{
-		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
-		Requeue:  finalizer.RequeueAfter(r.ResyncAfter),
-	}
+	resp := hookwire.CompositeResponse{Status: r.Status, Children: kids}
+	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Requeue: finalizer.RequeueAfter(r.ResyncAfter)}
 }
 
 // cleanup desires no children, so Metacontroller deletes the quotas (and our Events) first; the budget may go once
