@@ -134,8 +134,7 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 		return p
 	}
 	if len(bad) > 0 && (s.closed || len(read) == 0) {
-		p.Reason = bad[0].reason
-		p.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(p.Selected))
+		p.Reason, p.Message = bad[0].reason, fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(p.Selected))
 		return p
 	}
 	what := fmt.Sprintf("key %q", src.Key)
