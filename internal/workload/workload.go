@@ -170,8 +170,7 @@ func settled(o object, resp hookwire.DecoratorResponse) bool {
 
 func carries(have map[string]string, want map[string]*string) bool {
 	for k, v := range want {
-		got, ok := have[k]
-		if (v == nil && ok) || (v != nil && (!ok || got != *v)) {
+		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
 			return false
 		}
 	}
