@@ -139,13 +139,11 @@ func Evaluate(in Input) Result {
 	}
 	// lastEvaluatedTime is stamped only when the status changed: Metacontroller syncs a parent again whenever its
 	// status changes, so a status that moved with every call (a timestamp, a forecast by the second) would make it
-	// sync forever. The statuses are compared as they are written, lastEvaluatedTime aside.
-	was := e.prev
-	was.LastEvaluatedTime = nil
-	now, errNow := json.Marshal(e.st) // not stamped yet
-	then, errThen := json.Marshal(was)
+	// sync forever. The statuses are compared as they are written, both with the previous stamp.
 	e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
-	if e.prev.LastEvaluatedTime == nil || errNow != nil || errThen != nil || !bytes.Equal(now, then) {
+	cur, errCur := json.Marshal(e.st)
+	prev, errPrev := json.Marshal(e.prev)
+	if e.prev.LastEvaluatedTime == nil || errCur != nil || errPrev != nil || !bytes.Equal(cur, prev) {
 		e.st.LastEvaluatedTime = metaTime(e.now)
 	}
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: resync}
@@ -204,8 +202,7 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 func (e *evaluation) readSpend() bool {
-	cs := e.spec.CostSource
-	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
+	src := spend.Source{Format: e.spec.CostSource.Format, Key: e.spec.CostSource.Key, KeyPrefix: e.spec.CostSource.KeyPrefix}
 	var p Pool
 	if e.in.Pool != nil {
 		p = e.in.Pool(src, e.window)
