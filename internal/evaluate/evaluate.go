@@ -115,13 +115,9 @@ func Evaluate(in Input) Result {
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
 	}
-	e.st = api.Status{
-		ObservedGeneration: in.Budget.Metadata.Generation,
-		// Kept while the spec is unreadable; replaced by run otherwise.
-		Period:     e.prev.Period,
-		Thresholds: e.prev.Thresholds,
-		History:    e.prev.History,
-	}
+	// The previous period, thresholds and history stay while the spec is unreadable; run replaces them otherwise.
+	e.st = api.Status{ObservedGeneration: in.Budget.Metadata.Generation,
+		Period: e.prev.Period, Thresholds: e.prev.Thresholds, History: e.prev.History}
 	e.run()
 	e.enforce()
 	e.conditions()
