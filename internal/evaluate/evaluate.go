@@ -407,7 +407,6 @@ func (e *evaluation) crossed(t api.Threshold) bool {
 		return e.st.State != api.Unknown && e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
 	}
 	return e.st.State != api.Unknown && e.percent >= int64(t.Percent)
-
 }
 
 func (e *evaluation) enforce() {

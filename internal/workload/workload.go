@@ -110,7 +110,6 @@ func undecorated() hookwire.DecoratorResponse {
 		Labels: map[string]*string{LabelState: nil},
 		Annotations: map[string]*string{AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil,
 			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil},
-
 		Attachments: []any{},
 	}
 }
