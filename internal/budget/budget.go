@@ -1,10 +1,9 @@
-// Package budget holds the hooks both budget kinds share (Kind), pure functions
-// from Metacontroller requests and the clock to responses, and LLMCostBudget's.
+// Package budget holds the hooks both budget kinds share (Kind), pure functions from Metacontroller requests and
+// the clock to responses, and LLMCostBudget's.
 //
-// A well-formed request about a bad budget is answered, not refused: a spec that
-// cannot be decoded or validated yields state Unknown with reason InvalidSpec.
-// Only a request without a usable parent is an error (hookwire.ErrBadRequest),
-// which the HTTP layer turns into 400.
+// A well-formed request about a bad budget is answered, not refused: a spec that cannot be decoded or validated
+// yields state Unknown with reason InvalidSpec. Only a request without a usable parent is an error
+// (hookwire.ErrBadRequest), which the HTTP layer turns into 400.
 package budget
 
 import (
@@ -24,8 +23,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// cleanupRetry is how soon Cleanup asks to be called again while the quota is
-// still observed; Metacontroller usually calls sooner, on the quota's deletion.
+// cleanupRetry is how soon Cleanup asks to be called again while the quota is still observed; Metacontroller
+// usually calls sooner, on the quota's deletion.
 const cleanupRetry = 5 * time.Second
 
 // Summary is what a hook call did, for the one log line per call.
@@ -35,20 +34,16 @@ type Summary struct {
 	Reason          string
 }
 
-// parent is a budget of either kind as received, its spec and status kept
-// raw so that a spec of the wrong shape is reported, and a foreign status
-// ignored, rather than failing the request.
+// parent is a budget of either kind as received, its spec and status kept raw so that a spec of the wrong shape is
+// reported, and a foreign status ignored, rather than failing the request.
 type parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
-	// metaErr is why Metadata could not be decoded whole (a creationTimestamp
-	// or generation of the wrong form): reported as InvalidSpec, like a spec.
-	metaErr error
+	metaErr  error           // why Metadata did not decode whole (a malformed creationTimestamp or generation); InvalidSpec
 }
 
-// decodeParent reads a request's parent; only a parent without a usable
-// name is an error (hookwire.ErrBadRequest).
+// decodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
 func decodeParent(raw json.RawMessage) (parent, error) {
 	var p parent
 	if len(raw) == 0 || string(raw) == "null" {
@@ -77,9 +72,8 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 	return p, nil
 }
 
-// Budget decodes spec and status as a budget of kind; a spec decoding error
-// is for the caller to report as InvalidSpec. The spec is decoded strictly:
-// the API server prunes fields the CRD does not know, so an unknown or
+// Budget decodes spec and status as a budget of kind; a spec decoding error is for the caller to report as
+// InvalidSpec. The spec is decoded strictly: the API server prunes fields the CRD does not know, so an unknown or
 // repeated field is one a person wrote (through eval) and must hear about.
 func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: kind, Metadata: p.Metadata}
@@ -102,13 +96,11 @@ type Kind struct {
 	Owner   func(api.ObjectMeta) children.Owner
 	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
 	// Spend finds the spend among the related objects: the evaluation's input but for Budget, SpecErr and Now.
-	Spend func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
-	// Closes lists the namespaces that get r.Quota.
-	Closes func(owner children.Owner, r evaluate.Result) []string
+	Spend  func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
+	Closes func(owner children.Owner, r evaluate.Result) []string // the namespaces that get r.Quota
 }
 
-// namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the
-// budget's namespace.
+// namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the budget's namespace.
 var namespaced = Kind{
 	Name:  api.Kind,
 	Owner: children.BudgetOwner,
@@ -128,20 +120,18 @@ var namespaced = Kind{
 	Closes: func(owner children.Owner, _ evaluate.Result) []string { return []string{owner.Namespace} },
 }
 
-// Customize names the spend ConfigMap as related, so that Metacontroller
-// watches it and passes it to sync.
+// Customize names the spend ConfigMap as related, so that Metacontroller watches it and passes it to sync.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	return namespaced.Customize(req)
 }
 
-// Sync answers the sync and finalize hooks: Apply evaluates the budget,
-// Cleanup lifts enforcement and lets the budget go once no quota remains.
+// Sync answers the sync and finalize hooks: Apply evaluates the budget, Cleanup lifts enforcement and lets the
+// budget go once no quota remains.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
 	return namespaced.Sync(req, now)
 }
 
-// Customize relates what k.Related names, or nothing while the spec does
-// not decode.
+// Customize relates what k.Related names, or nothing while the spec does not decode.
 func (k Kind) Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	p, err := decodeParent(req.Parent)
 	if err != nil {
@@ -190,16 +180,13 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
 		}
 	}
-	return finalizer.Result[hookwire.CompositeResponse]{
-		Response: hookwire.CompositeResponse{Status: r.Status, Children: kids},
-		Requeue:  finalizer.RequeueAfter(r.ResyncAfter),
-	}
+	resp := hookwire.CompositeResponse{Status: r.Status, Children: kids}
+	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Requeue: finalizer.RequeueAfter(r.ResyncAfter)}
 }
 
-// cleanup desires no children, so Metacontroller deletes the quotas (and our
-// Events) first; the budget may go once no ResourceQuota (in any namespace) is
-// observed. The status is kept as it was: cleanup never decodes the spec, so a
-// budget whose spec is broken, or that was never synced, can still be deleted.
+// cleanup desires no children, so Metacontroller deletes the quotas (and our Events) first; the budget may go once
+// no ResourceQuota (in any namespace) is observed. The status is kept as it was: cleanup never decodes the spec, so
+// a budget whose spec is broken, or that was never synced, can still be deleted.
 func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
 	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
 	var kept any
@@ -207,13 +194,10 @@ func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Re
 	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
 		kept = status
 	}
-	res := finalizer.Result[hookwire.CompositeResponse]{
-		Response:  hookwire.CompositeResponse{Status: kept, Children: []any{}},
-		Finalized: done,
-		Requeue:   finalizer.AwaitChange(),
-	}
+	requeue := finalizer.AwaitChange()
 	if !done {
-		res.Requeue = finalizer.RequeueAfter(cleanupRetry)
+		requeue = finalizer.RequeueAfter(cleanupRetry)
 	}
-	return res
+	resp := hookwire.CompositeResponse{Status: kept, Children: []any{}}
+	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Finalized: done, Requeue: requeue}
 }

@@ -1,17 +1,14 @@
-// Package clusterbudget holds the ClusterLLMCostBudget CompositeController's
-// hooks: LLMCostBudget's evaluation over the spend summed from the selected
-// namespaces' spend ConfigMaps, closing each of them while it blocks.
+// Package clusterbudget holds the ClusterLLMCostBudget CompositeController's hooks: LLMCostBudget's evaluation
+// over the spend summed from the selected namespaces' spend ConfigMaps, closing each of them while it blocks.
 //
-// Guarantees, besides package budget's (a bad spec is answered with state
-// Unknown, reason InvalidSpec; only a request without a usable parent is refused):
-//   - The namespaces are the related Namespaces that match the current
-//     selector: one that stops matching is dropped, with its quota, by the
-//     first sync that sees it.
-//   - A Total source is summed only when its annotation llmbudget.dev/period-start
-//     declares the budget's current period; any other makes the sum Unknown
-//     (never silently wrong) under either failurePolicy.
-//   - An unreadable namespace makes the sum Unknown under failurePolicy
-//     Closed; under Open it is reported in status.namespaces and skipped.
+// Guarantees, besides package budget's (a bad spec is answered with state Unknown, reason InvalidSpec; only a
+// request without a usable parent is refused):
+//   - The namespaces are the related Namespaces that match the current selector: one that stops matching is
+//     dropped, with its quota, by the first sync that sees it.
+//   - A Total source is summed only when its annotation llmbudget.dev/period-start declares the budget's current
+//     period; any other makes the sum Unknown (never silently wrong) under either failurePolicy.
+//   - An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is reported in
+//     status.namespaces and skipped.
 //   - status.namespaces lists at most api.MaxNamespaces; the totals cover all.
 package clusterbudget
 
@@ -55,15 +52,14 @@ var cluster = budget.Kind{
 	Closes: func(_ children.Owner, r evaluate.Result) []string { return r.Status.Enforcement.Namespaces },
 }
 
-// Customize relates the selected Namespaces (their labels decide membership)
-// and, in them, the ConfigMaps labelled as the budget's spend source.
+// Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
+// labelled as the budget's spend source.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	return cluster.Customize(req)
 }
 
-// Sync answers the sync and finalize hooks: Apply evaluates the summed spend
-// and closes every selected namespace while blocking; Cleanup lifts the
-// quotas in every namespace and lets the budget go once none is observed.
+// Sync answers the sync and finalize hooks: Apply evaluates the summed spend and closes every selected namespace
+// while blocking; Cleanup lifts the quotas in every namespace and lets the budget go once none is observed.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, budget.Summary, error) {
 	return cluster.Sync(req, now)
 }
@@ -79,9 +75,8 @@ type object struct {
 	Data map[string]string `json:"data"`
 }
 
-// poolReader finds the selected namespaces and their spend sources among
-// the related objects; an invalid selector selects nothing (the evaluation
-// reports it as InvalidSpec before reading).
+// poolReader finds the selected namespaces and their spend sources among the related objects; an invalid selector
+// selects nothing (the evaluation reports it as InvalidSpec before reading).
 func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 	src := sources{label: spec.CostSource.SpendSource, closed: spec.Enforcement.FailurePolicy == api.FailClosed, byNamespace: map[string][]object{}}
 	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
@@ -133,14 +128,13 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 	}
 	p.Breakdown, p.Omitted = breakdown(bad, read, p.Usage)
 	if i := slices.IndexFunc(bad, func(r reading) bool { return r.reason == api.ReasonPeriodMismatch }); i >= 0 {
-		// A source of another period is not unreadable but wrong: skipping it
-		// under Open would still announce a sum the data does not support.
+		// A source of another period is not unreadable but wrong: skipping it under Open would still announce a sum
+		// the data does not support.
 		p.Reason, p.Message = bad[i].reason, bad[i].message
 		return p
 	}
 	if len(bad) > 0 && (s.closed || len(read) == 0) {
-		p.Reason = bad[0].reason
-		p.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(p.Selected))
+		p.Reason, p.Message = bad[0].reason, fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(p.Selected))
 		return p
 	}
 	what := fmt.Sprintf("key %q", src.Key)
@@ -154,8 +148,7 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 	return p
 }
 
-// read sums the namespace's spend ConfigMaps, in name order so that the same
-// data always reports the same fault.
+// read sums the namespace's spend ConfigMaps, in name order so that the same data always reports the same fault.
 func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 	cms := s.byNamespace[ns]
 	if len(cms) == 0 {
@@ -165,10 +158,8 @@ func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 	r := reading{namespace: ns}
 	for _, cm := range cms {
 		where := fmt.Sprintf("ConfigMap %s/%s", ns, cm.Metadata.Name)
-		if src.Format != spend.DailyLedger {
-			if err := declaresWindow(cm.Metadata.Annotations, w); err != nil {
-				return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
-			}
+		if err := declaresWindow(cm.Metadata.Annotations, w); err != nil && src.Format != spend.DailyLedger {
+			return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
 		}
 		u, err := spend.Read(src, cm.Data, w)
 		if err != nil {
@@ -196,9 +187,8 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 	return nil
 }
 
-// breakdown is status.namespaces: unreadable namespaces first (they need
-// someone's attention), then by spend, largest first; at most
-// api.MaxNamespaces, and how many it leaves out.
+// breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,
+// largest first; at most api.MaxNamespaces, and how many it leaves out.
 func breakdown(bad, read []reading, total spend.Usage) ([]api.NamespaceStatus, int32) {
 	slices.SortStableFunc(read, func(a, b reading) int { return b.usage.CostUSD.Cmp(a.usage.CostUSD) }) // name order kept for ties
 	listed := append(slices.Clone(bad), read...)

@@ -1,9 +1,8 @@
-// Package evaluate is the pure heart of llmbudget: from a budget, its spend and
-// the time, it computes the budget's status, the Events to announce, whether to
-// close the namespace to new workloads, and when to look again.
+// Package evaluate is the pure heart of llmbudget: from a budget, its spend and the time, it computes the
+// budget's status, the Events to announce, whether to close the namespace to new workloads, and when to look again.
 //
-// The same input gives the same Result, byte for byte once encoded; no budget
-// or data makes it panic; money and percentages never pass through floating point.
+// The same input gives the same Result, byte for byte once encoded; no budget or data makes it panic; money and
+// percentages never pass through floating point.
 package evaluate
 
 import (
@@ -29,16 +28,12 @@ import (
 
 // Input is everything an evaluation may look at.
 type Input struct {
-	// Budget.Status is what the previous sync wrote: nil, or partly foreign, on the first.
-	Budget api.LLMCostBudget
-	// SpecErr, why the spec could not be decoded, makes the budget Unknown (InvalidSpec) with it as the message.
-	SpecErr error
-	// SpendData is nil when the spend ConfigMap is missing; SpendDataErr (a *spend.Error) is why it is unreadable.
-	SpendData    map[string]string
-	SpendDataErr error
+	Budget       api.LLMCostBudget // its Status is what the previous sync wrote: nil, or partly foreign, on the first
+	SpecErr      error             // why the spec did not decode: the budget is Unknown (InvalidSpec) with it as the message
+	SpendData    map[string]string // nil when the spend ConfigMap is missing
+	SpendDataErr error             // why it is unreadable, a *spend.Error
 	Now          time.Time
-	// Pool, when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces.
-	Pool PoolReader
+	Pool         PoolReader // when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces
 }
 
 // PoolReader reads a cluster budget's spend for its source and current window.
@@ -46,35 +41,28 @@ type PoolReader func(spend.Source, period.Window) Pool
 
 // Pool is spend summed over the sources of many namespaces.
 type Pool struct {
-	Usage spend.Usage
-	// Selected are the namespaces the budget covers, sorted; closed while blocking.
-	Selected []string
-	// Breakdown is status.namespaces; Omitted counts the namespaces it leaves out.
-	Breakdown []api.NamespaceStatus
-	Omitted   int32
-	// Reason is why the sum is unknown (empty if known); Message is the BudgetEvaluated message.
-	Reason, Message string
+	Usage           spend.Usage
+	Selected        []string              // the namespaces the budget covers, sorted; closed while blocking
+	Breakdown       []api.NamespaceStatus // status.namespaces
+	Omitted         int32                 // how many namespaces Breakdown leaves out
+	Reason, Message string                // why the sum is unknown (empty if known); the BudgetEvaluated message
 }
 
 // Result is what a sync must answer.
 type Result struct {
-	Status api.Status
-	// Announcements are the Events desired right now, sorted by Slug.
-	Announcements []Announcement
-	// Quota is the ResourceQuota to keep while blocking; nil otherwise.
-	Quota       *Quota
-	ResyncAfter time.Duration
+	Status        api.Status
+	Announcements []Announcement // the Events desired right now, sorted by Slug
+	Quota         *Quota         // the ResourceQuota to keep while blocking; nil otherwise
+	ResyncAfter   time.Duration
 }
 
 // Announcement is one occurrence to be told once, as a Kubernetes Event.
 type Announcement struct {
-	// Slug identifies the occurrence within the budget (used in Event names).
-	Slug    string
+	Slug    string // identifies the occurrence within the budget (used in Event names)
 	Type    string // Normal or Warning
 	Reason  string
 	Message string
-	// At is when it occurred; the Event is desired until At+AnnounceFor.
-	At time.Time
+	At      time.Time // when it occurred; the Event is desired until At+AnnounceFor
 }
 
 // Quota describes the ResourceQuota that closes the namespace.
@@ -85,24 +73,19 @@ type Quota struct {
 }
 
 const (
-	// Event types.
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
-	// Blocking condition reasons, and the reason of the Event announcing a lift
-	// (ReasonUnblocked, never a condition reason).
+	// Blocking condition reasons; ReasonUnblocked is the reason of the Event announcing a lift, never a condition's.
 	ReasonBlocking            = "BlockingNewWorkloads"
 	ReasonUnblocked           = "Unblocked"
 	ReasonNotBlocking         = "NotBlocking"
 	ReasonEnforcementDisabled = "EnforcementDisabled"
 	ReasonSuspended           = "Suspended"
-	// AnnounceFor is how long an Event stays desired after its occurrence. It
-	// is below the API server's default event TTL (1h) so that an expired
-	// Event is never re-created: each occurrence is announced exactly once.
-	AnnounceFor = 55 * time.Minute
-	// A budget is looked at hourly even when nothing it watches changes, and
-	// its forecast is recomputed at each whole hour since the period start.
-	maxResync    = time.Hour
-	forecastStep = time.Hour
+	// AnnounceFor is how long an Event stays desired after its occurrence: below the API server's default event
+	// TTL (1h) so that an expired Event is never re-created, and each occurrence is announced exactly once.
+	AnnounceFor  = 55 * time.Minute
+	maxResync    = time.Hour // a budget is looked at hourly even when nothing it watches changes
+	forecastStep = time.Hour // its forecast is recomputed at each whole hour since the period start
 )
 
 // subject is how messages name the budget and where it enforces, and the names
@@ -120,28 +103,46 @@ func subjectOf(in Input) subject {
 		return subject{api.Kind + " " + m.Name, api.Kind + " " + m.Namespace + "/" + m.Name,
 			"namespace " + m.Namespace, "llmbudget-" + m.Name, "llmbudget-budgets"}
 	}
-	// The quota name stands apart from a team budget's so that a team budget
-	// of the same name keeps its own.
+	// The quota name stands apart from a team budget's so that a team budget of the same name keeps its own.
 	named := api.ClusterKind + " " + m.Name
 	return subject{named, named, "the namespaces it selects", "llmbudget-cluster-" + m.Name, "llmbudget-cluster-budgets"}
 }
 
 // Evaluate computes the Result for in.
 func Evaluate(in Input) Result {
-	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec, resync: maxResync}
+	e := &evaluation{in: in, who: subjectOf(in), now: in.Now, spec: in.Budget.Spec}
 	e.spec.Thresholds = slices.Clone(in.Budget.Spec.Thresholds) // Default fills them in
 	if in.Budget.Status != nil {
 		e.prev = *in.Budget.Status
 	}
-	e.st = api.Status{
-		ObservedGeneration: in.Budget.Metadata.Generation,
-		// Kept while the spec is unreadable; replaced by run otherwise.
-		Period:     e.prev.Period,
-		Thresholds: e.prev.Thresholds,
-		History:    e.prev.History,
-	}
+	// The previous period, thresholds and history stay while the spec is unreadable; run replaces them otherwise.
+	e.st = api.Status{ObservedGeneration: in.Budget.Metadata.Generation,
+		Period: e.prev.Period, Thresholds: e.prev.Thresholds, History: e.prev.History}
 	e.run()
-	return e.result()
+	e.enforce()
+	e.conditions()
+	e.announce()
+	resync := maxResync
+	sooner := func(at time.Time) { resync = min(resync, max(at.Sub(e.now), time.Second)) }
+	if e.reason != api.ReasonInvalidSpec { // the period is known
+		sooner(e.window.End)
+		if e.st.LimitUSD != "" {
+			sooner(e.nextForecastChange())
+		}
+	}
+	for _, a := range e.anns {
+		sooner(a.At.Add(AnnounceFor))
+	}
+	// lastEvaluatedTime is stamped only when the status changed: Metacontroller syncs a parent again whenever its
+	// status changes, so a status that moved with every call (a timestamp, a forecast by the second) would make it
+	// sync forever. The statuses are compared as they are written, both with the previous stamp.
+	e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
+	cur, errCur := json.Marshal(e.st)
+	prev, errPrev := json.Marshal(e.prev)
+	if e.prev.LastEvaluatedTime == nil || errCur != nil || errPrev != nil || !bytes.Equal(cur, prev) {
+		e.st.LastEvaluatedTime = metaTime(e.now)
+	}
+	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: resync}
 }
 
 type evaluation struct {
@@ -162,20 +163,19 @@ type evaluation struct {
 	quota           *Quota
 	selected        []string // a cluster budget's namespaces
 	anns            []Announcement
-	resync          time.Duration
 }
 
 func (e *evaluation) run() {
-	if err := e.in.SpecErr; err != nil {
-		e.fail(api.ReasonInvalidSpec, err.Error())
-		return
+	err := e.in.SpecErr
+	if err == nil {
+		e.spec.Default()
+		validate := e.spec.Validate
+		if e.in.Pool != nil {
+			validate = e.spec.ValidateCluster
+		}
+		err = validate()
 	}
-	e.spec.Default()
-	validate := e.spec.Validate
-	if e.in.Pool != nil {
-		validate = e.spec.ValidateCluster
-	}
-	if err := validate(); err != nil {
+	if err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())
 		return
 	}
@@ -198,8 +198,7 @@ func (e *evaluation) fail(reason, message string) {
 }
 
 func (e *evaluation) readSpend() bool {
-	cs := e.spec.CostSource
-	src := spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}
+	src := spend.Source{Format: e.spec.CostSource.Format, Key: e.spec.CostSource.Key, KeyPrefix: e.spec.CostSource.KeyPrefix}
 	var p Pool
 	if e.in.Pool != nil {
 		p = e.in.Pool(src, e.window)
@@ -240,8 +239,7 @@ func (e *evaluation) readConfigMap(src spend.Source) Pool {
 	return Pool{Usage: u, Message: read}
 }
 
-// measure gauges the budget, then each limited model likewise: the budget is
-// as bad as its worst model.
+// measure gauges the budget, then each limited model likewise: the budget is as bad as its worst model.
 func (e *evaluation) measure() {
 	l := parseLimit(e.spec.LimitUSD)
 	b, percent, driver := e.gauge(l, e.spec.TokenLimits, e.usage)
@@ -281,7 +279,6 @@ var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 // gauge measures u against the budget's limits or a model's, in USD and tokens:
 // its status figures, and the largest percent of any limit with what it measures.
 func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
-	percent = -1
 	consider := func(p int64, what string) {
 		if p > percent {
 			percent, driver = p, what
@@ -304,7 +301,6 @@ func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage)
 			}
 		}
 	}
-	percent = max(percent, 0)
 	if usd == nil {
 		ms.PercentUsed = percent
 	}
@@ -326,9 +322,8 @@ func parseLimit(s *string) *money.Amount {
 	return &l
 }
 
-// percentOf is floor(used*100/limit), saturating at MaxInt64, by the exact
-// arithmetic of money (a count of tokens read as a count of nanos); a zero
-// limit is exhausted by any usage, even none.
+// percentOf is floor(used*100/limit), saturating at MaxInt64, by the exact arithmetic of money (a count of
+// tokens read as a count of nanos); a zero limit is exhausted by any usage, even none.
 func percentOf(used, limit int64) int64 {
 	if limit <= 0 {
 		return math.MaxInt64
@@ -336,9 +331,8 @@ func percentOf(used, limit int64) int64 {
 	return max(money.FromNanos(used).PercentOf(money.FromNanos(limit)), 0)
 }
 
-// forecast extrapolates spend linearly to the period end, once a tenth of the
-// period has passed (earlier figures swing too wildly to act on). It is
-// computed as of the last whole hour of the period, so that it changes hourly
+// forecast extrapolates spend linearly to the period end, once a tenth of the period has passed (earlier figures
+// swing too wildly to act on). It is computed as of the last whole hour of the period, so that it changes hourly
 // rather than on every call: an unchanged budget must get an unchanged status.
 func (e *evaluation) forecast() (money.Amount, bool) {
 	elapsed := e.now.Sub(e.window.Start).Truncate(forecastStep)
@@ -349,8 +343,8 @@ func (e *evaluation) forecast() (money.Amount, bool) {
 	return e.usage.CostUSD.MulDiv(total.Milliseconds(), elapsed.Milliseconds()), true
 }
 
-// nextForecastChange is when the forecast next changes: at its first
-// appearance (the first whole hour past the period's first tenth), then hourly.
+// nextForecastChange is when the forecast next changes: at its first appearance (the first whole hour past the
+// period's first tenth), then hourly.
 func (e *evaluation) nextForecastChange() time.Time {
 	tenth := e.window.Duration() / 10
 	first := e.window.Start.Add((tenth + forecastStep - 1) / forecastStep * forecastStep)
@@ -376,8 +370,7 @@ func (e *evaluation) rollover() {
 		e.st.Thresholds = e.prev.Thresholds
 		return
 	case prevEnd.After(e.window.Start):
-		// The period itself was redefined (type, zone or start day changed):
-		// the old window never finished, so it is not history.
+		// The period was redefined (type, zone or start day changed): the old window never finished, so is not history.
 		return
 	}
 	p := e.prev
@@ -385,9 +378,8 @@ func (e *evaluation) rollover() {
 	e.st.History = h[max(0, len(h)-api.MaxHistory):]
 }
 
-// crossings lists the effective thresholds (only those of basis when it is
-// set) with their first crossing this period: carried from carried, or now
-// when crossed says so.
+// crossings lists the effective thresholds (only those of basis when it is set) with their first crossing this
+// period: carried from carried, or now when crossed says so.
 func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.Threshold) bool, basis api.Basis) []api.ThresholdStatus {
 	at := make(map[api.Threshold]*metav1.Time, len(carried))
 	for _, t := range carried {
@@ -411,13 +403,10 @@ func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.T
 }
 
 func (e *evaluation) crossed(t api.Threshold) bool {
-	if e.st.State == api.Unknown {
-		return false
-	}
 	if t.Basis == api.Forecasted {
-		return e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
+		return e.st.State != api.Unknown && e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
 	}
-	return e.percent >= int64(t.Percent)
+	return e.st.State != api.Unknown && e.percent >= int64(t.Percent)
 }
 
 func (e *evaluation) enforce() {
@@ -438,9 +427,8 @@ func (e *evaluation) enforce() {
 	}
 }
 
-// block explains itself twice: why, on the quota and in the status, and the
-// start of the admission policy's message (detail), which the policy ends with
-// what is refused where. Only a valid spec blocks, so the period is known.
+// block explains itself twice: why, on the quota and in the status, and the start of the admission policy's
+// message (detail), which the policy ends with what is refused where. Only a valid spec blocks: the period is known.
 func (e *evaluation) block() {
 	enf := e.spec.Enforcement
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
@@ -466,8 +454,7 @@ func (e *evaluation) block() {
 	e.st.Enforcement = st
 }
 
-// gates names the objects that enforce the spec's gates, or when lifted
-// says how their lifting is told.
+// gates names the objects that enforce the spec's gates, or when lifted says how their lifting is told.
 func (e *evaluation) gates(lifted bool) string {
 	var names []string
 	for _, g := range e.spec.Enforcement.Gate.Gates() {
@@ -505,8 +492,7 @@ func (e *evaluation) conditions() {
 	default:
 		set(api.ConditionOverBudget, metav1.ConditionFalse, "WithinBudget", e.usageMessage())
 	}
-	// Lifting a block has no reason of its own: the Unblocked Event announces
-	// that moment and the condition's lastTransitionTime records it.
+	// A lift has no reason of its own: the Unblocked Event announces it and lastTransitionTime records it.
 	switch enf := e.st.Enforcement; {
 	case enf.Blocking:
 		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
@@ -539,9 +525,8 @@ func (e *evaluation) usageMessage() string {
 	return msg
 }
 
-// announce lists the Events to keep: the occurrences earlier syncs recorded
-// that are still inside their window, and this sync's new ones (none while
-// suspended). The record in the status keeps an Event until its window ends,
+// announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window,
+// and this sync's new ones (none while suspended). The record in the status keeps an Event until its window ends,
 // whatever the budget does meanwhile, so it is never created twice.
 func (e *evaluation) announce() {
 	for _, r := range e.prev.Announcements {
@@ -600,8 +585,7 @@ func (e *evaluation) occurrences() {
 	}
 }
 
-// crossingAnnouncement tells that usage of limit, the budget's or (named by
-// slugPrefix and who) one model's own, reached threshold t.
+// crossingAnnouncement tells that usage of limit (the budget's, or one model's named by slugPrefix and who) reached t.
 func (e *evaluation) crossingAnnouncement(slugPrefix, who, limit string, t api.ThresholdStatus) Announcement {
 	a := Announcement{Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time, Slug: fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))}
 	usage := "usage"
@@ -615,9 +599,8 @@ func (e *evaluation) crossingAnnouncement(slugPrefix, who, limit string, t api.T
 	return a
 }
 
-// slugOf turns a model name into a fragment valid in an object name: lower
-// case letters, digits and '-', with a short hash so that "GPT-4o" and
-// "gpt-4o" stay apart.
+// slugOf turns a model name into a fragment valid in an object name: lower case letters, digits and '-', with a
+// short hash so that "GPT-4o" and "gpt-4o" stay apart.
 func slugOf(model string) string {
 	slug := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
@@ -626,58 +609,18 @@ func slugOf(model string) string {
 		return '-'
 	}, strings.ToLower(model))
 	slug = strings.Trim(slug, "-")
-	if len(slug) > 40 {
-		slug = strings.Trim(slug[:40], "-")
-	}
+	slug = strings.Trim(slug[:min(len(slug), 40)], "-")
 	sum := sha256.Sum256([]byte(model))
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
-// add keeps a while it is inside its window, unless kept already: the first
-// record of an occurrence wins, so its content never changes.
+// add keeps a while inside its window unless kept already: an occurrence's first record wins, so it never changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
 	if age >= 0 && age < AnnounceFor && !kept {
 		e.anns = append(e.anns, a)
 	}
-}
-
-func (e *evaluation) scheduleResync() {
-	if e.reason != api.ReasonInvalidSpec { // the period is known
-		e.sooner(e.window.End.Sub(e.now))
-		if e.st.LimitUSD != "" {
-			e.sooner(e.nextForecastChange().Sub(e.now))
-		}
-	}
-	for _, a := range e.anns {
-		e.sooner(a.At.Add(AnnounceFor).Sub(e.now))
-	}
-}
-
-func (e *evaluation) sooner(d time.Duration) { e.resync = min(e.resync, max(d, time.Second)) }
-
-// result stamps lastEvaluatedTime only when the status changed: Metacontroller
-// syncs a parent again whenever its status changes, so a status that moved with
-// every call (a timestamp, a forecast by the second) would make it sync forever.
-func (e *evaluation) result() Result {
-	e.enforce()
-	e.conditions()
-	e.announce()
-	e.scheduleResync()
-	e.st.LastEvaluatedTime = metaTime(e.now)
-	if e.prev.LastEvaluatedTime != nil && sameStatus(e.st, e.prev) {
-		e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
-	}
-	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: e.resync}
-}
-
-// sameStatus compares two statuses as they are written, lastEvaluatedTime aside.
-func sameStatus(a, b api.Status) bool {
-	a.LastEvaluatedTime, b.LastEvaluatedTime = nil, nil
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 func metaTime(t time.Time) *metav1.Time {

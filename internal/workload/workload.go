@@ -1,10 +1,8 @@
-// Package workload holds the DecoratorController's hooks for the workloads
-// that draw on a budget (any object labelled llmbudget.dev/budget): pure
-// functions from Metacontroller requests and the clock to responses.
+// Package workload holds the DecoratorController's hooks for the workloads that draw on a budget (any object
+// labelled llmbudget.dev/budget): pure functions from Metacontroller requests and the clock to responses.
 //
-// It guarantees that it only ever sets the label and annotations undecorated
-// removes, never the workload's spec or status, and that Cleanup removes
-// exactly those keys.
+// It guarantees that it only ever sets the label and annotations undecorated removes, never the workload's spec
+// or status, and that Cleanup removes exactly those keys.
 package workload
 
 import (
@@ -29,18 +27,15 @@ const (
 	AnnotationLimit     = "llmbudget.dev/limit-usd"
 	AnnotationPeriodEnd = "llmbudget.dev/period-end"
 	AnnotationReason    = "llmbudget.dev/reason"
-	// AnnotationExceededAt records when this workload was told its budget was
-	// exceeded this period, so the BudgetExceeded Event stays the same for its
-	// whole announcement window whatever the budget does meanwhile.
+	// AnnotationExceededAt records when this workload was told its budget was exceeded this period, so the
+	// BudgetExceeded Event stays the same for its whole announcement window whatever the budget does meanwhile.
 	AnnotationExceededAt = "llmbudget.dev/exceeded-at"
 	ReasonBudgetNotFound = "BudgetNotFound"
 	ReasonNotEvaluated   = "BudgetNotEvaluated"
 )
 
-// settleRetry is how soon to look again while the object does not yet carry
-// the decorations answered last time: Metacontroller drops an update that
-// conflicts with another writer and, as status changes are ignored, might not
-// call again until its resync period.
+// settleRetry is how soon to look again while the object lacks the decorations last answered: Metacontroller
+// drops an update that conflicts with another writer and, as it ignores status changes, may not call until resync.
 const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
@@ -48,8 +43,7 @@ type Summary struct {
 	Namespace, Name, Kind, Budget, State string
 }
 
-// object is the part of a workload the hooks read; nothing else of it (its
-// spec, status or timestamps) can make a request fail.
+// object is the part of a workload the hooks read; nothing else of it (spec, status, timestamps) can fail a request.
 type object struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -76,8 +70,7 @@ func decodeObject(raw json.RawMessage, field string) (object, error) {
 	return o, nil
 }
 
-// Customize names the workload's budget as related. It is also called for
-// objects that lost the label; they get no related resources.
+// Customize relates the workload's budget; objects that lost the label (it is called for them too) get none.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	o, err := decodeObject(req.Parent, "parent")
 	if err != nil {
@@ -85,9 +78,8 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	}
 	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
 	if o.Metadata.Labels[api.LabelBudget] != "" {
-		// Every budget of the namespace, not just the labelled one: Metacontroller
-		// caches this answer per generation, and changing a label does not change
-		// the generation. Sync picks the budget the label names.
+		// Every budget of the namespace, not just the labelled one: Metacontroller caches this answer per generation,
+		// and changing a label does not change the generation. Sync picks the budget the label names.
 		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace})
 	}
 	return resp, nil
@@ -116,9 +108,8 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 func undecorated() hookwire.DecoratorResponse {
 	return hookwire.DecoratorResponse{
 		Labels: map[string]*string{LabelState: nil},
-		Annotations: map[string]*string{
-			AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil, AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil,
-		},
+		Annotations: map[string]*string{AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil,
+			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil},
 		Attachments: []any{},
 	}
 }
@@ -178,8 +169,7 @@ func settled(o object, resp hookwire.DecoratorResponse) bool {
 
 func carries(have map[string]string, want map[string]*string) bool {
 	for k, v := range want {
-		got, ok := have[k]
-		if (v == nil && ok) || (v != nil && (!ok || got != *v)) {
+		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
 			return false
 		}
 	}
@@ -188,16 +178,14 @@ func carries(have map[string]string, want map[string]*string) bool {
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
 func setValue(m map[string]*string, key, v string) {
-	if v == "" {
-		return
+	if v != "" {
+		m[key] = &v
 	}
-	m[key] = &v
 }
 
-// exceeded is the current period's BudgetExceeded announcement, dated when this
-// workload was first seen drawing on the exceeded budget (marked, the exceeded-at
-// annotation it carries): each workload is told once per period, even one
-// labelled long after the budget ran out.
+// exceeded is the current period's BudgetExceeded announcement, dated when this workload was first seen drawing on
+// the exceeded budget (marked, the exceeded-at annotation it carries): each workload is told once per period, even
+// one labelled long after the budget ran out.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
