@@ -158,8 +158,10 @@ func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 	r := reading{namespace: ns}
 	for _, cm := range cms {
 		where := fmt.Sprintf("ConfigMap %s/%s", ns, cm.Metadata.Name)
-		if err := declaresWindow(cm.Metadata.Annotations, w); err != nil && src.Format != spend.DailyLedger {
-			return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
+		if src.Format != spend.DailyLedger {
+			if err := declaresWindow(cm.Metadata.Annotations, w); err != nil {
+				return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
+			}
 		}
 		u, err := spend.Read(src, cm.Data, w)
 		if err != nil {
