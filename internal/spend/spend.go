@@ -1,22 +1,17 @@
-// Package spend reads a budget's observed spend from the data of its spend
-// ConfigMap, in one of two formats:
+// Package spend reads a budget's observed spend from the data of its spend ConfigMap, in one of two formats:
 //
-//   - Total: one key holds the current period's spend; the writer resets it
-//     when a period starts.
-//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend;
-//     a period's spend is the sum of its days.
+//   - Total: one key holds the current period's spend; the writer resets it when a period starts.
+//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
-// A value is a plain decimal string of USD ("12.34") or a JSON object with
-// the cost, token counts and a per-model breakdown (see ParseValue).
+// A value is a plain decimal string of USD ("12.34") or a JSON object with the cost, token counts and a
+// per-model breakdown (see ParseValue).
 //
 // Guarantees:
-//   - Amounts never pass through float64: package money parses a JSON
-//     number's literal text, so 12.345678901 is refused, not rounded.
-//   - Reading is strict: negative, NaN, Inf, exponents, empty values,
-//     whitespace around a decimal, unknown or repeated JSON fields and
-//     trailing data are errors that name the key and say what is wrong.
-//   - Keys are read in sorted order, so the same data always reports the
-//     same faulty key.
+//   - Amounts never pass through float64: package money parses a JSON number's literal text, so 12.345678901
+//     is refused, not rounded.
+//   - Reading is strict: negative, NaN, Inf, exponents, empty values, whitespace around a decimal, unknown or
+//     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
+//   - Keys are read in sorted order, so the same data always reports the same faulty key.
 //   - Token counts never overflow; sums saturate at math.MaxInt64.
 package spend
 
@@ -36,8 +31,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Usage is spend observed over some time: cost, LLM tokens and optionally
-// the same per model.
+// Usage is spend observed over some time: cost, LLM tokens and optionally the same per model.
 type Usage struct {
 	CostUSD      money.Amount
 	InputTokens  int64
@@ -82,8 +76,8 @@ const (
 	DailyLedger Format = "DailyLedger"
 )
 
-// Source says where in the ConfigMap's data the spend is. The API's
-// validation has checked it: the format is known and Total has a key.
+// Source says where in the ConfigMap's data the spend is, as the API's validation checked it: the format is
+// known and Total has a key.
 type Source struct {
 	Format    Format // "" means Total, the spec's default
 	Key       string // holds the period's spend, for Total
@@ -109,12 +103,10 @@ func ReasonOf(err error) Reason {
 	return InvalidCostData
 }
 
-// Read returns the spend in data for the period w; every error names the
-// ConfigMap key at fault. Total reads src.Key. DailyLedger sums the days of
-// w (w.Dates()); every key with the prefix must be a valid date holding a
-// valid value, even outside w, because a broken ledger should not look like
-// a cheap period. Keys without the prefix are ignored, and a period with no
-// ledger keys has zero usage.
+// Read returns the spend in data for the period w; every error names the ConfigMap key at fault. Total reads
+// src.Key. DailyLedger sums the days of w (w.Dates()); every key with the prefix must be a valid date holding a
+// valid value, even outside w, because a broken ledger should not look like a cheap period. Keys without the
+// prefix are ignored, and a period with no ledger keys has zero usage.
 func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 	if src.Format == DailyLedger {
 		return readLedger(src.KeyPrefix, data, w)
@@ -131,8 +123,7 @@ func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 }
 
 func readLedger(prefix string, data map[string]string, w period.Window) (Usage, error) {
-	// Dates() is a run of consecutive days, and "YYYY-MM-DD" sorts like the
-	// dates it names, so membership is a range check.
+	// Dates() are consecutive days and "YYYY-MM-DD" sorts like the dates it names, so membership is a range check.
 	var first, last string
 	if dates := w.Dates(); len(dates) > 0 {
 		first, last = dates[0], dates[len(dates)-1]
@@ -183,9 +174,8 @@ func clip(s string) string {
 
 const clipAt = 48
 
-// DecodeData reads the data of the spend ConfigMap as Metacontroller sends
-// it (raw, valid JSON). The API server stores only string values; an error
-// names the first value that is anything else, so that data that cannot be
+// DecodeData reads the data of the spend ConfigMap as Metacontroller sends it (raw, valid JSON). The API server
+// stores only string values; an error names the first value that is anything else, so that data that cannot be
 // read never passes for no spend.
 func DecodeData(raw []byte) (map[string]string, error) {
 	var cm struct {
@@ -215,26 +205,22 @@ func DecodeData(raw []byte) (map[string]string, error) {
 // MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
 const MaxModelNameLength = 253
 
-// ValidModelName reports whether name can name a model: 1 to 253 printable
-// ASCII characters without spaces, quotes or backslashes, which covers
-// "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
+// ValidModelName reports whether name can name a model: 1 to 253 printable ASCII characters without spaces,
+// quotes or backslashes, which covers "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
 func ValidModelName(name string) bool {
 	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
 		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
 	})
 }
 
-// ParseValue parses one ConfigMap value: a plain decimal string of USD with
-// at most 9 decimals ("12.34"), or a JSON object such as
-// {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is
-// required (a decimal string or a JSON number), the token counts are optional
-// non-negative integers (null counts as absent), and models may break the
-// usage down by model, each with the same fields but models:
+// ParseValue parses one ConfigMap value: a plain decimal string of USD with at most 9 decimals ("12.34"), or a
+// JSON object such as {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is required (a
+// decimal string or a JSON number), the token counts are optional non-negative integers (null counts as
+// absent), and models may break the usage down by model, each with the same fields but models:
 // {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
 //
-// The object is decoded strictly, since a person or a pipeline wrote it:
-// unknown and repeated fields are errors ("costUsd" is a typo, not a synonym).
-// The plain form allows no surrounding whitespace; the JSON form allows
+// The object is decoded strictly, since a person or a pipeline wrote it: unknown and repeated fields are errors
+// ("costUsd" is a typo, not a synonym). The plain form allows no surrounding whitespace; the JSON form allows
 // JSON's, so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
@@ -244,16 +230,12 @@ func ParseValue(s string) (Usage, error) {
 		}
 		return v.usage()
 	}
-	cost, err := money.Parse(s)
-	if err != nil {
-		return Usage{}, err
-	}
-	return Usage{CostUSD: cost}, nil
+	cost, err := money.Parse(s) // the zero Amount on error
+	return Usage{CostUSD: cost}, err
 }
 
-// usageJSON is a value's (or a model's) object. Each field keeps its literal
-// JSON for usage to read, so that money never passes through float64 and
-// each error names its field.
+// usageJSON is a value's (or a model's) object. Each field keeps its literal JSON for usage to read, so that
+// money never passes through float64 and each error names its field.
 type usageJSON struct {
 	CostUSD      json.RawMessage `json:"costUSD"`
 	InputTokens  json.RawMessage `json:"inputTokens"`
