@@ -5,16 +5,14 @@
 //     exactly where the next one starts; an instant on a boundary belongs to the period starting there. Both
 //     bounds are in the Spec's Location.
 //   - Durations are real elapsed time: a daily period lasts 23 or 25 hours on the days the clocks change.
-//   - The time zone database is embedded (time/tzdata), so zones load in a scratch or distroless image with no
-//     /usr/share/zoneinfo.
+//   - time/tzdata is embedded, so zones load in a scratch or distroless image with no /usr/share/zoneinfo.
 //
 // Days without a midnight: where the clocks jump over midnight (Brazil until 2019, Chile, Cuba: 00:00 becomes
-// 01:00), the day starts at the jump, the first instant with its date; time.Date would answer an instant on the
-// day before. Where they fall back into the midnight hour (Cuba: 01:00 becomes 00:00), it starts at the first
-// of the two midnights. A day a zone skipped (Samoa, 30 December 2011) starts where the next existing day does.
-// Where the clocks fell back across midnight (Goose Bay, 1987: 00:01 became 23:01 the day before), the minutes
-// that read the old date again belong to the new day's period: periods partition time, cut at the first
-// instant of each start date.
+// 01:00), the day starts at the jump, its first instant; time.Date would answer one on the day before. Where
+// they fall back into the midnight hour (Cuba: 01:00 becomes 00:00), it starts at the first of the two
+// midnights. A day a zone skipped (Samoa, 30 December 2011) starts where the next existing day does. Where the
+// clocks fell back across midnight (Goose Bay, 1987: 00:01 became 23:01 the day before), minutes reading the old
+// date again belong to the new day's period: periods partition time, cut at each start date's first instant.
 package period
 
 import (
@@ -121,9 +119,8 @@ func (s Spec) byLocalDate(now time.Time) Window {
 // Duration is the real time the window lasts, DST changes included.
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
-// Dates returns the local dates ("2006-01-02") the window covers, in order, in the zone of w.Start: one for a
-// Daily period, seven for a Weekly one, 28 to 31 for a Monthly one (fewer only around a day the zone skipped),
-// none for an empty window.
+// Dates returns the local dates ("2006-01-02") in w, in order, in w.Start's zone: 1 for a Daily period, 7 for a
+// Weekly one, 28 to 31 for a Monthly one (fewer only around a day the zone skipped), none if w is empty.
 func (w Window) Dates() []string {
 	if !w.Start.Before(w.End) {
 		return nil
@@ -139,10 +136,9 @@ func (w Window) Dates() []string {
 }
 
 // startOfDay returns the first instant whose local date in loc is y-m-d or later. time.Date may answer a
-// midnight that does not exist with an instant on an earlier day, and one that exists twice with the second.
-// So walk the zone's offset periods around the day: within one, local time only moves forward, so the day can
-// begin there only at its local midnight (if inside it) or at its start (if the clocks jumped to that day or
-// past it). The earliest such instant is the answer.
+// nonexistent midnight with an instant on an earlier day, and a doubled one with the second. So walk the zone's
+// offset periods around the day: within one, local time only moves forward, so the day begins there only at its
+// local midnight (if inside) or at its start (if the clocks jumped to or past that day); the earliest wins.
 func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 	midnightUTC := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 	want := dateKey(midnightUTC.Date()) // normalised, like time.Date
