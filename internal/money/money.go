@@ -1,8 +1,7 @@
 // Package money holds exact decimal USD amounts with nano (1e-9) precision.
 //
 // Guarantees:
-//   - No float64 anywhere: an Amount is an int64 count of nano-dollars, so 0.1 + 0.2 is exactly 0.3 and
-//     comparisons are exact.
+//   - No float64: an Amount counts nano-dollars in an int64, so 0.1 + 0.2 is exactly 0.3; comparisons are exact.
 //   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which no real LLM budget comes near.
 //     Parsing refuses more, saying so; arithmetic saturates at the bounds, never wraps.
 //   - The zero value is 0; every operation returns a new Amount.
@@ -52,9 +51,8 @@ func (a Amount) Sub(b Amount) Amount {
 	return a.Add(Amount{n: -b.n})
 }
 
-// MulDiv returns a * num / den, truncated toward zero to whole nanos and saturating at the bounds. The product
-// is exact (128 bits), so scaling spend by elapsed time loses only the final sub-nano remainder. It panics if
-// den is 0, like integer division.
+// MulDiv returns a * num / den, truncated toward zero to whole nanos and saturating at the bounds; it panics if
+// den is 0, like integer division. The 128-bit product is exact, so only the sub-nano remainder is lost.
 func (a Amount) MulDiv(num, den int64) Amount {
 	if den == 0 {
 		panic("money: MulDiv with zero denominator")
@@ -147,9 +145,8 @@ func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	return Amount{n: n}, nil
 }
 
-// split checks the syntax of s and returns its integer and fractional digits. The checks run in the order that
-// gives the most useful message: an input that would be a fine decimal but for its sign is "negative", one
-// that carries an exponent says so.
+// split checks s and returns its integer and fractional digits. The checks' order gives the most useful message:
+// an input that would be a fine decimal but for its sign is "negative", one with an exponent says so.
 func split(s string) (intPart, frac string, err error) {
 	if s == "" {
 		return "", "", errors.New(`"" is empty`)
