@@ -3,12 +3,10 @@
 //   - Total: one key holds the current period's spend; the writer resets it when a period starts.
 //   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
-// A value is a plain decimal string of USD ("12.34") or a JSON object with the cost, token counts and a
-// per-model breakdown (see ParseValue).
+// A value is a plain USD decimal ("12.34") or a JSON object of cost, token counts and models (see ParseValue).
 //
 // Guarantees:
-//   - Amounts never pass through float64: package money parses a JSON number's literal text, so 12.345678901
-//     is refused, not rounded.
+//   - No amount passes through float64: a JSON number's text is parsed, so 12.345678901 is refused, not rounded.
 //   - Reading is strict: negative, NaN, Inf, exponents, empty values, whitespace around a decimal, unknown or
 //     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
 //   - Keys are read in sorted order, so the same data always reports the same faulty key.
@@ -76,8 +74,7 @@ const (
 	DailyLedger Format = "DailyLedger"
 )
 
-// Source says where in the ConfigMap's data the spend is, as the API's validation checked it: the format is
-// known and Total has a key.
+// Source says where in the ConfigMap's data the spend is; validation ensures a known format and Total's key.
 type Source struct {
 	Format    Format // "" means Total, the spec's default
 	Key       string // holds the period's spend, for Total
@@ -103,10 +100,9 @@ func ReasonOf(err error) Reason {
 	return InvalidCostData
 }
 
-// Read returns the spend in data for the period w; every error names the ConfigMap key at fault. Total reads
-// src.Key. DailyLedger sums the days of w (w.Dates()); every key with the prefix must be a valid date holding a
-// valid value, even outside w, because a broken ledger should not look like a cheap period. Keys without the
-// prefix are ignored, and a period with no ledger keys has zero usage.
+// Read returns the spend in data for the period w; every error names the key at fault. Total reads src.Key.
+// DailyLedger sums w.Dates(); every key with the prefix must be a valid date holding a valid value, even outside
+// w, lest a broken ledger look like a cheap period. Other keys are ignored; no ledger keys means zero usage.
 func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 	if src.Format == DailyLedger {
 		return readLedger(src.KeyPrefix, data, w)
@@ -174,9 +170,8 @@ func clip(s string) string {
 
 const clipAt = 48
 
-// DecodeData reads the data of the spend ConfigMap as Metacontroller sends it (raw, valid JSON). The API server
-// stores only string values; an error names the first value that is anything else, so that data that cannot be
-// read never passes for no spend.
+// DecodeData reads the spend ConfigMap's data as Metacontroller sends it (raw, valid JSON). The API server
+// stores only strings; an error names the first value that is not, so unreadable data never reads as no spend.
 func DecodeData(raw []byte) (map[string]string, error) {
 	var cm struct {
 		Data map[string]string `json:"data"`
@@ -213,10 +208,10 @@ func ValidModelName(name string) bool {
 	})
 }
 
-// ParseValue parses one ConfigMap value: a plain decimal string of USD with at most 9 decimals ("12.34"), or a
-// JSON object such as {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is required (a
-// decimal string or a JSON number), the token counts are optional non-negative integers (null counts as
-// absent), and models may break the usage down by model, each with the same fields but models:
+// ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON object
+// such as {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is required (a decimal string
+// or a JSON number), token counts are optional non-negative integers (null counts as absent), and models may
+// break the usage down by model, each with the same fields but models:
 // {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
 //
 // The object is decoded strictly, since a person or a pipeline wrote it: unknown and repeated fields are errors
