@@ -5,8 +5,7 @@
 //   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which no real LLM budget comes near.
 //     Parsing refuses more, saying so; arithmetic saturates at the bounds, never wraps.
 //   - The zero value is 0; every operation returns a new Amount.
-//   - Parsing accepts only plain non-negative decimals ("12", "12.34", "007.5") and refuses everything else
-//     with a one-line message naming the input.
+//   - Parse takes only plain non-negative decimals ("12", "007.5"); other input gets a one-line error naming it.
 package money
 
 import (

@@ -1,9 +1,8 @@
 // Package period computes calendar budget periods [start, end) in an IANA time zone, correct across DST changes.
 //
 // Guarantees:
-//   - A period starts at the first instant of its start day in the zone, normally local midnight, and ends
-//     exactly where the next one starts; an instant on a boundary belongs to the period starting there. Both
-//     bounds are in the Spec's Location.
+//   - A period starts at its start day's first instant in the zone (normally local midnight) and ends where the
+//     next starts; a boundary instant belongs to the period starting there. Both bounds are in Spec.Location.
 //   - Durations are real elapsed time: a daily period lasts 23 or 25 hours on the days the clocks change.
 //   - time/tzdata is embedded, so zones load in a scratch or distroless image with no /usr/share/zoneinfo.
 //

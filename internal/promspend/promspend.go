@@ -177,12 +177,11 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	return p, nil
 }
 
-// growth is the PromQL for the counters sel's growth in w, by model. At each step t (a multiple of step in
-// (Start, End]) it takes every series' change since t-step, or, where the series is new or was reset, its whole
-// value; the subquery sums the steps. The changes telescope to last - first, plus the value reached before each
-// reset. last_over_time bridges gaps of up to an hour (failed scrapes, a restarting target); a plain selector's
-// staleness marker after a failed scrape would make the series look new. The subquery range ends 1ms short of
-// the window so its first step is Start+step whether Prometheus takes its left edge as open or closed.
+// growth is the PromQL for sel's growth in w, by model. At each step t (a multiple of step in (Start, End]) it
+// takes every series' change since t-step, or, for a new or reset series, its whole value; the subquery sums the
+// steps. The changes telescope: last - first plus each pre-reset value. last_over_time bridges gaps of up to an
+// hour (failed scrapes, restarts) where a plain selector's staleness marker would make it look new. The subquery
+// ends 1ms short of w so its first step is Start+step whether Prometheus treats its left edge as open or closed.
 func growth(sel, label string, w Window, step time.Duration) string {
 	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
 	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
@@ -324,11 +323,10 @@ func (d *decimal) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode { // a null never gets here: the field stays nil
 		return fmt.Errorf("line %d: want a decimal price", n.Line)
 	}
-	v, err := money.Parse(n.Value)
-	if err != nil {
+	var err error
+	if d.Amount, err = money.Parse(n.Value); err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	d.Amount = v
 	return nil
 }
 

@@ -132,8 +132,9 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		}
 		inPeriod := first != "" && date >= first && date <= last
 		u, err := ParseValue(data[k])
+		t, dateErr := time.Parse(time.DateOnly, date)
 		switch {
-		case !isDate(date):
+		case dateErr != nil || t.Format(time.DateOnly) != date:
 			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(date))
 		case err == nil && inPeriod && sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0:
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
@@ -146,11 +147,6 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		}
 	}
 	return sum, nil
-}
-
-func isDate(s string) bool {
-	t, err := time.Parse(time.DateOnly, s)
-	return err == nil && t.Format(time.DateOnly) == s
 }
 
 // quote and clip shorten inputs too long to read in an error message.
@@ -229,8 +225,7 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, err
 }
 
-// usageJSON is a value's (or a model's) object. Each field keeps its literal JSON for usage to read, so that
-// money never passes through float64 and each error names its field.
+// usageJSON is a value's or a model's object; raw fields keep money out of float64 and let errors name fields.
 type usageJSON struct {
 	CostUSD      json.RawMessage `json:"costUSD"`
 	InputTokens  json.RawMessage `json:"inputTokens"`
