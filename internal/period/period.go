@@ -32,11 +32,10 @@ const (
 	Monthly Kind = "Monthly"
 )
 
-// Spec describes a budget's recurring period.
+// Spec describes a budget's recurring period. StartDay is the day a period starts on: Monthly, the day of the
+// month (1-28); Weekly, 1 = Monday ... 7 = Sunday (ISO 8601); Daily, ignored.
 type Spec struct {
-	Kind Kind
-	// StartDay is the day a period starts on: Monthly, the day of the month (1-28); Weekly, 1 = Monday ...
-	// 7 = Sunday (ISO 8601); Daily, ignored.
+	Kind     Kind
 	StartDay int
 	Location *time.Location // the zone whose calendar defines the periods
 }
@@ -58,8 +57,7 @@ func LoadLocation(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		// time's own message adds nothing the user can act on.
-		return nil, fmt.Errorf("unknown time zone %q", name)
+		return nil, fmt.Errorf("unknown time zone %q", name) // time's own message adds nothing the user can act on
 	}
 	locations.Store(name, loc)
 	return loc, nil

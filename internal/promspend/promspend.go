@@ -303,8 +303,7 @@ func dollars(v float64) (money.Amount, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return money.Amount{}, fmt.Errorf("cost: %v is not a non-negative amount", v)
 	}
-	// 1e-6 USD: float64 sums of per-request costs carry noise far below it.
-	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64))
+	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64)) // 1e-6 USD: float64 sums of per-request costs carry noise far below it
 }
 
 // Price is what a million tokens of a model cost, in USD.
