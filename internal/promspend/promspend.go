@@ -1,6 +1,5 @@
-// Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM, OpenTelemetry GenAI or the user's
-// own) into the data of a budget's spend ConfigMap. It is pure: it writes the PromQL for a budget's current
-// period and turns the answers into ConfigMap values; the caller runs the queries.
+// Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM, OTel GenAI, custom) into spend
+// ConfigMap data. It is pure: it writes a budget's current-period PromQL and turns the answers into values.
 //
 // Guarantees:
 //   - The period is the one the hooks evaluate: same period code, same zone.
@@ -10,9 +9,8 @@
 //     to an hour (failed scrapes) is not recounted.
 //   - A finished ledger day is evaluated at its end with the @ modifier: its value never changes between runs.
 //   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
-//   - Nothing is silently free: a model without a price is an error, and so is a query of the current period
-//     that finds no series. Only a finished ledger day with no series (past retention) is left out, so its
-//     earlier value stays.
+//   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
+//     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.
 package promspend
 
 import (
