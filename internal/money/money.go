@@ -107,8 +107,7 @@ func abs(x int64) uint64 {
 	return uint64(x)
 }
 
-// String formats a as a decimal with 2 to 9 decimals, trailing zeros trimmed past the second: "0.00", "12.30",
-// "0.123456789". Negative amounts carry a leading '-'.
+// String formats a with 2 to 9 decimals, zeros trimmed past the second: "0.00", "12.30", "-0.123456789".
 func (a Amount) String() string {
 	digits := fmt.Sprintf("%0*d", MaxDecimals+1, abs(a.n)) // at least one digit before the point
 	point := len(digits) - MaxDecimals

@@ -1,15 +1,14 @@
-// Package spend reads a budget's observed spend from the data of its spend ConfigMap, in one of two formats:
+// Package spend reads a budget's observed spend from its spend ConfigMap's data, each value a plain USD decimal
+// ("12.34") or a JSON object of cost, token counts and models (see ParseValue), in one of two formats:
 //
 //   - Total: one key holds the current period's spend; the writer resets it when a period starts.
 //   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
-//
-// A value is a plain USD decimal ("12.34") or a JSON object of cost, token counts and models (see ParseValue).
 //
 // Guarantees:
 //   - No amount passes through float64: a JSON number's text is parsed, so 12.345678901 is refused, not rounded.
 //   - Reading is strict: negative, NaN, Inf, exponents, empty values, whitespace around a decimal, unknown or
 //     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
-//   - Keys are read in sorted order, so the same data always reports the same faulty key.
+//   - Keys and models are read in sorted order, so the same data always reports the same fault.
 //   - Token counts never overflow; sums saturate at math.MaxInt64.
 package spend
 
@@ -204,11 +203,10 @@ func ValidModelName(name string) bool {
 	})
 }
 
-// ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON object
-// such as {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is required (a decimal string
-// or a JSON number), token counts are optional non-negative integers (null counts as absent), and models may
-// break the usage down by model, each with the same fields but models:
-// {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
+// ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON
+// object: costUSD is required (a decimal string or a JSON number), token counts are optional non-negative
+// integers (null is absent), and models may break the usage down per model with the same fields but models:
+// {"costUSD": "9", "inputTokens": 1200, "outputTokens": 340, "models": {"gpt-4o": {"costUSD": "7"}}}.
 //
 // The object is decoded strictly, since a person or a pipeline wrote it: unknown and repeated fields are errors
 // ("costUsd" is a typo, not a synonym). The plain form allows no surrounding whitespace; the JSON form allows
@@ -243,7 +241,6 @@ func (v valueJSON) usage() (Usage, error) {
 		return u, err
 	}
 	u.Models = make(map[string]Usage, len(v.Models))
-	// In sorted order, so that the same data always reports the same model.
 	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
 		if !ValidModelName(name) {
 			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
