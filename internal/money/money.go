@@ -1,15 +1,11 @@
 // Package money holds exact decimal USD amounts with nano (1e-9) precision.
 //
 // Guarantees:
-//   - No float64 anywhere: an Amount is an int64 count of nano-dollars, so
-//     0.1 + 0.2 is exactly 0.3 and comparisons are exact.
-//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which no
-//     real LLM budget comes near. Parsing refuses more, saying so; arithmetic
-//     saturates at the bounds, never wraps.
+//   - No float64: an Amount counts nano-dollars in an int64, so 0.1 + 0.2 is exactly 0.3; comparisons are exact.
+//   - Bounded: an Amount holds at most about ±9.2 billion USD (Max), which no real LLM budget comes near.
+//     Parsing refuses more, saying so; arithmetic saturates at the bounds, never wraps.
 //   - The zero value is 0; every operation returns a new Amount.
-//   - Parsing accepts only plain non-negative decimals ("12", "12.34",
-//     "007.5") and refuses everything else with a one-line message naming
-//     the input.
+//   - Parse takes only plain non-negative decimals ("12", "007.5"); other input gets a one-line error naming it.
 package money
 
 import (
@@ -54,10 +50,8 @@ func (a Amount) Sub(b Amount) Amount {
 	return a.Add(Amount{n: -b.n})
 }
 
-// MulDiv returns a * num / den, truncated toward zero to whole nanos and
-// saturating at the bounds. The product is exact (128 bits), so scaling
-// spend by elapsed time loses only the final sub-nano remainder. It panics
-// if den is 0, like integer division.
+// MulDiv returns a * num / den, truncated toward zero to whole nanos and saturating at the bounds; it panics if
+// den is 0, like integer division. The 128-bit product is exact, so only the sub-nano remainder is lost.
 func (a Amount) MulDiv(num, den int64) Amount {
 	if den == 0 {
 		panic("money: MulDiv with zero denominator")
@@ -72,9 +66,8 @@ func (a Amount) Cmp(b Amount) int { return cmp.Compare(a.n, b.n) }
 // Sign returns -1, 0 or +1 by the sign of a.
 func (a Amount) Sign() int { return a.Cmp(Amount{}) }
 
-// PercentOf returns floor(a * 100 / limit), exactly: 499.999 of 500 is 99,
-// not 100. The result may exceed 100. For a limit that is not positive it
-// returns 0 rather than panicking: callers must check the limit.
+// PercentOf returns floor(a * 100 / limit), exactly: 499.999 of 500 is 99, not 100. The result may exceed 100.
+// For a limit that is not positive it returns 0 rather than panicking: callers must check the limit.
 func (a Amount) PercentOf(limit Amount) int64 {
 	if limit.Sign() <= 0 {
 		return 0
@@ -86,8 +79,8 @@ func (a Amount) PercentOf(limit Amount) int64 {
 	return q
 }
 
-// mulDiv returns a*num/den truncated toward zero and saturating at the
-// bounds of an int64, and whether it dropped a remainder or saturated.
+// mulDiv returns a*num/den truncated toward zero and saturating at the int64 bounds, and whether it dropped a
+// remainder or saturated.
 func mulDiv(a, num, den int64) (q int64, truncated bool) {
 	negative := (a < 0) != (num < 0) != (den < 0)
 	hi, lo := bits.Mul64(abs(a), abs(num))
@@ -114,9 +107,7 @@ func abs(x int64) uint64 {
 	return uint64(x)
 }
 
-// String formats a as a decimal with at least 2 and at most 9 decimals,
-// trailing zeros trimmed past the second: "0.00", "12.30", "0.123456789".
-// Negative amounts carry a leading '-'.
+// String formats a with 2 to 9 decimals, zeros trimmed past the second: "0.00", "12.30", "-0.123456789".
 func (a Amount) String() string {
 	digits := fmt.Sprintf("%0*d", MaxDecimals+1, abs(a.n)) // at least one digit before the point
 	point := len(digits) - MaxDecimals
@@ -127,14 +118,11 @@ func (a Amount) String() string {
 	return sign + digits[:point] + "." + digits[point:point+2] + strings.TrimRight(digits[point+2:], "0")
 }
 
-// Parse parses a non-negative plain decimal with at most 9 decimals, such as
-// "12", "12.34" or "0.000000001". Signs, exponents, whitespace, a leading or
-// trailing '.', hexadecimal, NaN and Inf are refused, and so is an amount
-// beyond Max.
+// Parse parses a non-negative plain decimal with at most 9 decimals, such as "12", "12.34" or "0.000000001".
+// Refused: signs, exponents, whitespace, a leading or trailing '.', hexadecimal, NaN, Inf and amounts past Max.
 func Parse(s string) (Amount, error) { return ParseMaxDecimals(s, MaxDecimals) }
 
-// ParseMaxDecimals is Parse with at most maxDecimals decimals (limits use 6).
-// maxDecimals is clamped to the range 0-9.
+// ParseMaxDecimals is Parse with at most maxDecimals decimals (limits use 6), clamped to the range 0-9.
 func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	maxDecimals = max(0, min(MaxDecimals, maxDecimals))
 	intPart, frac, err := split(s)
@@ -155,10 +143,8 @@ func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	return Amount{n: n}, nil
 }
 
-// split checks the syntax of s and returns its integer and fractional digits.
-// The checks run in the order that gives the most useful message: an input
-// that would be a fine decimal but for its sign is "negative", one that
-// carries an exponent says so.
+// split checks s and returns its integer and fractional digits. The checks' order gives the most useful message:
+// an input that would be a fine decimal but for its sign is "negative", one with an exponent says so.
 func split(s string) (intPart, frac string, err error) {
 	if s == "" {
 		return "", "", errors.New(`"" is empty`)

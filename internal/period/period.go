@@ -1,26 +1,17 @@
-// Package period computes calendar budget periods [start, end) in an IANA
-// time zone, correct across daylight saving time changes.
+// Package period computes calendar budget periods [start, end) in an IANA time zone, correct across DST changes.
 //
 // Guarantees:
-//   - A period starts at the first instant of its start day in the zone,
-//     normally local midnight, and ends exactly where the next one starts;
-//     an instant on a boundary belongs to the period starting there. Both
-//     bounds are in the Spec's Location.
-//   - Durations are real elapsed time: a daily period lasts 23 or 25 hours
-//     on the days the clocks change.
-//   - The time zone database is embedded (time/tzdata), so zones load in a
-//     scratch or distroless image with no /usr/share/zoneinfo.
+//   - A period starts at its start day's first instant in the zone (normally local midnight) and ends where the
+//     next starts; a boundary instant belongs to the period starting there. Both bounds are in Spec.Location.
+//   - Durations are real elapsed time: a daily period lasts 23 or 25 hours on the days the clocks change.
+//   - time/tzdata is embedded, so zones load in a scratch or distroless image with no /usr/share/zoneinfo.
 //
-// Days without a midnight: where the clocks jump over midnight (Brazil until
-// 2019, Chile, Cuba: 00:00 becomes 01:00), the day starts at the jump, the
-// first instant with its date; time.Date would answer an instant on the day
-// before. Where they fall back into the midnight hour (Cuba: 01:00 becomes
-// 00:00), it starts at the first of the two midnights. A day a zone skipped
-// (Samoa, 30 December 2011) starts where the next existing day does. Where
-// the clocks fell back across midnight (Goose Bay, 1987: 00:01 became 23:01
-// the day before), the minutes that read the old date again belong to the
-// new day's period: periods partition time, cut at the first instant of
-// each start date.
+// Days without a midnight: where the clocks jump over midnight (Brazil until 2019, Chile, Cuba: 00:00 becomes
+// 01:00), the day starts at the jump, its first instant; time.Date would answer one on the day before. Where
+// they fall back into the midnight hour (Cuba: 01:00 becomes 00:00), it starts at the first of the two
+// midnights. A day a zone skipped (Samoa, 30 December 2011) starts where the next existing day does. Where the
+// clocks fell back across midnight (Goose Bay, 1987: 00:01 became 23:01 the day before), minutes reading the old
+// date again belong to the new day's period: periods partition time, cut at each start date's first instant.
 package period
 
 import (
@@ -41,11 +32,10 @@ const (
 	Monthly Kind = "Monthly"
 )
 
-// Spec describes a budget's recurring period.
+// Spec describes a budget's recurring period. StartDay is the day a period starts on: Monthly, the day of the
+// month (1-28); Weekly, 1 = Monday ... 7 = Sunday (ISO 8601); Daily, ignored.
 type Spec struct {
-	Kind Kind
-	// StartDay is the day a period starts on: Monthly, the day of the month
-	// (1-28); Weekly, 1 = Monday ... 7 = Sunday (ISO 8601); Daily, ignored.
+	Kind     Kind
 	StartDay int
 	Location *time.Location // the zone whose calendar defines the periods
 }
@@ -53,9 +43,8 @@ type Spec struct {
 // Window is one period: the instants t with Start <= t < End.
 type Window struct{ Start, End time.Time }
 
-// LoadLocation loads an IANA time zone such as "Europe/Berlin" or "UTC".
-// Unlike time.LoadLocation it refuses "" (which time would read as UTC) and
-// "Local" (the machine's zone), so a budget always says which zone it means.
+// LoadLocation loads an IANA time zone such as "Europe/Berlin" or "UTC". Unlike time.LoadLocation it refuses ""
+// (which time would read as UTC) and "Local" (the machine's zone), so a budget always says which zone it means.
 func LoadLocation(name string) (*time.Location, error) {
 	switch name {
 	case "":
@@ -68,20 +57,17 @@ func LoadLocation(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		// time's own message adds nothing the user can act on.
-		return nil, fmt.Errorf("unknown time zone %q", name)
+		return nil, fmt.Errorf("unknown time zone %q", name) // time's own message adds nothing the user can act on
 	}
 	locations.Store(name, loc)
 	return loc, nil
 }
 
-// locations caches loaded zones: time.LoadLocation parses the zone's data on
-// every call, and every sync needs its zone twice. A Location is immutable,
-// so goroutines share it; only zones that exist are kept, bounding the cache.
+// locations caches loaded zones: time.LoadLocation parses the zone's data on every call, and every sync needs
+// its zone twice. A Location is immutable, so goroutines share it; only zones that exist are kept, bounding it.
 var locations sync.Map // zone name → *time.Location
 
-// StartDayRange is the StartDay k accepts, 1 to last, and that range in
-// words; last is 0 for Daily, which has no start day.
+// StartDayRange is the StartDay k accepts, 1 to last, and that range in words; Daily has none (last 0).
 func StartDayRange(k Kind) (last int, want string) {
 	switch k {
 	case Weekly:
@@ -92,22 +78,19 @@ func StartDayRange(k Kind) (last int, want string) {
 	return 0, ""
 }
 
-// Containing returns the period that contains now, which may be given in any
-// zone. s must be valid, as the API's validation makes it: a known Kind, a
-// StartDay in StartDayRange and a Location.
+// Containing returns the period that contains now, given in any zone. s must be valid, as the API's validation
+// makes it: a known Kind, a StartDay in StartDayRange and a Location.
 func (s Spec) Containing(now time.Time) Window {
 	w := s.byLocalDate(now)
-	// Where the clocks fell back across midnight, now may read a date whose
-	// period has already ended; it belongs to the later period (see the
-	// package doc). Each step moves to a later start date, so this ends.
+	// Where the clocks fell back across midnight, now may read a date whose period has already ended; it belongs
+	// to the later period (see the package doc). Each step moves to a later start date, so this ends.
 	for !now.Before(w.End) {
 		w = s.byLocalDate(w.End)
 	}
 	return w
 }
 
-// byLocalDate returns the period whose start date is the latest one on or
-// before now's local date.
+// byLocalDate returns the period whose start date is the latest one on or before now's local date.
 func (s Spec) byLocalDate(now time.Time) Window {
 	local := now.In(s.Location)
 	y, m, d := local.Date()
@@ -133,10 +116,8 @@ func (s Spec) byLocalDate(now time.Time) Window {
 // Duration is the real time the window lasts, DST changes included.
 func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
 
-// Dates returns the local dates ("2006-01-02") the window covers, in order,
-// in the zone of w.Start: one for a Daily period, seven for a Weekly one, 28
-// to 31 for a Monthly one (fewer only around a day the zone skipped), none
-// for an empty window.
+// Dates returns the local dates ("2006-01-02") in w, in order, in w.Start's zone: 1 for a Daily period, 7 for a
+// Weekly one, 28 to 31 for a Monthly one (fewer only around a day the zone skipped), none if w is empty.
 func (w Window) Dates() []string {
 	if !w.Start.Before(w.End) {
 		return nil
@@ -151,18 +132,14 @@ func (w Window) Dates() []string {
 	return dates
 }
 
-// startOfDay returns the first instant whose local date in loc is y-m-d or
-// later. time.Date may answer a midnight that does not exist with an instant
-// on an earlier day, and one that exists twice with the second. So walk the
-// zone's offset periods around the day: within one, local time only moves
-// forward, so the day can begin there only at its local midnight (if inside
-// it) or at its start (if the clocks jumped to that day or past it). The
-// earliest such instant is the answer.
+// startOfDay returns the first instant whose local date in loc is y-m-d or later. time.Date may answer a
+// nonexistent midnight with an instant on an earlier day, and a doubled one with the second. So walk the zone's
+// offset periods around the day: within one, local time only moves forward, so the day begins there only at its
+// local midnight (if inside) or at its start (if the clocks jumped to or past that day); the earliest wins.
 func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
 	midnightUTC := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 	want := dateKey(midnightUTC.Date()) // normalised, like time.Date
-	// UTC offsets stay within ±26 hours even in historical data, so the
-	// first instant lies within this range.
+	// UTC offsets stay within ±26 hours even in historical data, so the first instant lies within this range.
 	from, to := midnightUTC.Add(-27*time.Hour), midnightUTC.Add(27*time.Hour)
 	first := to.In(loc)
 	for z := from.In(loc); z.Before(to); {

@@ -1,24 +1,16 @@
-// Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM,
-// OpenTelemetry GenAI or the user's own) into the data of a budget's spend
-// ConfigMap. It is pure: it writes the PromQL for a budget's current period
-// and turns the answers into ConfigMap values; the caller runs the queries.
+// Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM, OTel GenAI, custom) into spend
+// ConfigMap data. It is pure: it writes a budget's current-period PromQL and turns the answers into values.
 //
 // Guarantees:
 //   - The period is the one the hooks evaluate: same period code, same zone.
-//   - A query measures a counter's true growth in (start, end], not
-//     increase()'s extrapolation: it sums the change between evaluation
-//     steps, counting a reset or new series as growth from zero. With a step
-//     no longer than the scrape interval every sample is seen, so the sum is
-//     exact up to float64 rounding; a series silent for up to an hour (a
-//     failed scrape) is not counted again.
-//   - A finished ledger day is evaluated at its end with the @ modifier, so
-//     its value never changes from one run to the next.
-//   - Float64 becomes decimal only in Data: cost is rounded to 1e-6 USD,
-//     tokens to whole numbers; priced cost is rounded half up to 1e-9 USD.
-//   - Nothing is silently free: a model without a price is an error, and so
-//     is a query of the current period that finds no series. Only a finished
-//     ledger day without any series (past Prometheus's retention) is left
-//     out, so that the value written earlier stays.
+//   - A query measures a counter's true growth in (start, end], not increase()'s extrapolation: it sums the
+//     change between evaluation steps, counting a reset or new series as growth from zero. With a step at most
+//     the scrape interval every sample is seen: the sum is exact up to float64 rounding, and a series silent up
+//     to an hour (failed scrapes) is not recounted.
+//   - A finished ledger day is evaluated at its end with the @ modifier: its value never changes between runs.
+//   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
+//   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
+//     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.
 package promspend
 
 import (
@@ -54,26 +46,22 @@ const (
 	Output Measure = "output"
 )
 
-// Source names the counters to read: a series selector per measure (Cost may
-// be empty: cost is then priced from tokens) and the label naming the model.
+// Source is a series selector per measure (an empty Cost is priced from tokens) and the label naming the model.
 type Source struct {
 	Series     map[Measure]string
 	ModelLabel string
 }
 
-// Selection says which series of a preset belong to the budget: each field
-// set adds one label matcher; Match holds extra raw ones such as `env="prod"`.
+// Selection picks the budget's series: each set field adds a label matcher, Match raw ones such as `env="prod"`.
 type Selection struct {
 	Team, Key, Namespace, Service string
 	PodLabels                     []string // "label=value"
 	Match                         []string
 }
 
-// Preset returns the source of a known exporter: litellm, vllm or otel-genai.
-// Metric and label names are the exporters' own: LiteLLM's proxy Prometheus
-// callback, vLLM's /metrics, and the OpenTelemetry GenAI histogram
-// gen_ai.client.token.usage as Prometheus stores it (dots become
-// underscores, the {token} unit is dropped).
+// Preset returns the source of a known exporter: litellm, vllm or otel-genai. Metric and label names are the
+// exporters' own: LiteLLM's proxy Prometheus callback, vLLM's /metrics, and the OpenTelemetry GenAI histogram
+// gen_ai.client.token.usage as Prometheus stores it (dots become underscores, the {token} unit is dropped).
 func Preset(name string, sel Selection) (Source, error) {
 	var m []string
 	add := func(label, value string) {
@@ -138,13 +126,10 @@ type Plan struct {
 	source  Source
 }
 
-// NewPlan plans the queries for spec's current period at now, with
-// evaluation steps of step (at most the scrape interval; it must divide the
-// period's boundaries, which any divisor of 15 minutes does). Total has one
-// window, the period so far. DailyLedger has one per local day of the period
-// up to today, and the day before the period, so that the last minutes of
-// the previous period are written too. A finished day ends at its end; the
-// open one at now, rounded down to a step.
+// NewPlan plans the queries for spec's current period at now, stepping by step (at most the scrape interval; it
+// must divide the period's boundaries, as any divisor of 15 minutes does). Total has one window, the period so
+// far; DailyLedger one per local day of the period up to today, plus the day before, so the previous period's
+// last minutes get written. A finished day ends at its end, the open one at now rounded down to a step.
 func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan, error) {
 	spec.Default()
 	if err := spec.Validate(); err != nil {
@@ -190,15 +175,11 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	return p, nil
 }
 
-// growth is the PromQL for the growth of the counters sel in w, by model. At
-// each step t (a multiple of step in (Start, End]) it takes every series'
-// change since t-step, or, where the series is new or was reset, its whole
-// value; the subquery sums the steps. The changes telescope to last - first,
-// plus the value reached before each reset. last_over_time bridges gaps of
-// up to an hour (failed scrapes, a restarting target), which a plain selector
-// would not: after a failed scrape its staleness marker would make the series
-// look new. The subquery range ends 1ms short of the window so that its first
-// step is Start+step whether Prometheus treats its left edge as open or closed.
+// growth is the PromQL for sel's growth in w, by model. At each step t (a multiple of step in (Start, End]) it
+// takes every series' change since t-step, or, for a new or reset series, its whole value; the subquery sums the
+// steps. The changes telescope: last - first plus each pre-reset value. last_over_time bridges gaps of up to an
+// hour (failed scrapes, restarts) where a plain selector's staleness marker would make it look new. The subquery
+// ends 1ms short of w so its first step is Start+step whether Prometheus treats its left edge as open or closed.
 func growth(sel, label string, w Window, step time.Duration) string {
 	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
 	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
@@ -218,10 +199,8 @@ type usage struct {
 	Models       map[string]usage `json:"models,omitempty"`
 }
 
-// Data turns the answers to p.Queries (answers[i] answers p.Queries[i])
-// into the ConfigMap data: one key per window, except finished days without
-// any series. prices cost the tokens of a source without a cost counter and
-// may be nil otherwise.
+// Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data, a key per window
+// but finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))
@@ -267,8 +246,7 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 	return data, nil
 }
 
-// window adds one window's models up; the total is the exact sum of the
-// rounded per-model figures, so the breakdown always adds up.
+// window sums one window's models; the total is the exact sum of the rounded per-model figures, so they add up.
 func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage, error) {
 	names := map[string]bool{}
 	for _, m := range vals {
@@ -323,8 +301,7 @@ func dollars(v float64) (money.Amount, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return money.Amount{}, fmt.Errorf("cost: %v is not a non-negative amount", v)
 	}
-	// 1e-6 USD: float64 sums of per-request costs carry noise far below it.
-	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64))
+	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64)) // 1e-6 USD: float64 sums of per-request costs carry noise far below it
 }
 
 // Price is what a million tokens of a model cost, in USD.
@@ -336,19 +313,17 @@ type Prices struct {
 	Default *Price
 }
 
-// decimal is a price as written: quoted or not, YAML keeps its literal text,
-// so "0.000000001" and 0.000000001 both read exactly.
+// decimal is a price as written: quoted or not, YAML keeps its literal text, so 0.000000001 reads exactly.
 type decimal struct{ money.Amount }
 
 func (d *decimal) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode { // a null never gets here: the field stays nil
 		return fmt.Errorf("line %d: want a decimal price", n.Line)
 	}
-	v, err := money.Parse(n.Value)
-	if err != nil {
+	var err error
+	if d.Amount, err = money.Parse(n.Value); err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	d.Amount = v
 	return nil
 }
 
@@ -404,15 +379,13 @@ func (py priceYAML) price() (Price, error) {
 	return Price{Input: py.Input.Amount, Output: py.Output.Amount}, nil
 }
 
-// cost prices in and out tokens of model, each rounded half up to 1e-9 USD,
-// and reports whether the table has a price for it.
+// cost prices model's in and out tokens, each rounded half up to 1e-9 USD, and reports whether it has a price.
 func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
 	price, ok := p.Models[name]
 	if !ok && p.Default != nil {
 		price, ok = *p.Default, true
 	}
-	// Twice the exact product of USD per million tokens in half-nanos,
-	// truncated, then halved with the half added.
+	// Twice the exact product of USD per million tokens in half-nanos, truncated, then halved with the half added.
 	halfUp := func(perMillion money.Amount, tokens int64) money.Amount {
 		return perMillion.MulDiv(tokens, 1_000_000/2).Add(money.FromNanos(1)).MulDiv(1, 2)
 	}

@@ -1,22 +1,14 @@
-// Package spend reads a budget's observed spend from the data of its spend
-// ConfigMap, in one of two formats:
+// Package spend reads a budget's observed spend from its spend ConfigMap's data, each value a plain USD decimal
+// ("12.34") or a JSON object of cost, token counts and models (see ParseValue), in one of two formats:
 //
-//   - Total: one key holds the current period's spend; the writer resets it
-//     when a period starts.
-//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend;
-//     a period's spend is the sum of its days.
-//
-// A value is a plain decimal string of USD ("12.34") or a JSON object with
-// the cost, token counts and a per-model breakdown (see ParseValue).
+//   - Total: one key holds the current period's spend; the writer resets it when a period starts.
+//   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
 // Guarantees:
-//   - Amounts never pass through float64: package money parses a JSON
-//     number's literal text, so 12.345678901 is refused, not rounded.
-//   - Reading is strict: negative, NaN, Inf, exponents, empty values,
-//     whitespace around a decimal, unknown or repeated JSON fields and
-//     trailing data are errors that name the key and say what is wrong.
-//   - Keys are read in sorted order, so the same data always reports the
-//     same faulty key.
+//   - No amount passes through float64: a JSON number's text is parsed, so 12.345678901 is refused, not rounded.
+//   - Reading is strict: negative, NaN, Inf, exponents, empty values, whitespace around a decimal, unknown or
+//     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
+//   - Keys and models are read in sorted order, so the same data always reports the same fault.
 //   - Token counts never overflow; sums saturate at math.MaxInt64.
 package spend
 
@@ -36,8 +28,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/period"
 )
 
-// Usage is spend observed over some time: cost, LLM tokens and optionally
-// the same per model.
+// Usage is spend observed over some time: cost, LLM tokens and optionally the same per model.
 type Usage struct {
 	CostUSD      money.Amount
 	InputTokens  int64
@@ -82,8 +73,7 @@ const (
 	DailyLedger Format = "DailyLedger"
 )
 
-// Source says where in the ConfigMap's data the spend is. The API's
-// validation has checked it: the format is known and Total has a key.
+// Source says where in the ConfigMap's data the spend is; validation ensures a known format and Total's key.
 type Source struct {
 	Format    Format // "" means Total, the spec's default
 	Key       string // holds the period's spend, for Total
@@ -109,12 +99,9 @@ func ReasonOf(err error) Reason {
 	return InvalidCostData
 }
 
-// Read returns the spend in data for the period w; every error names the
-// ConfigMap key at fault. Total reads src.Key. DailyLedger sums the days of
-// w (w.Dates()); every key with the prefix must be a valid date holding a
-// valid value, even outside w, because a broken ledger should not look like
-// a cheap period. Keys without the prefix are ignored, and a period with no
-// ledger keys has zero usage.
+// Read returns the spend in data for the period w; every error names the key at fault. Total reads src.Key.
+// DailyLedger sums w.Dates(); every key with the prefix must be a valid date holding a valid value, even outside
+// w, lest a broken ledger look like a cheap period. Other keys are ignored; no ledger keys means zero usage.
 func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 	if src.Format == DailyLedger {
 		return readLedger(src.KeyPrefix, data, w)
@@ -131,8 +118,7 @@ func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 }
 
 func readLedger(prefix string, data map[string]string, w period.Window) (Usage, error) {
-	// Dates() is a run of consecutive days, and "YYYY-MM-DD" sorts like the
-	// dates it names, so membership is a range check.
+	// Dates() are consecutive days and "YYYY-MM-DD" sorts like the dates it names, so membership is a range check.
 	var first, last string
 	if dates := w.Dates(); len(dates) > 0 {
 		first, last = dates[0], dates[len(dates)-1]
@@ -145,8 +131,9 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		}
 		inPeriod := first != "" && date >= first && date <= last
 		u, err := ParseValue(data[k])
+		t, dateErr := time.Parse(time.DateOnly, date)
 		switch {
-		case !isDate(date):
+		case dateErr != nil || t.Format(time.DateOnly) != date:
 			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(date))
 		case err == nil && inPeriod && sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0:
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
@@ -159,11 +146,6 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		}
 	}
 	return sum, nil
-}
-
-func isDate(s string) bool {
-	t, err := time.Parse(time.DateOnly, s)
-	return err == nil && t.Format(time.DateOnly) == s
 }
 
 // quote and clip shorten inputs too long to read in an error message.
@@ -183,10 +165,8 @@ func clip(s string) string {
 
 const clipAt = 48
 
-// DecodeData reads the data of the spend ConfigMap as Metacontroller sends
-// it (raw, valid JSON). The API server stores only string values; an error
-// names the first value that is anything else, so that data that cannot be
-// read never passes for no spend.
+// DecodeData reads the spend ConfigMap's data as Metacontroller sends it (raw, valid JSON). The API server
+// stores only strings; an error names the first value that is not, so unreadable data never reads as no spend.
 func DecodeData(raw []byte) (map[string]string, error) {
 	var cm struct {
 		Data map[string]string `json:"data"`
@@ -215,26 +195,21 @@ func DecodeData(raw []byte) (map[string]string, error) {
 // MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
 const MaxModelNameLength = 253
 
-// ValidModelName reports whether name can name a model: 1 to 253 printable
-// ASCII characters without spaces, quotes or backslashes, which covers
-// "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
+// ValidModelName reports whether name can name a model: 1 to 253 printable ASCII characters without spaces,
+// quotes or backslashes, which covers "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
 func ValidModelName(name string) bool {
 	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
 		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
 	})
 }
 
-// ParseValue parses one ConfigMap value: a plain decimal string of USD with
-// at most 9 decimals ("12.34"), or a JSON object such as
-// {"costUSD": "12.34", "inputTokens": 1200, "outputTokens": 340}: costUSD is
-// required (a decimal string or a JSON number), the token counts are optional
-// non-negative integers (null counts as absent), and models may break the
-// usage down by model, each with the same fields but models:
-// {"costUSD": "9", "models": {"gpt-4o": {"costUSD": "7", "inputTokens": 10}}}.
+// ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON
+// object: costUSD is required (a decimal string or a JSON number), token counts are optional non-negative
+// integers (null is absent), and models may break the usage down per model with the same fields but models:
+// {"costUSD": "9", "inputTokens": 1200, "outputTokens": 340, "models": {"gpt-4o": {"costUSD": "7"}}}.
 //
-// The object is decoded strictly, since a person or a pipeline wrote it:
-// unknown and repeated fields are errors ("costUsd" is a typo, not a synonym).
-// The plain form allows no surrounding whitespace; the JSON form allows
+// The object is decoded strictly, since a person or a pipeline wrote it: unknown and repeated fields are errors
+// ("costUsd" is a typo, not a synonym). The plain form allows no surrounding whitespace; the JSON form allows
 // JSON's, so a YAML block scalar's final newline is fine.
 func ParseValue(s string) (Usage, error) {
 	if strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
@@ -244,16 +219,11 @@ func ParseValue(s string) (Usage, error) {
 		}
 		return v.usage()
 	}
-	cost, err := money.Parse(s)
-	if err != nil {
-		return Usage{}, err
-	}
-	return Usage{CostUSD: cost}, nil
+	cost, err := money.Parse(s) // the zero Amount on error
+	return Usage{CostUSD: cost}, err
 }
 
-// usageJSON is a value's (or a model's) object. Each field keeps its literal
-// JSON for usage to read, so that money never passes through float64 and
-// each error names its field.
+// usageJSON is a value's or a model's object; raw fields keep money out of float64 and let errors name fields.
 type usageJSON struct {
 	CostUSD      json.RawMessage `json:"costUSD"`
 	InputTokens  json.RawMessage `json:"inputTokens"`
@@ -271,7 +241,6 @@ func (v valueJSON) usage() (Usage, error) {
 		return u, err
 	}
 	u.Models = make(map[string]Usage, len(v.Models))
-	// In sorted order, so that the same data always reports the same model.
 	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
 		if !ValidModelName(name) {
 			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
