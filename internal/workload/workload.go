@@ -80,7 +80,8 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	if o.Metadata.Labels[api.LabelBudget] != "" {
 		// Every budget of the namespace, not just the labelled one: Metacontroller caches this answer per generation,
 		// and changing a label does not change the generation. Sync picks the budget the label names.
-		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace})
+		rule := hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace}
+		resp.RelatedResources = append(resp.RelatedResources, rule)
 	}
 	return resp, nil
 }
