@@ -69,7 +69,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		who, args = "llmbudget help", []string{args[1], "-h"}
 	} else if strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, as in llmbudget serve --addr :8080\n\n%s", args[0], usage())
+		fmt.Fprintf(stderr, "llmbudget: %s given before a command: flags follow the command, "+
+			"as in llmbudget serve --addr :8080\n\n%s", args[0], usage())
 		return exitUsage
 	}
 	i := slices.IndexFunc(commands, func(c command) bool { return c.name == args[0] })
@@ -118,14 +119,15 @@ func commandHelp(c command, fs *flag.FlagSet) string {
 	return help
 }
 
-// newFlagSet is a command's flag set, silent: parseFlags reports its errors, and run prints its help.
+// newFlagSet returns a command's flag set, which prints nothing itself: parseFlags reports its errors and run
+// prints its help.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
 }
 
-// usageError is a command line that cannot be run (or -h): run prints the command's help, to stdout with
+// usageError reports a command line that cannot be run, or -h. run prints the command's help: to stdout with
 // status 0 for -h, else to stderr with status 2.
 type usageError struct {
 	fs  *flag.FlagSet
@@ -166,7 +168,8 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-// parseClock is a --now flag: time.Now when empty, else always that RFC 3339 instant; example is one for the error.
+// parseClock returns the clock a --now flag asks for: time.Now when the flag is empty, else a clock stopped at
+// that RFC 3339 instant. example is the instant the error shows as a model.
 func parseClock(now, example string) (func() time.Time, error) {
 	if now == "" {
 		return time.Now, nil
