@@ -39,8 +39,8 @@ func (d Doc) Errorf(path, object, format string, args ...any) Error {
 	return Error{Source: d.At(path), Object: object, Message: fmt.Sprintf(format, args...)}
 }
 
-// Docs reads the documents of a stream that hold something, up to the first that JSON cannot hold (a repeated key,
-// .inf), and the problem that stopped it; a stream that is not YAML yields none.
+// Docs returns the non-empty documents of a stream up to the first one JSON cannot represent (a repeated key,
+// .inf), and the error that stopped it there; a stream that is not YAML yields no documents.
 func Docs(file string, data []byte) ([]Doc, *Error) {
 	nodes, err := documentNodes(data)
 	if err != nil {
@@ -71,7 +71,7 @@ func Docs(file string, data []byte) ([]Doc, *Error) {
 	}
 }
 
-// documentNodes is the root of every document that holds something, as Docs keeps them.
+// documentNodes returns the root node of every non-empty document, the documents that Docs keeps.
 func documentNodes(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node

@@ -74,9 +74,9 @@ func (e Errors) Error() string {
 type Set struct {
 	Budgets    []Budget
 	ConfigMaps []Object
-	// ClusterBudgets are read as written; the Namespaces they select are in Skipped.
+	// ClusterBudgets are read as written; the Namespaces they select are among Skipped.
 	ClusterBudgets []Object
-	Skipped        []Object // of kinds that eval does not read
+	Skipped        []Object // every other kind, Namespaces included
 }
 
 // Object is an object as written.
@@ -310,7 +310,8 @@ func ReadInputs(names []string, stdin io.Reader, read func(file string, data []b
 	return nil
 }
 
-// manifestFiles is name itself unless it is a directory: reading it reports it missing.
+// manifestFiles lists the manifests in name when it is a directory, else name itself, so that reading a missing
+// file reports it.
 func manifestFiles(name string) ([]string, error) {
 	if info, err := os.Stat(name); err != nil || !info.IsDir() {
 		return []string{name}, nil
