@@ -52,7 +52,8 @@ func note(n *goyaml.Node, text string) *goyaml.Node {
 	return n
 }
 
-// budgetDocument is the LLMCostBudget converted from object md of type from, under a comment saying so, then head.
+// budgetDocument builds the LLMCostBudget converted from the object md of type from, headed by a comment that
+// says so and then by the lines head.
 func budgetDocument(from string, md *metav1.ObjectMeta, spec *object, head ...string) *goyaml.Node {
 	meta := newObject().set("name", str(md.Name))
 	ref := md.Name

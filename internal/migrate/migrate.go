@@ -136,9 +136,9 @@ func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 	return n.Value, true, nil
 }
 
-// decodeObject decodes a source object strictly and holds its metadata, md inside v, to what a budget needs. Fields
-// the API server owns (uid, managedFields, ...) are dropped silently; those that tie the object to its old
-// controller are dropped with a note.
+// decodeObject decodes a source object into v strictly and checks md, v's metadata, as a budget's: a fixed, valid
+// name. Fields the API server owns (uid, managedFields, ...) are dropped silently; those that tie the object to its
+// old controller are dropped with a note.
 func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	errs, _ := in.Decode(v, in.name)
 	if len(errs) == 0 {
