@@ -33,7 +33,7 @@ type serveOptions struct {
 	tokenFile         string
 	pprof             bool
 	now               string                      // a fixed clock, for demos and fixture replay
-	onListen          func(hooks, metrics string) // tests learn the addresses the log names here
+	onListen          func(hooks, metrics string) // called with the logged addresses, for tests
 	stop              <-chan struct{}
 }
 
@@ -148,9 +148,9 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	return nil
 }
 
-// newServers returns the hooks' server, behind the optional bearer token with the probes open, and /metrics: on a
-// server of its own when --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that port alone),
-// else beside the hooks and open too.
+// newServers returns the hooks' server, where the optional bearer token guards all but the probes, and serves
+// /metrics on a server of its own when --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that
+// port alone), else beside the hooks, also without the token.
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) ([]*http.Server, error) {
 	m := metrics.New(version)
 	api, err := httpapi.New(httpapi.Config{
