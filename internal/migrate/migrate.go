@@ -151,7 +151,11 @@ func (in *input) decodeObject(v any, md *metav1.ObjectMeta) ([]string, error) {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"ownerReferences", len(md.OwnerReferences) > 0}, {"finalizers", len(md.Finalizers) > 0}, {"deletionTimestamp", md.DeletionTimestamp != nil}} {
+	}{
+		{"ownerReferences", len(md.OwnerReferences) > 0},
+		{"finalizers", len(md.Finalizers) > 0},
+		{"deletionTimestamp", md.DeletionTimestamp != nil},
+	} {
 		if f.set {
 			notes = append(notes, "dropped metadata."+f.name+": it belongs to the source object and its controller")
 		}
