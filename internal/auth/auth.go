@@ -64,7 +64,8 @@ func refusal(r *http.Request, tok *FileToken, logger *slog.Logger) string {
 	want, err := tok.Token()
 	if err != nil {
 		// Fail closed; the error names the file, so only the log gets it.
-		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call", slog.String("error", err.Error()))
+		logger.LogAttrs(r.Context(), slog.LevelError, "cannot read the bearer token; refusing every hook call",
+			slog.String("error", err.Error()))
 		return "unauthorized"
 	}
 	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {

@@ -18,7 +18,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
 
-// The labels and annotations set on what this service creates, and Component: Event source and manager label.
+// The labels and annotations this service sets on what it creates; Component is its Events' source and its
+// managed-by value.
 const (
 	Component      = "llmbudget"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
@@ -58,10 +59,11 @@ type Owner struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
-	// Namespace, empty for a cluster-scoped object, is then omitted as stored, so Metacontroller sees nothing to patch.
+	// Namespace is empty for a cluster-scoped object and then left out, as the API server stores it, so that
+	// Metacontroller sees no difference to patch.
 	Namespace string `json:"namespace,omitempty"`
 	UID       string `json:"uid,omitempty"`
-	Budget    string `json:"-"` // the budget the object belongs to, for the llmbudget.dev/budget label
+	Budget    string `json:"-"` // the budget the object belongs to, named in its children's budget label
 }
 
 // BudgetOwner is the Owner for a budget.
@@ -129,7 +131,7 @@ func EventName(object, slug string, unix int64) string {
 	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
 }
 
-// Quota renders the blocking ResourceQuota for budget.
+// Quota renders the blocking ResourceQuota in owner's namespace.
 func Quota(owner Owner, q *evaluate.Quota) ResourceQuota { return QuotaIn(owner, q, owner.Namespace) }
 
 // QuotaIn renders the blocking ResourceQuota in a namespace a cluster budget closes.

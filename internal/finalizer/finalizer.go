@@ -4,9 +4,10 @@
 //
 // # Expected flow
 //
-//  1. On create, Metacontroller adds its finalizer and calls the sync hook: Apply, again at each change or resync.
-//  2. On delete (for a decorator, also when the object stops matching the selector), it calls the finalize
-//     hook: Cleanup, and again after its next observation while Cleanup answers Finalized=false.
+//  1. On create, Metacontroller adds its finalizer and calls the sync hook, which runs Apply; every later change
+//     or resync runs Apply again.
+//  2. On delete (for a decorator, also when the object stops matching the selector), it calls the finalize hook,
+//     which runs Cleanup; while Cleanup answers Finalized=false, it calls again after its next observation.
 //  3. Once Cleanup answers Finalized=true, Metacontroller removes its finalizer and the deletion completes.
 //
 // # Guarantees

@@ -51,7 +51,7 @@ type CompositeResponse struct {
 	Tail
 }
 
-// Tail ends each sync and finalize answer: when to resync (0: on a watched change only), and if the object may go.
+// Tail ends each sync and finalize answer: when to resync (0: only on a watched change) and whether the object may go.
 type Tail struct {
 	ResyncAfterSeconds float64 `json:"resyncAfterSeconds,omitempty"`
 	Finalized          bool    `json:"finalized,omitempty"`

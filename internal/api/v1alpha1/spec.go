@@ -16,10 +16,10 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// The defaults and bounds other packages need by name; Default applies these defaults and the rest.
+// Defaults and bounds that other packages need by name; Default applies these defaults and all the others.
 const (
-	MaxNamespaces = 50 // namespaces status.namespaces lists
-	MaxHistory    = 12 // finished periods status.history keeps
+	MaxNamespaces = 50 // the most namespaces status.namespaces lists
+	MaxHistory    = 12 // the most finished periods status.history keeps
 
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
@@ -28,11 +28,12 @@ const (
 	LimitDecimals = 6 // the most decimals spec.limitUSD may carry
 	// MaxResourceNameLength is the longest enforcement resource: quota keys allow 63 characters after "count/".
 	MaxResourceNameLength = 63
-	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for DailyLedger's "-2026-11-20" (11).
+	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the date DailyLedger appends, "-2026-11-20".
 	MaxKeyPrefixLength = 242
 )
 
-// Default fills unset fields with the CRD's defaults, so objects stored before a default existed evaluate alike.
+// Default fills every unset field with the default the CRD applies at admission; the hook applies them again so that
+// objects stored before a default existed evaluate the same way.
 func (s *Spec) Default() {
 	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
 	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
@@ -48,7 +49,8 @@ func (s *Spec) Default() {
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 }
 
-// PeriodSpec is the calendar hooks and llmbudget spend share, of a defaulted spec whose zone Validate loaded.
+// PeriodSpec is the calendar of a defaulted spec that passed Validate (which loaded its zone): the one calendar the
+// hooks and llmbudget spend share.
 func (s *Spec) PeriodSpec() period.Spec {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
 	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
@@ -147,7 +149,8 @@ func CheckLimit(s string) error {
 	return nil
 }
 
-// Validate checks a defaulted LLMCostBudget spec against every API rule; a ValidationError names each spec.<path>.
+// Validate checks a defaulted LLMCostBudget spec against every API rule; its ValidationError names each broken field
+// as spec.<path>.
 func (s *Spec) Validate() error {
 	var errs ValidationError
 	if s.NamespaceSelector != nil {
@@ -180,10 +183,10 @@ func (s *Spec) ValidateCluster() error {
 // validate lists the broken rules common to both kinds, then the kind's own.
 func (s *Spec) validate(kindErrs ValidationError) error {
 	var errs ValidationError
-	// Struct fails with anything but ValidationErrors only for a non-struct.
+	// Struct returns an error other than ValidationErrors only when given a non-struct.
 	verrs, _ := validate.Struct(s).(validator.ValidationErrors)
 	for _, fe := range verrs {
-		// The namespace starts with the type's name: "Spec.period.startDay".
+		// The validator's namespace starts with the type's name: "Spec.period.startDay".
 		errs = append(errs, FieldError{"spec" + strings.TrimPrefix(fe.Namespace(), "Spec"), s.message(fe)})
 	}
 	// The rules that relate two fields.
@@ -226,7 +229,8 @@ func (s *Spec) validate(kindErrs ValidationError) error {
 	if n := len(s.CostSource.KeyPrefix); n > MaxKeyPrefixLength {
 		errs = append(errs, FieldError{"spec.costSource.keyPrefix", fmt.Sprintf("must be at most %d characters, got %d", MaxKeyPrefixLength, n)})
 	}
-	// The CRD's list type and item length: no resource twice, none too long for a quota.
+	// The rules the CRD's list type and item length make on enforcement.resources: no resource twice, none too long
+	// for a quota.
 	if s.Enforcement.Action == BlockNewWorkloads && s.Enforcement.Resources != nil && len(s.Enforcement.Resources) == 0 {
 		// An absent list is the validator's required_if; an empty one is this.
 		errs = append(errs, FieldError{"spec.enforcement.resources", "must list at least one resource when action is BlockNewWorkloads"})

@@ -50,7 +50,7 @@ type ObjectMeta struct {
 	Labels            map[string]string `json:"labels,omitempty"`
 }
 
-// Spec is what a platform team declares; NamespaceSelector and CostSource.SpendSource are ClusterKind's only.
+// Spec is what a platform team declares; NamespaceSelector and CostSource.SpendSource belong to ClusterKind only.
 type Spec struct {
 	NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 	LimitUSD             *string               `json:"limitUSD,omitempty" validate:"omitempty,usd"`
@@ -117,7 +117,7 @@ type (
 	Action        string         // None or BlockNewWorkloads
 	FailurePolicy string         // whether Unknown spend blocks (Closed) or not (Open)
 	Gate          string         // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
-	Scope         string         // which new workloads blocking refuses: any listed in its Namespace, or only Labelled ones
+	Scope         string         // which new workloads blocking refuses: all in its Namespace, or only the Labelled ones
 	State         string         // where a budget stands
 )
 
@@ -217,8 +217,9 @@ type ThresholdStatus struct {
 	CrossedAt *metav1.Time `json:"crossedAt,omitempty"`
 }
 
-// EnforcementStatus says whether the namespace is closed to new workloads. While blocking it holds all the
-// admission policy reads (gates, scope, resources, its message's first sentence), so the policy computes nothing.
+// EnforcementStatus says whether the namespace is closed to new workloads. While blocking, it holds everything the
+// admission policy reads (the gates, the scope, the resources and the first sentence of the policy's message), so
+// that the policy computes nothing.
 type EnforcementStatus struct {
 	Blocking   bool     `json:"blocking"`
 	Gates      []Gate   `json:"gates,omitempty"`
@@ -230,7 +231,8 @@ type EnforcementStatus struct {
 	Reason     string   `json:"reason,omitempty"`
 }
 
-// AnnouncementStatus keeps an Event as first created for the 55 minutes it is announced, whatever the budget does.
+// AnnouncementStatus records an Event while it is announced (55 minutes from its occurrence), so that the Event
+// stays exactly as first created until then, whatever the budget does meanwhile.
 type AnnouncementStatus struct {
 	Slug    string      `json:"slug"`
 	Type    string      `json:"type"`
@@ -260,5 +262,6 @@ const (
 	ReasonCostKeyMissing    = "CostKeyMissing"
 	ReasonInvalidCostData   = "InvalidCostData"
 	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonPeriodMismatch    = "CostPeriodMismatch" // a cluster budget's Total source covers another period, or says none
+	// ReasonPeriodMismatch: a cluster budget's Total source covers another period, or does not say which it covers.
+	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
