@@ -1,4 +1,4 @@
-// Package metrics exposes the service's Prometheus metrics: of the hook calls, the budget evaluations and the
+// Package metrics exposes the service's Prometheus metrics about hook calls, budget evaluations and the
 // build. Budget gauges (spend, limit, percent used) are deliberately not here: this stateless service sees a
 // budget only while answering for it; kube-state-metrics exposes them from status (see deploy/monitoring/).
 package metrics
@@ -55,7 +55,7 @@ func New(version string) *Metrics {
 func (m *Metrics) ObserveHook(c httpapi.HookCall) {
 	m.requests.WithLabelValues(c.Hook, strconv.Itoa(c.Status)).Inc()
 	if c.Status == http.StatusTooManyRequests {
-		// A refusal is not an answer: its time (reading the body it refuses) stays out of the latency alerts watch.
+		// A refusal is not an answer: its time (reading the body it refuses) stays out of the latency the alerts watch.
 		m.rejected.WithLabelValues(c.Hook).Inc()
 		return
 	}

@@ -1,5 +1,5 @@
 // Package tlsreload serves a TLS certificate from files and picks up a renewed certificate (cert-manager, a
-// rotated Secret) without a restart. It guarantees a broken renewal never takes the server down: if the new
+// rotated Secret) without a restart. It guarantees that a broken renewal never takes the server down: if the new
 // files cannot be loaded, the last good certificate is still served and the error is logged once per change.
 package tlsreload
 
