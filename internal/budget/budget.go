@@ -1,5 +1,5 @@
-// Package budget holds the hooks both budget kinds share (Kind), pure functions from Metacontroller requests and
-// the clock to responses, and LLMCostBudget's.
+// Package budget holds LLMCostBudget's hooks and the ones both budget kinds share (Kind): pure functions from
+// Metacontroller requests and the clock to responses.
 //
 // A well-formed request about a bad budget is answered, not refused: a spec that cannot be decoded or validated
 // yields state Unknown with reason InvalidSpec. Only a request without a usable parent is an error
@@ -40,7 +40,8 @@ type parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
-	metaErr  error           // why Metadata did not decode whole (a malformed creationTimestamp or generation); InvalidSpec
+	// metaErr is why Metadata did not decode whole (a malformed creationTimestamp or generation): InvalidSpec.
+	metaErr error
 }
 
 // decodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
@@ -64,7 +65,8 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
 		}
 		m := id.Metadata
-		p = parent{Metadata: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}, Spec: id.Spec, Status: id.Status, metaErr: err}
+		md := api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}
+		p = parent{Metadata: md, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
 		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
@@ -95,7 +97,7 @@ type Kind struct {
 	Name    string // api.Kind or api.ClusterKind
 	Owner   func(api.ObjectMeta) children.Owner
 	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
-	// Spend finds the spend among the related objects: the evaluation's input but for Budget, SpecErr and Now.
+	// Spend finds the spend among the related objects: the evaluation's input, except Budget, SpecErr and Now.
 	Spend  func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
 	Closes func(owner children.Owner, r evaluate.Result) []string // the namespaces that get r.Quota
 }

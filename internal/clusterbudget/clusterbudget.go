@@ -1,5 +1,6 @@
-// Package clusterbudget holds the ClusterLLMCostBudget CompositeController's hooks: LLMCostBudget's evaluation
-// over the spend summed from the selected namespaces' spend ConfigMaps, closing each of them while it blocks.
+// Package clusterbudget holds the ClusterLLMCostBudget CompositeController's hooks. They evaluate a budget as
+// LLMCostBudget's do, but over the spend summed from the selected namespaces' ConfigMaps, and close each of those
+// namespaces while the budget blocks.
 //
 // Guarantees, besides package budget's (a bad spec is answered with state Unknown, reason InvalidSpec; only a
 // request without a usable parent is refused):
@@ -32,6 +33,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
+// cluster is ClusterLLMCostBudget: the spend of every selected namespace summed, a quota in each of them.
 var cluster = budget.Kind{
 	Name:  api.ClusterKind,
 	Owner: children.ClusterOwner,
@@ -78,7 +80,8 @@ type object struct {
 // poolReader finds the selected namespaces and their spend sources among the related objects; an invalid selector
 // selects nothing (the evaluation reports it as InvalidSpec before reading).
 func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
-	src := sources{label: spec.CostSource.SpendSource, closed: spec.Enforcement.FailurePolicy == api.FailClosed, byNamespace: map[string][]object{}}
+	closed := spec.Enforcement.FailurePolicy == api.FailClosed
+	src := sources{label: spec.CostSource.SpendSource, closed: closed, byNamespace: map[string][]object{}}
 	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
 	if err != nil {
 		sel = labels.Nothing()
@@ -101,12 +104,14 @@ func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
 	return src.pool
 }
 
+// sources are the spend ConfigMaps of each selected namespace.
 type sources struct {
 	label       string
 	closed      bool // failurePolicy Closed
 	byNamespace map[string][]object
 }
 
+// reading is one namespace's spend, or why it could not be read.
 type reading struct {
 	namespace       string
 	usage           spend.Usage
@@ -141,7 +146,8 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 	if src.Format == spend.DailyLedger {
 		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
 	}
-	p.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s", len(p.Selected), what, api.LabelSpendSource, s.label)
+	p.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
+		len(p.Selected), what, api.LabelSpendSource, s.label)
 	if len(bad) > 0 {
 		p.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s", len(bad), bad[0].message)
 	}
@@ -152,7 +158,8 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 	cms := s.byNamespace[ns]
 	if len(cms) == 0 {
-		return reading{namespace: ns, reason: api.ReasonCostSourceMissing, message: fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s", ns, api.LabelSpendSource, s.label)}
+		msg := fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s", ns, api.LabelSpendSource, s.label)
+		return reading{namespace: ns, reason: api.ReasonCostSourceMissing, message: msg}
 	}
 	slices.SortFunc(cms, func(a, b object) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
 	r := reading{namespace: ns}
@@ -190,9 +197,10 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 }
 
 // breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,
-// largest first; at most api.MaxNamespaces, and how many it leaves out.
+// largest first. It lists at most api.MaxNamespaces and returns how many it leaves out.
 func breakdown(bad, read []reading, total spend.Usage) ([]api.NamespaceStatus, int32) {
-	slices.SortStableFunc(read, func(a, b reading) int { return b.usage.CostUSD.Cmp(a.usage.CostUSD) }) // name order kept for ties
+	// A stable sort keeps ties in name order.
+	slices.SortStableFunc(read, func(a, b reading) int { return b.usage.CostUSD.Cmp(a.usage.CostUSD) })
 	listed := append(slices.Clone(bad), read...)
 	n := min(len(listed), api.MaxNamespaces)
 	out := make([]api.NamespaceStatus, 0, n)

@@ -28,10 +28,12 @@ import (
 
 // Input is everything an evaluation may look at.
 type Input struct {
-	Budget       api.LLMCostBudget // its Status is what the previous sync wrote: nil, or partly foreign, on the first
-	SpecErr      error             // why the spec did not decode: the budget is Unknown (InvalidSpec) with it as the message
+	// Budget.Status is what the previous sync wrote: nil, or partly foreign, on the first sync.
+	Budget api.LLMCostBudget
+	// SpecErr is why the spec did not decode: the budget is then Unknown (InvalidSpec), with it as the message.
+	SpecErr      error
 	SpendData    map[string]string // nil when the spend ConfigMap is missing
-	SpendDataErr error             // why it is unreadable, a *spend.Error
+	SpendDataErr error             // why its data is unreadable, a *spend.Error
 	Now          time.Time
 	Pool         PoolReader // when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces
 }
@@ -41,11 +43,12 @@ type PoolReader func(spend.Source, period.Window) Pool
 
 // Pool is spend summed over the sources of many namespaces.
 type Pool struct {
-	Usage           spend.Usage
-	Selected        []string              // the namespaces the budget covers, sorted; closed while blocking
-	Breakdown       []api.NamespaceStatus // status.namespaces
-	Omitted         int32                 // how many namespaces Breakdown leaves out
-	Reason, Message string                // why the sum is unknown (empty if known); the BudgetEvaluated message
+	Usage     spend.Usage
+	Selected  []string              // the namespaces the budget covers, sorted; closed while blocking
+	Breakdown []api.NamespaceStatus // status.namespaces
+	Omitted   int32                 // how many namespaces Breakdown leaves out
+	// Reason is why the sum is unknown (empty if it is known); Message is the BudgetEvaluated condition's message.
+	Reason, Message string
 }
 
 // Result is what a sync must answer.
@@ -53,7 +56,7 @@ type Result struct {
 	Status        api.Status
 	Announcements []Announcement // the Events desired right now, sorted by Slug
 	Quota         *Quota         // the ResourceQuota to keep while blocking; nil otherwise
-	ResyncAfter   time.Duration
+	ResyncAfter   time.Duration  // when to evaluate again if nothing changes
 }
 
 // Announcement is one occurrence to be told once, as a Kubernetes Event.
@@ -88,8 +91,8 @@ const (
 	forecastStep = time.Hour // its forecast is recomputed at each whole hour since the period start
 )
 
-// subject is how messages name the budget and where it enforces, and the names
-// of its ResourceQuota and of the Policy gate's ValidatingAdmissionPolicy (as deploy/ installs it).
+// subject is how messages name the budget and where it enforces, with the names of its ResourceQuota and of the
+// ValidatingAdmissionPolicy that deploy/ installs as the Policy gate.
 type subject struct {
 	named         string // "LLMCostBudget chatbot"
 	qualified     string // "LLMCostBudget team-ml/chatbot"
@@ -135,7 +138,7 @@ func Evaluate(in Input) Result {
 	}
 	// lastEvaluatedTime is stamped only when the status changed: Metacontroller syncs a parent again whenever its
 	// status changes, so a status that moved with every call (a timestamp, a forecast by the second) would make it
-	// sync forever. The statuses are compared as they are written, both with the previous stamp.
+	// sync forever. Both statuses carry the previous stamp, so that they are compared as they would be written.
 	e.st.LastEvaluatedTime = e.prev.LastEvaluatedTime
 	cur, errCur := json.Marshal(e.st)
 	prev, errPrev := json.Marshal(e.prev)
@@ -145,6 +148,7 @@ func Evaluate(in Input) Result {
 	return Result{Status: e.st, Announcements: e.anns, Quota: e.quota, ResyncAfter: resync}
 }
 
+// evaluation carries one Evaluate call's working state.
 type evaluation struct {
 	in   Input
 	who  subject
@@ -165,6 +169,7 @@ type evaluation struct {
 	anns            []Announcement
 }
 
+// run measures the budget: its period, history, spend, state and thresholds.
 func (e *evaluation) run() {
 	err := e.in.SpecErr
 	if err == nil {
@@ -276,8 +281,8 @@ func (e *evaluation) measure() {
 // severity orders the states a measure gives; any other counts as UnderBudget.
 var severity = map[api.State]int{api.Warning: 1, api.OverBudget: 2}
 
-// gauge measures u against the budget's limits or a model's, in USD and tokens:
-// its status figures, and the largest percent of any limit with what it measures.
+// gauge measures u against the budget's limits or a model's, in USD and tokens. It returns the status figures,
+// the largest percent of any limit, and what that limit measures.
 func (e *evaluation) gauge(usd *money.Amount, t *api.TokenLimits, u spend.Usage) (ms api.ModelStatus, percent int64, driver string) {
 	consider := func(p int64, what string) {
 		if p > percent {
@@ -374,12 +379,14 @@ func (e *evaluation) rollover() {
 		return
 	}
 	p := e.prev
-	h := append(slices.Clone(p.History), api.HistoryEntry{Start: p.Period.Start, End: p.Period.End, SpentUSD: p.ObservedSpendUSD, LimitUSD: p.LimitUSD, State: p.State})
+	h := append(slices.Clone(p.History), api.HistoryEntry{
+		Start: p.Period.Start, End: p.Period.End, SpentUSD: p.ObservedSpendUSD, LimitUSD: p.LimitUSD, State: p.State,
+	})
 	e.st.History = h[max(0, len(h)-api.MaxHistory):]
 }
 
-// crossings lists the effective thresholds (only those of basis when it is set) with their first crossing this
-// period: carried from carried, or now when crossed says so.
+// crossings lists the effective thresholds (only those of basis, when it is set), each with its first crossing this
+// period: the time recorded in carried, or now if crossed reports it crossed.
 func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.Threshold) bool, basis api.Basis) []api.ThresholdStatus {
 	at := make(map[api.Threshold]*metav1.Time, len(carried))
 	for _, t := range carried {
@@ -427,8 +434,9 @@ func (e *evaluation) enforce() {
 	}
 }
 
-// block explains itself twice: why, on the quota and in the status, and the start of the admission policy's
-// message (detail), which the policy ends with what is refused where. Only a valid spec blocks: the period is known.
+// block closes the namespaces by the spec's gates and explains why twice: in full (why) on the quota and in the
+// status, and briefly (detail) in the sentence the admission policy's message starts with; the policy adds what
+// is refused where. Only a valid spec blocks, so the period is known.
 func (e *evaluation) block() {
 	enf := e.spec.Enforcement
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s", e.who.named, e.driver, e.st.Period.Start, e.st.Period.End)
@@ -441,7 +449,10 @@ func (e *evaluation) block() {
 		detail = fmt.Sprintf("%s of %s USD", e.st.ObservedSpendUSD, e.st.LimitUSD)
 	}
 	policy := fmt.Sprintf("%s is %s (%s this %s period, ends %s)", e.who.qualified, e.st.State, detail, e.spec.Period.Type, e.st.Period.End)
-	st := &api.EnforcementStatus{Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources), Namespaces: e.selected, Message: policy}
+	st := &api.EnforcementStatus{
+		Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources),
+		Namespaces: e.selected, Message: policy,
+	}
 	if slices.Contains(st.Gates, api.GateQuota) {
 		st.QuotaName = e.who.quota
 		e.quota = &Quota{Name: st.QuotaName, Resources: st.Resources, Why: why}
@@ -454,7 +465,7 @@ func (e *evaluation) block() {
 	e.st.Enforcement = st
 }
 
-// gates names the objects that enforce the spec's gates, or when lifted says how their lifting is told.
+// gates names the objects that enforce the spec's gates; when lifted, it also says that each has stopped refusing.
 func (e *evaluation) gates(lifted bool) string {
 	var names []string
 	for _, g := range e.spec.Enforcement.Gate.Gates() {
@@ -537,10 +548,12 @@ func (e *evaluation) announce() {
 	}
 	slices.SortFunc(e.anns, func(a, b Announcement) int { return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At)) })
 	for _, a := range e.anns {
-		e.st.Announcements = append(e.st.Announcements, api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message, At: *metaTime(a.At)})
+		rec := api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message, At: *metaTime(a.At)}
+		e.st.Announcements = append(e.st.Announcements, rec)
 	}
 }
 
+// occurrences adds what the current state has to announce.
 func (e *evaluation) occurrences() {
 	limit := "the budget's limit"
 	if e.st.LimitUSD != "" {
@@ -587,7 +600,8 @@ func (e *evaluation) occurrences() {
 
 // crossingAnnouncement tells that usage of limit (the budget's, or one model's named by slugPrefix and who) reached t.
 func (e *evaluation) crossingAnnouncement(slugPrefix, who, limit string, t api.ThresholdStatus) Announcement {
-	a := Announcement{Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time, Slug: fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))}
+	slug := fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))
+	a := Announcement{Slug: slug, Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time}
 	usage := "usage"
 	switch {
 	case t.Basis == api.Forecasted:
@@ -614,7 +628,8 @@ func slugOf(model string) string {
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
-// add keeps a while inside its window unless kept already: an occurrence's first record wins, so it never changes.
+// add keeps a if it is inside its window and not kept already: an occurrence's first record wins, so an Event's
+// content never changes.
 func (e *evaluation) add(a Announcement) {
 	age := e.now.Sub(a.At)
 	kept := slices.ContainsFunc(e.anns, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })

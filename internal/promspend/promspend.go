@@ -301,7 +301,8 @@ func dollars(v float64) (money.Amount, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return money.Amount{}, fmt.Errorf("cost: %v is not a non-negative amount", v)
 	}
-	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64)) // 1e-6 USD: float64 sums of per-request costs carry noise far below it
+	// 1e-6 USD: float64 sums of per-request costs carry noise far below it.
+	return money.Parse(strconv.FormatFloat(v, 'f', 6, 64))
 }
 
 // Price is what a million tokens of a model cost, in USD.
@@ -379,7 +380,7 @@ func (py priceYAML) price() (Price, error) {
 	return Price{Input: py.Input.Amount, Output: py.Output.Amount}, nil
 }
 
-// cost prices model's in and out tokens, each rounded half up to 1e-9 USD, and reports whether it has a price.
+// cost prices model name's in and out tokens, each rounded half up to 1e-9 USD, and reports whether it has a price.
 func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
 	price, ok := p.Models[name]
 	if !ok && p.Default != nil {
