@@ -199,8 +199,8 @@ type usage struct {
 	Models       map[string]usage `json:"models,omitempty"`
 }
 
-// Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data, a key per window
-// but finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
+// Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data: a key per window,
+// except finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))

@@ -35,7 +35,7 @@ const (
 )
 
 // settleRetry is how soon to look again while the object lacks the decorations last answered: Metacontroller
-// drops an update that conflicts with another writer and, as it ignores status changes, may not call until resync.
+// drops an update that conflicts with another writer and, as it ignores status changes, may not call again until its resync period.
 const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
@@ -152,7 +152,10 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	requeue := finalizer.AwaitChange()
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
 		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
-		owner := children.Owner{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name}
+		owner := children.Owner{
+			APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name,
+			Namespace: o.Metadata.Namespace, UID: o.Metadata.UID, Budget: name,
+		}
 		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
 			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
 			requeue = finalizer.RequeueAfter(evaluate.AnnounceFor - age)
@@ -164,6 +167,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
 }
 
+// settled reports whether the object already carries what resp asks for.
 func settled(o object, resp hookwire.DecoratorResponse) bool {
 	return carries(o.Metadata.Labels, resp.Labels) && carries(o.Metadata.Annotations, resp.Annotations)
 }
@@ -184,9 +188,9 @@ func setValue(m map[string]*string, key, v string) {
 	}
 }
 
-// exceeded is the current period's BudgetExceeded announcement, dated when this workload was first seen drawing on
-// the exceeded budget (marked, the exceeded-at annotation it carries): each workload is told once per period, even
-// one labelled long after the budget ran out.
+// exceeded is the current period's BudgetExceeded announcement. It is dated when this workload was first seen
+// drawing on the exceeded budget, which marked records (the exceeded-at annotation the object carries), so each
+// workload is told once per period, even one labelled long after the budget ran out.
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
