@@ -223,11 +223,34 @@ func ParseValue(s string) (Usage, error) {
 	return Usage{CostUSD: cost}, err
 }
 
-// usageJSON is a value's or a model's object; raw fields keep money out of float64 and let errors name fields.
+// usageJSON is a value's or a model's object. Each field reads its literal JSON as the decoder meets it, which
+// keeps money out of float64 without copying the value, and keeps its error for usage to report with its name.
 type usageJSON struct {
-	CostUSD      json.RawMessage `json:"costUSD"`
-	InputTokens  json.RawMessage `json:"inputTokens"`
-	OutputTokens json.RawMessage `json:"outputTokens"`
+	CostUSD      costField  `json:"costUSD"`
+	InputTokens  tokenField `json:"inputTokens"`
+	OutputTokens tokenField `json:"outputTokens"`
+}
+
+type costField struct {
+	amount money.Amount
+	set    bool
+	err    error
+}
+
+func (c *costField) UnmarshalJSON(raw []byte) error {
+	c.amount, c.err = parseCost(raw)
+	c.set = true
+	return nil
+}
+
+type tokenField struct {
+	n   int64
+	err error
+}
+
+func (t *tokenField) UnmarshalJSON(raw []byte) error {
+	t.n, t.err = parseTokens(raw)
+	return nil
 }
 
 type valueJSON struct {
@@ -257,21 +280,17 @@ func (v valueJSON) usage() (Usage, error) {
 }
 
 func (j usageJSON) usage() (Usage, error) {
-	if j.CostUSD == nil {
-		return Usage{}, errors.New(`field "costUSD" is missing`)
-	}
-	cost, costErr := parseCost(j.CostUSD)
-	in, inErr := parseTokens(j.InputTokens)
-	out, outErr := parseTokens(j.OutputTokens)
 	switch {
-	case costErr != nil:
-		return Usage{}, fmt.Errorf("costUSD: %w", costErr)
-	case inErr != nil:
-		return Usage{}, fmt.Errorf("inputTokens: %w", inErr)
-	case outErr != nil:
-		return Usage{}, fmt.Errorf("outputTokens: %w", outErr)
+	case !j.CostUSD.set:
+		return Usage{}, errors.New(`field "costUSD" is missing`)
+	case j.CostUSD.err != nil:
+		return Usage{}, fmt.Errorf("costUSD: %w", j.CostUSD.err)
+	case j.InputTokens.err != nil:
+		return Usage{}, fmt.Errorf("inputTokens: %w", j.InputTokens.err)
+	case j.OutputTokens.err != nil:
+		return Usage{}, fmt.Errorf("outputTokens: %w", j.OutputTokens.err)
 	}
-	return Usage{CostUSD: cost, InputTokens: in, OutputTokens: out}, nil
+	return Usage{CostUSD: j.CostUSD.amount, InputTokens: j.InputTokens.n, OutputTokens: j.OutputTokens.n}, nil
 }
 
 func parseCost(raw []byte) (money.Amount, error) {
@@ -288,11 +307,11 @@ func parseCost(raw []byte) (money.Amount, error) {
 	return money.Amount{}, fmt.Errorf("%s is not a decimal string or number", describe(raw))
 }
 
-// parseTokens reads a count; raw is empty when the field is absent.
+// parseTokens reads a count, or null for none.
 func parseTokens(raw []byte) (int64, error) {
 	text := string(raw)
 	switch {
-	case text == "" || text == "null":
+	case text == "null":
 		return 0, nil
 	case raw[0] == '-':
 		return 0, fmt.Errorf("%s is negative", clip(text))
