@@ -179,7 +179,7 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 	}
 	if r.Quota != nil {
 		for _, ns := range k.Closes(owner, r) {
-			kids = append(kids, children.QuotaIn(owner, r.Quota, ns))
+			kids = append(kids, children.Quota(owner, r.Quota, ns))
 		}
 	}
 	resp := hookwire.CompositeResponse{Status: r.Status, Children: kids}

@@ -131,11 +131,8 @@ func EventName(object, slug string, unix int64) string {
 	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
 }
 
-// Quota renders the blocking ResourceQuota in owner's namespace.
-func Quota(owner Owner, q *evaluate.Quota) ResourceQuota { return QuotaIn(owner, q, owner.Namespace) }
-
-// QuotaIn renders the blocking ResourceQuota in a namespace a cluster budget closes.
-func QuotaIn(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
+// Quota renders the blocking ResourceQuota in namespace: the budget's own, or one a cluster budget closes.
+func Quota(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 	patch := fmt.Sprintf("kubectl -n %s patch llmcostbudget %s", owner.Namespace, owner.Name)
 	if owner.Kind == api.ClusterKind {
 		patch = "kubectl patch clusterllmcostbudget " + owner.Name

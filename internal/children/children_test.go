@@ -22,7 +22,7 @@ func TestEventNamesAreDeterministicAndValid(t *testing.T) {
 }
 
 func TestQuotaCountsEachResource(t *testing.T) {
-	q := children.Quota(children.Owner{Name: "b", Namespace: "ns", Budget: "b"}, &evaluate.Quota{Name: "llmbudget-b", Resources: []string{"jobs.batch", "pods"}, Why: "over"})
+	q := children.Quota(children.Owner{Name: "b", Namespace: "ns", Budget: "b"}, &evaluate.Quota{Name: "llmbudget-b", Resources: []string{"jobs.batch", "pods"}, Why: "over"}, "ns")
 	assert.Equal(t, map[string]string{"count/jobs.batch": "0", "count/pods": "0"}, q.Spec.Hard)
 	assert.Equal(t, "llmbudget-b", q.Metadata.Name)
 	assert.Equal(t, "over", q.Metadata.Annotations[children.AnnotationWhy])
