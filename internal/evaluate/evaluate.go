@@ -33,7 +33,7 @@ type Input struct {
 	// SpecErr is why the spec did not decode: the budget is then Unknown (InvalidSpec), with it as the message.
 	SpecErr      error
 	SpendData    map[string]string // nil when the spend ConfigMap is missing
-	SpendDataErr error             // why its data is unreadable, a *spend.Error
+	SpendDataErr error             // why its data is unreadable (from spend.DecodeData)
 	Now          time.Time
 	Pool         PoolReader // when set, reads the spend instead: a ClusterLLMCostBudget's sum over its namespaces
 }
@@ -103,12 +103,17 @@ type subject struct {
 func subjectOf(in Input) subject {
 	m := in.Budget.Metadata
 	if in.Pool == nil {
-		return subject{api.Kind + " " + m.Name, api.Kind + " " + m.Namespace + "/" + m.Name,
-			"namespace " + m.Namespace, "llmbudget-" + m.Name, "llmbudget-budgets"}
+		return subject{
+			named: api.Kind + " " + m.Name, qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
+			where: "namespace " + m.Namespace, quota: "llmbudget-" + m.Name, policy: "llmbudget-budgets",
+		}
 	}
 	// The quota name stands apart from a team budget's so that a team budget of the same name keeps its own.
 	named := api.ClusterKind + " " + m.Name
-	return subject{named, named, "the namespaces it selects", "llmbudget-cluster-" + m.Name, "llmbudget-cluster-budgets"}
+	return subject{
+		named: named, qualified: named, where: "the namespaces it selects",
+		quota: "llmbudget-cluster-" + m.Name, policy: "llmbudget-cluster-budgets",
+	}
 }
 
 // Evaluate computes the Result for in.
