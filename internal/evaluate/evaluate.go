@@ -193,11 +193,12 @@ func (e *evaluation) run() {
 	e.window = e.spec.PeriodSpec().Containing(e.now)
 	e.st.Period = &api.PeriodStatus{Start: e.window.Start.Format(time.RFC3339), End: e.window.End.Format(time.RFC3339)}
 	e.rollover()
-	if l := parseLimit(e.spec.LimitUSD); l != nil {
-		e.st.LimitUSD = l.String()
+	limit := parseLimit(e.spec.LimitUSD)
+	if limit != nil {
+		e.st.LimitUSD = limit.String()
 	}
 	if e.readSpend() {
-		e.measure()
+		e.measure(limit)
 	}
 	e.st.Thresholds = e.crossings(e.st.Thresholds, e.crossed, "")
 }
@@ -249,9 +250,9 @@ func (e *evaluation) readConfigMap(src spend.Source) Pool {
 	return Pool{Usage: u, Message: read}
 }
 
-// measure gauges the budget, then each limited model likewise: the budget is as bad as its worst model.
-func (e *evaluation) measure() {
-	l := parseLimit(e.spec.LimitUSD)
+// measure gauges the budget against its USD limit l (nil when it has none) and its token limits, then each limited
+// model likewise: the budget is as bad as its worst model.
+func (e *evaluation) measure(l *money.Amount) {
 	b, percent, driver := e.gauge(l, e.spec.TokenLimits, e.usage)
 	e.st.State, e.st.ObservedSpendUSD, e.st.PercentUsed, e.st.Tokens = b.State, b.ObservedSpendUSD, &b.PercentUsed, b.Tokens
 	e.percent, e.driver = percent, driver
@@ -414,11 +415,15 @@ func (e *evaluation) crossings(carried []api.ThresholdStatus, crossed func(api.T
 	return out
 }
 
+// crossed reports whether the measured budget reached t; unknown spend crosses nothing.
 func (e *evaluation) crossed(t api.Threshold) bool {
-	if t.Basis == api.Forecasted {
-		return e.st.State != api.Unknown && e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
+	switch {
+	case e.st.State == api.Unknown:
+		return false
+	case t.Basis == api.Forecasted:
+		return e.st.ForecastSpendUSD != "" && e.forecastPercent >= int64(t.Percent)
 	}
-	return e.st.State != api.Unknown && e.percent >= int64(t.Percent)
+	return e.percent >= int64(t.Percent)
 }
 
 func (e *evaluation) enforce() {
