@@ -143,7 +143,7 @@ func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
 		return p
 	}
 	what := fmt.Sprintf("key %q", src.Key)
-	if src.Format == spend.DailyLedger {
+	if src.Format == api.DailyLedger {
 		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
 	}
 	p.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
@@ -165,7 +165,7 @@ func (s sources) read(ns string, src spend.Source, w period.Window) reading {
 	r := reading{namespace: ns}
 	for _, cm := range cms {
 		where := fmt.Sprintf("ConfigMap %s/%s", ns, cm.Metadata.Name)
-		if src.Format != spend.DailyLedger {
+		if src.Format != api.DailyLedger {
 			if err := declaresWindow(cm.Metadata.Annotations, w); err != nil {
 				return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
 			}

@@ -131,14 +131,14 @@ func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	}
 	if len(frac) > maxDecimals {
 		if maxDecimals == 0 {
-			return Amount{}, fmt.Errorf("%s has decimals; want a whole number", quote(s))
+			return Amount{}, fmt.Errorf("%s has decimals; want a whole number", Quote(s))
 		}
-		return Amount{}, fmt.Errorf("%s has more than %d decimals", quote(s), maxDecimals)
+		return Amount{}, fmt.Errorf("%s has more than %d decimals", Quote(s), maxDecimals)
 	}
 	// The digits, the fraction padded to nine places, count nano-dollars.
 	n, err := strconv.ParseInt(intPart+frac+strings.Repeat("0", MaxDecimals-len(frac)), 10, 64)
 	if err != nil { // only a range error: split checked the digits
-		return Amount{}, fmt.Errorf("%s is too large (at most %s)", quote(s), Max)
+		return Amount{}, fmt.Errorf("%s is too large (at most %s)", Quote(s), Max)
 	}
 	return Amount{n: n}, nil
 }
@@ -157,11 +157,11 @@ func split(s string) (intPart, frac string, err error) {
 	intPart, frac, point := strings.Cut(mantissa, ".")
 	switch {
 	case !digits(intPart) || point && !digits(frac) || hasExponent && !digits(exponent):
-		return "", "", fmt.Errorf("%s is not a decimal number", quote(s)) // "12.", ".5", "-", "NaN", "1e", ...
+		return "", "", fmt.Errorf("%s is not a decimal number", Quote(s)) // "12.", ".5", "-", "NaN", "1e", ...
 	case hasExponent:
-		return "", "", fmt.Errorf("%s: exponents are not allowed", quote(s))
+		return "", "", fmt.Errorf("%s: exponents are not allowed", Quote(s))
 	case negative:
-		return "", "", fmt.Errorf("%s is negative", quote(s))
+		return "", "", fmt.Errorf("%s is negative", Quote(s))
 	}
 	return intPart, frac, nil
 }
@@ -170,8 +170,8 @@ func digits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// quote shortens inputs too long to read in an error message.
-func quote(s string) string {
+// Quote quotes an input for an error message, shortened past 48 bytes so that the message stays readable.
+func Quote(s string) string {
 	const limit = 48
 	if len(s) > limit {
 		return strconv.Quote(s[:limit]) + "..."

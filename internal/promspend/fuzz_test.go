@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/promspend"
-	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // FuzzParsePrices: any input is a price table or an error, never a panic, and a table
@@ -26,7 +26,7 @@ func FuzzParsePrices(f *testing.F) {
 			return
 		}
 		for name, price := range p.Models {
-			if !spend.ValidModelName(name) || price.Input.Sign() < 0 || price.Output.Sign() < 0 {
+			if !api.ValidModelName(name) || price.Input.Sign() < 0 || price.Output.Sign() < 0 {
 				t.Fatalf("accepted %q: %+v", name, price)
 			}
 		}

@@ -33,7 +33,6 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
-	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Measure is one of the counters a source has.
@@ -258,7 +257,7 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 	var missing []string
 	var sum money.Amount
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		if name != "" && !spend.ValidModelName(name) {
+		if name != "" && !api.ValidModelName(name) {
 			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
 		}
 		in, inErr := tokens("input", vals[Input][name])
@@ -354,7 +353,7 @@ func ParsePrices(doc []byte) (*Prices, error) {
 	p := &Prices{Models: make(map[string]Price, len(raw.Models))}
 	var err error
 	for name, py := range raw.Models {
-		if !spend.ValidModelName(name) {
+		if !api.ValidModelName(name) {
 			return nil, fmt.Errorf("price table: %q is not a valid model name", name)
 		}
 		if p.Models[name], err = py.price(); err != nil {

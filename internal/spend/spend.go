@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
@@ -64,46 +65,29 @@ func addSaturating(a, b int64) int64 {
 	return a + b
 }
 
-// Format is how a ConfigMap holds spend (costSource.format).
-type Format string
-
-// The formats, spelled as in the LLMCostBudget spec.
-const (
-	Total       Format = "Total"
-	DailyLedger Format = "DailyLedger"
-)
-
 // Source says where in the ConfigMap's data the spend is; validation ensures a known format and Total's key.
 type Source struct {
-	Format    Format // "" means Total, the spec's default
-	Key       string // holds the period's spend, for Total
-	KeyPrefix string // starts every ledger key, for DailyLedger; may be empty
+	Format    api.SourceFormat // "" means Total, the spec's default
+	Key       string           // holds the period's spend, for Total
+	KeyPrefix string           // starts every ledger key, for DailyLedger; may be empty
 }
-
-// Reason is the BudgetEvaluated condition reason a read failure maps to.
-type Reason string
-
-// The reasons ReasonOf reports.
-const (
-	CostKeyMissing  Reason = "CostKeyMissing"  // the Total key is not in the ConfigMap
-	InvalidCostData Reason = "InvalidCostData" // a key or value is malformed
-)
 
 var errMissing = errors.New("missing")
 
-// ReasonOf is the reason of an error from Read or DecodeData.
-func ReasonOf(err error) Reason {
+// ReasonOf is the BudgetEvaluated reason of an error from Read or DecodeData: api.ReasonCostKeyMissing when the
+// Total key is not in the ConfigMap, api.ReasonInvalidCostData when a key or value is malformed.
+func ReasonOf(err error) string {
 	if errors.Is(err, errMissing) {
-		return CostKeyMissing
+		return api.ReasonCostKeyMissing
 	}
-	return InvalidCostData
+	return api.ReasonInvalidCostData
 }
 
 // Read returns the spend in data for the period w; every error names the key at fault. Total reads src.Key.
 // DailyLedger sums w.Dates(); every key with the prefix must be a valid date holding a valid value, even outside
 // w, lest a broken ledger look like a cheap period. Other keys are ignored; no ledger keys means zero usage.
 func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
-	if src.Format == DailyLedger {
+	if src.Format == api.DailyLedger {
 		return readLedger(src.KeyPrefix, data, w)
 	}
 	value, ok := data[src.Key]
@@ -134,7 +118,7 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 		t, dateErr := time.Parse(time.DateOnly, date)
 		switch {
 		case dateErr != nil || t.Format(time.DateOnly) != date:
-			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", quote(date))
+			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", money.Quote(date))
 		case err == nil && inPeriod && sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0:
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
@@ -148,14 +132,7 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 	return sum, nil
 }
 
-// quote and clip shorten inputs too long to read in an error message.
-func quote(s string) string {
-	if len(s) > clipAt {
-		return strconv.Quote(s[:clipAt]) + "..."
-	}
-	return strconv.Quote(s)
-}
-
+// clip shortens inputs too long to read in an error message.
 func clip(s string) string {
 	if len(s) > clipAt {
 		return s[:clipAt] + "..."
@@ -190,17 +167,6 @@ func DecodeData(raw []byte) (map[string]string, error) {
 		}
 	}
 	return nil, err
-}
-
-// MaxModelNameLength bounds a model name in the data and in spec.modelLimits.
-const MaxModelNameLength = 253
-
-// ValidModelName reports whether name can name a model: 1 to 253 printable ASCII characters without spaces,
-// quotes or backslashes, which covers "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
-func ValidModelName(name string) bool {
-	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
-		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
-	})
 }
 
 // ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON
@@ -265,8 +231,8 @@ func (v valueJSON) usage() (Usage, error) {
 	}
 	u.Models = make(map[string]Usage, len(v.Models))
 	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
-		if !ValidModelName(name) {
-			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", quote(name), MaxModelNameLength)
+		if !api.ValidModelName(name) {
+			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", money.Quote(name), api.MaxModelNameLength)
 		}
 		var m usageJSON
 		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {

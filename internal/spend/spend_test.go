@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
@@ -42,7 +43,7 @@ func window(t testing.TB, kind period.Kind, startDay int, now string) period.Win
 
 // requireSpendError checks that err has the given reason and message, and
 // that the message names the key.
-func requireSpendError(t *testing.T, err error, reason spend.Reason, key, msg string) {
+func requireSpendError(t *testing.T, err error, reason string, key, msg string) {
 	t.Helper()
 	require.Error(t, err)
 	assert.Equal(t, reason, spend.ReasonOf(err))
@@ -51,7 +52,7 @@ func requireSpendError(t *testing.T, err error, reason spend.Reason, key, msg st
 }
 
 func TestReadTotal(t *testing.T) {
-	src := spend.Source{Format: spend.Total, Key: "total-usd"}
+	src := spend.Source{Format: api.Total, Key: "total-usd"}
 	w := window(t, period.Monthly, 1, "2026-03-15T12:00:00Z")
 	tests := map[string]struct {
 		src  spend.Source
@@ -79,7 +80,7 @@ func TestReadTotal(t *testing.T) {
 			want: spend.Usage{CostUSD: mustParse("5")},
 		},
 		"a key prefix does not matter for Total": {
-			src:  spend.Source{Format: spend.Total, Key: "total-usd", KeyPrefix: "spend-"},
+			src:  spend.Source{Format: api.Total, Key: "total-usd", KeyPrefix: "spend-"},
 			data: map[string]string{"total-usd": "5", "spend-bogus": "bogus"},
 			want: spend.Usage{CostUSD: mustParse("5")},
 		},
@@ -94,49 +95,49 @@ func TestReadTotal(t *testing.T) {
 }
 
 func TestReadTotalErrors(t *testing.T) {
-	src := spend.Source{Format: spend.Total, Key: "total-usd"}
+	src := spend.Source{Format: api.Total, Key: "total-usd"}
 	tests := map[string]struct {
 		src    spend.Source
 		data   map[string]string
-		reason spend.Reason
+		reason string
 		key    string
 		msg    string
 	}{
 		"a missing key": {
 			src: src, data: map[string]string{"total": "1"},
-			reason: spend.CostKeyMissing, key: "total-usd", msg: `key "total-usd" is missing`,
+			reason: api.ReasonCostKeyMissing, key: "total-usd", msg: `key "total-usd" is missing`,
 		},
 		"no data at all": {
 			src: src, data: nil,
-			reason: spend.CostKeyMissing, key: "total-usd", msg: `key "total-usd" is missing`,
+			reason: api.ReasonCostKeyMissing, key: "total-usd", msg: `key "total-usd" is missing`,
 		},
 		"a decimal comma": {
 			src: src, data: map[string]string{"total-usd": "12,5"},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": "12,5" is not a decimal number`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": "12,5" is not a decimal number`,
 		},
 		"an empty value": {
 			src: src, data: map[string]string{"total-usd": ""},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": "" is empty`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": "" is empty`,
 		},
 		"a negative value": {
 			src: src, data: map[string]string{"total-usd": "-5"},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": "-5" is negative`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": "-5" is negative`,
 		},
 		"an exponent": {
 			src: src, data: map[string]string{"total-usd": "5e2"},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": "5e2": exponents are not allowed`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": "5e2": exponents are not allowed`,
 		},
 		"an Inf value": {
 			src: src, data: map[string]string{"total-usd": "Inf"},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": "Inf" is not a decimal number`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": "Inf" is not a decimal number`,
 		},
 		"a bad JSON field": {
 			src: src, data: map[string]string{"total-usd": `{"costUSD": "1", "inputTokens": -1}`},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": inputTokens: -1 is negative`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": inputTokens: -1 is negative`,
 		},
 		"a JSON number cost with an exponent": {
 			src: src, data: map[string]string{"total-usd": `{"costUSD": 1E2}`},
-			reason: spend.InvalidCostData, key: "total-usd", msg: `key "total-usd": costUSD: "1E2": exponents are not allowed`,
+			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": costUSD: "1E2": exponents are not allowed`,
 		},
 	}
 	for name, tc := range tests {
@@ -211,7 +212,7 @@ func TestReadDailyLedger(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: tc.prefix}, tc.data, tc.w)
+			got, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, tc.data, tc.w)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -289,14 +290,14 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			if tc.prefix == "" {
 				delete(data, "other")
 			}
-			_, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: tc.prefix}, data, march)
-			requireSpendError(t, err, spend.InvalidCostData, tc.key, tc.msg)
+			_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, data, march)
+			requireSpendError(t, err, api.ReasonInvalidCostData, tc.key, tc.msg)
 		})
 	}
 	t.Run("a period whose spend passes what money holds is refused", func(t *testing.T) {
 		data := map[string]string{"spend-2026-03-01": "9000000000", "spend-2026-03-02": "9000000000"}
-		_, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: "spend-"}, data, march)
-		requireSpendError(t, err, spend.InvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
+		_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
+		requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
 	})
 	t.Run("the first bad key in sorted order is reported, every time", func(t *testing.T) {
 		data := map[string]string{
@@ -304,8 +305,8 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			"spend-2026-03-02": "also bad", "spend-2026-03-04": "-1",
 		}
 		for range 20 {
-			_, err := spend.Read(spend.Source{Format: spend.DailyLedger, KeyPrefix: "spend-"}, data, march)
-			requireSpendError(t, err, spend.InvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": "also bad" is not a decimal number`)
+			_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
+			requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": "also bad" is not a decimal number`)
 		}
 	})
 }
@@ -356,9 +357,9 @@ func FuzzRead(f *testing.F) {
 	kinds := []period.Kind{period.Daily, period.Weekly, period.Monthly}
 	f.Fuzz(func(t *testing.T, ledger bool, prefix, k1, v1, k2, v2 string, unix int64, kind uint8) {
 		data := map[string]string{k1: v1, k2: v2}
-		src := spend.Source{Format: spend.Total, Key: k1}
+		src := spend.Source{Format: api.Total, Key: k1}
 		if ledger {
-			src = spend.Source{Format: spend.DailyLedger, KeyPrefix: prefix}
+			src = spend.Source{Format: api.DailyLedger, KeyPrefix: prefix}
 		}
 		// Keep now within 1900-2100 so it is a plausible clock.
 		const span = 200 * 365 * 86400
@@ -369,7 +370,7 @@ func FuzzRead(f *testing.F) {
 		u, err := spend.Read(src, data, w)
 		if err != nil {
 			assert.NotContains(t, err.Error(), "\n")
-			if spend.ReasonOf(err) == spend.CostKeyMissing {
+			if spend.ReasonOf(err) == api.ReasonCostKeyMissing {
 				assert.NotContains(t, data, src.Key)
 				assert.Equal(t, fmt.Sprintf("key %q is missing", src.Key), err.Error())
 				return
@@ -414,7 +415,7 @@ func TestDecodeDataNamesTheFirstValueThatIsNotAString(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := spend.DecodeData([]byte(tc.in))
 			require.Error(t, err)
-			assert.Equal(t, spend.InvalidCostData, spend.ReasonOf(err))
+			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
@@ -426,7 +427,7 @@ func FuzzDecodeData(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		data, err := spend.DecodeData(raw)
 		if err != nil {
-			assert.Equal(t, spend.InvalidCostData, spend.ReasonOf(err))
+			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
 			assert.Nil(t, data)
 		}
 	})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
-	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Defaults and bounds that other packages need by name; Default applies these defaults and all the others.
@@ -53,7 +52,7 @@ func (s *Spec) Default() {
 // hooks and llmbudget spend share.
 func (s *Spec) PeriodSpec() period.Spec {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
-	return period.Spec{Kind: period.Kind(s.Period.Type), StartDay: int(*s.Period.StartDay), Location: loc}
+	return period.Spec{Kind: s.Period.Type, StartDay: int(*s.Period.StartDay), Location: loc}
 }
 
 // EffectiveThresholds is spec.thresholds or, if none, the warning threshold and 100%, both on Actual spend.
@@ -112,7 +111,7 @@ var validate = func() *validator.Validate {
 		"dnssubdomain": func(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 },
 		"configmapkey": func(s string) bool { return len(validation.IsConfigMapKey(s)) == 0 },
 		"labelvalue":   func(s string) bool { return len(validation.IsValidLabelValue(s)) == 0 },
-		"modelname":    spend.ValidModelName,
+		"modelname":    ValidModelName,
 		"timezone": func(s string) bool {
 			_, err := period.LoadLocation(s)
 			return err == nil
@@ -194,7 +193,7 @@ func (s *Spec) validate(kindErrs ValidationError) error {
 		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
 	}
 	if d := s.Period.StartDay; d != nil {
-		last, want := period.StartDayRange(period.Kind(s.Period.Type))
+		last, want := period.StartDayRange(s.Period.Type)
 		if last == 0 { // ignored for Daily, but the CRD bounds it all the same
 			last, want = period.StartDayRange(period.Monthly)
 		}
@@ -280,7 +279,7 @@ func (s *Spec) message(fe validator.FieldError) string {
 	case "labelvalue":
 		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
 	case "modelname":
-		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), spend.MaxModelNameLength)
+		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), MaxModelNameLength)
 	case "resourcename":
 		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
 	}

@@ -5,9 +5,11 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/period"
 )
 
 // Identity of the API, and the labels and annotations it defines.
@@ -111,26 +113,29 @@ type Enforcement struct {
 }
 
 type (
-	PeriodType    string         // Daily, Weekly or Monthly
-	Basis         string         // what a threshold compares: spend so far (Actual) or the forecast (Forecasted)
-	SourceFormat  = spend.Format // Total or DailyLedger, as package spend reads them
-	Action        string         // None or BlockNewWorkloads
-	FailurePolicy string         // whether Unknown spend blocks (Closed) or not (Open)
-	Gate          string         // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
-	Scope         string         // which new workloads blocking refuses: all in its Namespace, or only the Labelled ones
-	State         string         // where a budget stands
+	// PeriodType is Daily, Weekly or Monthly: the calendar's own kind, so that the spec and period.Spec agree.
+	PeriodType    = period.Kind
+	Basis         string // what a threshold compares: spend so far (Actual) or the forecast (Forecasted)
+	SourceFormat  string // how the spend ConfigMap holds spend: one Total key, or a DailyLedger of keys
+	Action        string // None or BlockNewWorkloads
+	FailurePolicy string // whether Unknown spend blocks (Closed) or not (Open)
+	Gate          string // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
+	Scope         string // which new workloads blocking refuses: all in its Namespace, or only the Labelled ones
+	State         string // where a budget stands
 )
 
 const (
-	Daily   PeriodType = "Daily"
-	Weekly  PeriodType = "Weekly"
-	Monthly PeriodType = "Monthly"
+	Daily   = period.Daily
+	Weekly  = period.Weekly
+	Monthly = period.Monthly
 
 	Actual     Basis = "Actual"
 	Forecasted Basis = "Forecasted"
 
-	Total       = spend.Total
-	DailyLedger = spend.DailyLedger
+	// Total: one key holds the current period's spend; the writer resets it when a period starts.
+	Total SourceFormat = "Total"
+	// DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
+	DailyLedger SourceFormat = "DailyLedger"
 
 	ActionNone        Action = "None"
 	BlockNewWorkloads Action = "BlockNewWorkloads"
@@ -265,3 +270,14 @@ const (
 	// ReasonPeriodMismatch: a cluster budget's Total source covers another period, or does not say which it covers.
 	ReasonPeriodMismatch = "CostPeriodMismatch"
 )
+
+// MaxModelNameLength bounds a model name in the spend data and in spec.modelLimits.
+const MaxModelNameLength = 253
+
+// ValidModelName reports whether name can name a model: 1 to 253 printable ASCII characters without spaces,
+// quotes or backslashes, which covers "gpt-4o", "anthropic/claude-3-5-sonnet@20241022" and "llama3.1:70b".
+func ValidModelName(name string) bool {
+	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
+		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
+	})
+}
