@@ -153,17 +153,17 @@ func (k Kind) Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.Compo
 		return hookwire.CompositeResponse{}, Summary{}, err
 	}
 	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
-	res := finalizer.Reconcile(p, req.Finalizing, func(ev finalizer.Event[parent]) finalizer.Result[hookwire.CompositeResponse] {
-		if ev.Action == finalizer.Cleanup {
-			return cleanup(ev.Object.Status, req)
-		}
-		return k.apply(ev.Object, req.Related, now, &sum)
-	})
+	res := finalizer.Controller[hookwire.CompositeResponse]{
+		Apply:   func() (hookwire.CompositeResponse, finalizer.Action) { return k.apply(p, req.Related, now, &sum) },
+		Cleanup: func() hookwire.CompositeResponse { return cleanup(p.Status) },
+		Remains: func() bool { return len(req.Children[hookwire.ResourceQuotaGroup]) > 0 },
+		Retry:   cleanupRetry,
+	}.Reconcile(finalizer.EventOf(req.Finalizing))
 	res.Response.Tail = res.Tail()
 	return res.Response, sum, nil
 }
 
-func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.CompositeResponse] {
+func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) (hookwire.CompositeResponse, finalizer.Action) {
 	b, specErr := p.Budget(k.Name)
 	in := k.Spend(b, related)
 	in.Budget, in.SpecErr, in.Now = b, specErr, now
@@ -183,23 +183,17 @@ func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Su
 		}
 	}
 	resp := hookwire.CompositeResponse{Status: r.Status, Children: kids}
-	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Requeue: finalizer.RequeueAfter(r.ResyncAfter)}
+	return resp, finalizer.RequeueAfter(r.ResyncAfter)
 }
 
 // cleanup desires no children, so Metacontroller deletes the quotas (and our Events) first; the budget may go once
 // no ResourceQuota (in any namespace) is observed. The status is kept as it was: cleanup never decodes the spec, so
 // a budget whose spec is broken, or that was never synced, can still be deleted.
-func cleanup(status json.RawMessage, req hookwire.CompositeRequest) finalizer.Result[hookwire.CompositeResponse] {
-	done := len(req.Children[hookwire.ResourceQuotaGroup]) == 0
+func cleanup(status json.RawMessage) hookwire.CompositeResponse {
 	var kept any
 	var fields map[string]json.RawMessage // Metacontroller's status is an object
 	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
 		kept = status
 	}
-	requeue := finalizer.AwaitChange()
-	if !done {
-		requeue = finalizer.RequeueAfter(cleanupRetry)
-	}
-	resp := hookwire.CompositeResponse{Status: kept, Children: []any{}}
-	return finalizer.Result[hookwire.CompositeResponse]{Response: resp, Finalized: done, Requeue: requeue}
+	return hookwire.CompositeResponse{Status: kept, Children: []any{}}
 }

@@ -10,45 +10,63 @@ import (
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
+// recorder is a controller whose halves record that they ran.
+type recorder struct {
+	ran     []string
+	remains bool
+}
+
+func (r *recorder) controller() finalizer.Controller[string] {
+	return finalizer.Controller[string]{
+		Apply: func() (string, finalizer.Action) {
+			r.ran = append(r.ran, "apply")
+			return "applied", finalizer.RequeueAfter(time.Minute)
+		},
+		Cleanup: func() string {
+			r.ran = append(r.ran, "cleanup")
+			return "cleaned"
+		},
+		Remains: func() bool { return r.remains },
+		Retry:   5 * time.Second,
+	}
+}
+
 func TestFinalizingSelectsTheEvent(t *testing.T) {
+	assert.Equal(t, finalizer.Apply, finalizer.EventOf(false))
+	assert.Equal(t, finalizer.Cleanup, finalizer.EventOf(true))
+}
+
+func TestReconcile(t *testing.T) {
 	cases := map[string]struct {
-		finalizing bool
-		want       finalizer.Action
+		event     finalizer.Event
+		remains   bool
+		ran       string
+		response  string
+		seconds   float64
+		finalized bool
 	}{
-		"a live object is applied":              {false, finalizer.Apply},
-		"an object being deleted is cleaned up": {true, finalizer.Cleanup},
+		"apply answers with its own action": {
+			event: finalizer.Apply, ran: "apply", response: "applied", seconds: 60,
+		},
+		"apply ignores what remains: it never releases the object": {
+			event: finalizer.Apply, remains: true, ran: "apply", response: "applied", seconds: 60,
+		},
+		"cleanup waits, and asks again, while something of ours remains": {
+			event: finalizer.Cleanup, remains: true, ran: "cleanup", response: "cleaned", seconds: 5,
+		},
+		"cleanup releases the object once nothing of ours remains": {
+			event: finalizer.Cleanup, ran: "cleanup", response: "cleaned", finalized: true,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			var got []finalizer.Action
-			finalizer.Reconcile("obj", tc.finalizing, func(ev finalizer.Event[string]) finalizer.Result[int] {
-				got = append(got, ev.Action)
-				assert.Equal(t, "obj", ev.Object)
-				return finalizer.Result[int]{}
-			})
-			assert.Equal(t, []finalizer.Action{tc.want}, got, "exactly one event")
+			r := &recorder{remains: tc.remains}
+			res := r.controller().Reconcile(tc.event)
+			assert.Equal(t, []string{tc.ran}, r.ran, "exactly one half runs")
+			assert.Equal(t, tc.response, res.Response)
+			assert.Equal(t, hookwire.Tail{ResyncAfterSeconds: tc.seconds, Finalized: tc.finalized}, res.Tail())
 		})
 	}
-}
-
-func TestApplyCanNeverReleaseTheObject(t *testing.T) {
-	res := finalizer.Reconcile(1, false, func(finalizer.Event[int]) finalizer.Result[string] {
-		return finalizer.Result[string]{Response: "x", Finalized: true}
-	})
-	assert.False(t, res.Finalized)
-	assert.Equal(t, "x", res.Response)
-}
-
-func TestCleanupReportsFinalized(t *testing.T) {
-	res := finalizer.Reconcile(1, true, func(finalizer.Event[int]) finalizer.Result[string] {
-		return finalizer.Result[string]{Finalized: true}
-	})
-	assert.True(t, res.Finalized)
-}
-
-func TestTheTailCarriesRequeueAndFinalized(t *testing.T) {
-	res := finalizer.Result[int]{Requeue: finalizer.RequeueAfter(90 * time.Second), Finalized: true}
-	assert.Equal(t, hookwire.Tail{ResyncAfterSeconds: 90, Finalized: true}, res.Tail())
 }
 
 func TestRequeueSecondsRoundUp(t *testing.T) {

@@ -93,14 +93,12 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 		return hookwire.DecoratorResponse{}, Summary{}, err
 	}
 	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
-	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
-		if ev.Action == finalizer.Apply {
-			return apply(ev.Object, req.Related, now, &sum)
-		}
+	res := finalizer.Controller[hookwire.DecoratorResponse]{
+		Apply:   func() (hookwire.DecoratorResponse, finalizer.Action) { return apply(o, req.Related, now, &sum) },
+		Cleanup: undecorated,
 		// Cleanup lets the object go once none of the keys is left on it.
-		resp := undecorated()
-		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: settled(ev.Object, resp), Requeue: finalizer.AwaitChange()}
-	})
+		Remains: func() bool { return !settled(o, undecorated()) },
+	}.Reconcile(finalizer.EventOf(req.Finalizing))
 	res.Response.Tail = res.Tail()
 	return res.Response, sum, nil
 }
@@ -115,7 +113,9 @@ func undecorated() hookwire.DecoratorResponse {
 	}
 }
 
-func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
+func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
+	hookwire.DecoratorResponse, finalizer.Action,
+) {
 	resp := undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
@@ -137,7 +137,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 		sum.State = reason
 		setValue(resp.Labels, LabelState, string(api.Unknown))
 		setValue(resp.Annotations, AnnotationReason, reason)
-		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
+		return resp, finalizer.AwaitChange()
 	}
 	sum.State = string(st.State)
 	setValue(resp.Labels, LabelState, string(st.State))
@@ -164,7 +164,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	if !settled(o, resp) {
 		requeue = finalizer.RequeueAfter(settleRetry)
 	}
-	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
+	return resp, requeue
 }
 
 // settled reports whether the object already carries what resp asks for.
