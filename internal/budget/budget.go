@@ -1,5 +1,6 @@
-// Package budget holds LLMCostBudget's hooks and the ones both budget kinds share (Kind): pure functions from
-// Metacontroller requests and the clock to responses.
+// Package budget holds LLMCostBudget's hooks, and the parts of a hook that both budget kinds share: decoding
+// the parent, the finalizer's Cleanup, and rendering an evaluation as children. A sync reads straight down:
+// decode the parent, validate the spec, compute the period, read the spend ConfigMap, evaluate, render.
 //
 // A well-formed request about a bad budget is answered, not refused: a spec that cannot be decoded or validated
 // yields state Unknown with reason InvalidSpec. Only a request without a usable parent is an error
@@ -12,18 +13,23 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// cleanupRetry is how soon Cleanup asks to be called again while the quota is still observed; Metacontroller
+// The names of what deploy/ installs for LLMCostBudgets and what the hooks create for them.
+const (
+	PolicyName  = "llmbudget-budgets" // the ValidatingAdmissionPolicy of the Policy gate
+	quotaPrefix = "llmbudget-"        // the ResourceQuota of the Quota gate is quotaPrefix + the budget's name
+)
+
+// cleanupRetry is how soon Cleanup asks to be called again while a quota is still observed; Metacontroller
 // usually calls sooner, on the quota's deletion.
 const cleanupRetry = 5 * time.Second
 
@@ -34,9 +40,140 @@ type Summary struct {
 	Reason          string
 }
 
-// parent is a budget of either kind as received, its spec and status kept raw so that a spec of the wrong shape is
-// reported, and a foreign status ignored, rather than failing the request.
-type parent struct {
+// Customize names the spend ConfigMap as related, so that Metacontroller watches it and passes it to sync; a
+// spec that does not decode relates nothing (sync reports it).
+func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+	p, err := DecodeParent(req.Parent)
+	if err != nil {
+		return hookwire.CustomizeResponse{}, err
+	}
+	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	if b, err := p.Budget(api.Kind); err == nil && b.Spec.CostSource.ConfigMapName != "" {
+		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
+			APIVersion: "v1", Resource: "configmaps",
+			Namespace: b.Metadata.Namespace, Names: []string{b.Spec.CostSource.ConfigMapName},
+		})
+	}
+	return resp, nil
+}
+
+// Sync answers the sync and finalize hooks: Apply evaluates the budget, Cleanup lifts enforcement and lets the
+// budget go once no quota remains.
+func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
+	p, err := DecodeParent(req.Parent)
+	if err != nil {
+		return hookwire.CompositeResponse{}, Summary{}, err
+	}
+	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
+	resp := Reconcile(p, req, func() (hookwire.CompositeResponse, finalizer.Action) {
+		r := evaluate.Evaluate(input(p, req.Related, now))
+		sum.State, sum.Reason = r.Status.State, r.Reason
+		return Render(children.BudgetOwner(p.Metadata), r), finalizer.RequeueAfter(r.ResyncAfter)
+	})
+	return resp, sum, nil
+}
+
+// input decodes and validates the budget, computes its period and reads its spend: the evaluation's input.
+func input(p Parent, related hookwire.ObjectMap, now time.Time) evaluate.Input {
+	b, invalid := p.Budget(api.Kind)
+	if invalid == nil {
+		b.Spec.Default()
+		invalid = b.Spec.Validate()
+	}
+	in := evaluate.Input{Budget: b, Invalid: invalid, Subject: subjectOf(b.Metadata), Now: now}
+	if invalid == nil {
+		// Validate loaded the zone: the calendar is computable.
+		in.Window = b.Spec.PeriodSpec().Containing(now)
+		in.Spend = readSpend(b, related, in.Window)
+	}
+	return in
+}
+
+func subjectOf(m api.ObjectMeta) evaluate.Subject {
+	return evaluate.Subject{
+		Named: api.Kind + " " + m.Name, Qualified: api.Kind + " " + m.Namespace + "/" + m.Name,
+		Where: "namespace " + m.Namespace, Quota: quotaPrefix + m.Name, Policy: PolicyName,
+	}
+}
+
+// readSpend reads the budget's spend ConfigMap, the one related object it names, for the period w.
+func readSpend(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
+	name, ns := b.Spec.CostSource.ConfigMapName, b.Metadata.Namespace
+	raw, found := related[hookwire.ConfigMapGroup][hookwire.Key(ns, name)]
+	if !found {
+		msg := fmt.Sprintf("ConfigMap %q not found in namespace %q", name, ns)
+		return evaluate.Spend{Reason: api.ReasonCostSourceMissing, Message: msg}
+	}
+	src := SourceOf(b.Spec.CostSource)
+	cm, err := spend.DecodeConfigMap(raw)
+	u := spend.Usage{}
+	if err == nil {
+		u, err = spend.Read(src, cm.Data, w)
+	}
+	if err != nil {
+		return evaluate.Spend{Reason: spend.ReasonOf(err), Message: fmt.Sprintf("ConfigMap %q: %v", name, err)}
+	}
+	read := fmt.Sprintf("spend read from key %q of ConfigMap %q", src.Key, name)
+	if src.Format == api.DailyLedger {
+		days := len(w.Dates())
+		unit := "days"
+		if days == 1 {
+			unit = "day"
+		}
+		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q",
+			days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
+	}
+	return evaluate.Spend{Usage: u, Message: read}
+}
+
+// SourceOf is where in a spend ConfigMap's data the spec's spend is.
+func SourceOf(c api.CostSource) spend.Source {
+	return spend.Source{Format: c.Format, Key: c.Key, KeyPrefix: c.KeyPrefix}
+}
+
+// Render is an evaluation's answer: the status, its Events, and its quota in each namespace it closes.
+func Render(owner children.Owner, r evaluate.Result) hookwire.CompositeResponse {
+	kids := make([]any, 0, len(r.Announcements)+1)
+	for _, e := range children.Events(owner, r.Announcements) {
+		kids = append(kids, e)
+	}
+	if r.Quota != nil {
+		for _, ns := range r.Quota.Namespaces {
+			kids = append(kids, children.Quota(owner, r.Quota, ns))
+		}
+	}
+	return hookwire.CompositeResponse{Status: r.Status, Children: kids}
+}
+
+// Reconcile answers a sync or finalize request for a budget of either kind through the finalizer: apply's answer
+// while the budget lives; once it goes, no children (so Metacontroller deletes the quotas and our Events), and
+// finalized once no ResourceQuota (in any namespace) is observed.
+func Reconcile(p Parent, req hookwire.CompositeRequest,
+	apply func() (hookwire.CompositeResponse, finalizer.Action)) hookwire.CompositeResponse {
+	res := finalizer.Controller[hookwire.CompositeResponse]{
+		Apply:   apply,
+		Cleanup: func() hookwire.CompositeResponse { return cleanup(p.Status) },
+		Remains: func() bool { return len(req.Children[hookwire.ResourceQuotaGroup]) > 0 },
+		Retry:   cleanupRetry,
+	}.Reconcile(finalizer.EventOf(req.Finalizing))
+	res.Response.Tail = res.Tail()
+	return res.Response
+}
+
+// cleanup desires no children and keeps the status as it was: it never decodes the spec, so a budget whose spec
+// is broken, or that was never synced, can still be deleted.
+func cleanup(status json.RawMessage) hookwire.CompositeResponse {
+	var kept any
+	var fields map[string]json.RawMessage // Metacontroller's status is an object
+	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
+		kept = status
+	}
+	return hookwire.CompositeResponse{Status: kept, Children: []any{}}
+}
+
+// Parent is a budget of either kind as received, its spec and status kept raw so that a spec of the wrong shape
+// is reported, and a foreign status ignored, rather than failing the request.
+type Parent struct {
 	Metadata api.ObjectMeta  `json:"metadata"`
 	Spec     json.RawMessage `json:"spec"`
 	Status   json.RawMessage `json:"status"`
@@ -44,9 +181,9 @@ type parent struct {
 	metaErr error
 }
 
-// decodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
-func decodeParent(raw json.RawMessage) (parent, error) {
-	var p parent
+// DecodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
+func DecodeParent(raw json.RawMessage) (Parent, error) {
+	var p Parent
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
 	}
@@ -66,7 +203,7 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 		}
 		m := id.Metadata
 		md := api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}
-		p = parent{Metadata: md, Spec: id.Spec, Status: id.Status, metaErr: err}
+		p = Parent{Metadata: md, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
 		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
@@ -77,7 +214,7 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 // Budget decodes spec and status as a budget of kind; a spec decoding error is for the caller to report as
 // InvalidSpec. The spec is decoded strictly: the API server prunes fields the CRD does not know, so an unknown or
 // repeated field is one a person wrote (through eval) and must hear about.
-func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
+func (p Parent) Budget(kind string) (api.LLMCostBudget, error) {
 	b := api.LLMCostBudget{APIVersion: api.APIVersion, Kind: kind, Metadata: p.Metadata}
 	var st api.Status
 	if len(p.Status) > 0 && decode.Lenient(p.Status, &st, "status") == nil {
@@ -90,110 +227,4 @@ func (p parent) Budget(kind string) (api.LLMCostBudget, error) {
 		return b, errors.New("spec is missing")
 	}
 	return b, decode.Strict(p.Spec, &b.Spec, "spec")
-}
-
-// Kind is what a budget kind brings to the hooks both kinds share.
-type Kind struct {
-	Name    string // api.Kind or api.ClusterKind
-	Owner   func(api.ObjectMeta) children.Owner
-	Related func(b api.LLMCostBudget) []hookwire.RelatedResourceRule
-	// Spend finds the spend among the related objects: the evaluation's input, except Budget, SpecErr and Now.
-	Spend  func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input
-	Closes func(owner children.Owner, r evaluate.Result) []string // the namespaces that get r.Quota
-}
-
-// namespaced is LLMCostBudget: one spend ConfigMap, one quota, both in the budget's namespace.
-var namespaced = Kind{
-	Name:  api.Kind,
-	Owner: children.BudgetOwner,
-	Related: func(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
-		name := b.Spec.CostSource.ConfigMapName
-		if name == "" {
-			return nil // sync reports the broken spec
-		}
-		return []hookwire.RelatedResourceRule{{APIVersion: "v1", Resource: "configmaps", Namespace: b.Metadata.Namespace, Names: []string{name}}}
-	},
-	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) (in evaluate.Input) {
-		if raw, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName)]; ok {
-			in.SpendData, in.SpendDataErr = spend.DecodeData(raw)
-		}
-		return in
-	},
-	Closes: func(owner children.Owner, _ evaluate.Result) []string { return []string{owner.Namespace} },
-}
-
-// Customize names the spend ConfigMap as related, so that Metacontroller watches it and passes it to sync.
-func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	return namespaced.Customize(req)
-}
-
-// Sync answers the sync and finalize hooks: Apply evaluates the budget, Cleanup lifts enforcement and lets the
-// budget go once no quota remains.
-func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	return namespaced.Sync(req, now)
-}
-
-// Customize relates what k.Related names, or nothing while the spec does not decode.
-func (k Kind) Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	p, err := decodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CustomizeResponse{}, err
-	}
-	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	if b, err := p.Budget(k.Name); err == nil {
-		resp.RelatedResources = append(resp.RelatedResources, k.Related(b)...)
-	}
-	return resp, nil
-}
-
-// Sync answers the sync and finalize hooks of a budget of kind k.
-func (k Kind) Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, Summary, error) {
-	p, err := decodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CompositeResponse{}, Summary{}, err
-	}
-	sum := Summary{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name}
-	res := finalizer.Controller[hookwire.CompositeResponse]{
-		Apply:   func() (hookwire.CompositeResponse, finalizer.Action) { return k.apply(p, req.Related, now, &sum) },
-		Cleanup: func() hookwire.CompositeResponse { return cleanup(p.Status) },
-		Remains: func() bool { return len(req.Children[hookwire.ResourceQuotaGroup]) > 0 },
-		Retry:   cleanupRetry,
-	}.Reconcile(finalizer.EventOf(req.Finalizing))
-	res.Response.Tail = res.Tail()
-	return res.Response, sum, nil
-}
-
-func (k Kind) apply(p parent, related hookwire.ObjectMap, now time.Time, sum *Summary) (hookwire.CompositeResponse, finalizer.Action) {
-	b, specErr := p.Budget(k.Name)
-	in := k.Spend(b, related)
-	in.Budget, in.SpecErr, in.Now = b, specErr, now
-	r := evaluate.Evaluate(in)
-	sum.State = r.Status.State
-	if c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated); c != nil {
-		sum.Reason = c.Reason
-	}
-	owner := k.Owner(p.Metadata)
-	kids := make([]any, 0, len(r.Announcements)+1)
-	for _, e := range children.Events(owner, r.Announcements) {
-		kids = append(kids, e)
-	}
-	if r.Quota != nil {
-		for _, ns := range k.Closes(owner, r) {
-			kids = append(kids, children.Quota(owner, r.Quota, ns))
-		}
-	}
-	resp := hookwire.CompositeResponse{Status: r.Status, Children: kids}
-	return resp, finalizer.RequeueAfter(r.ResyncAfter)
-}
-
-// cleanup desires no children, so Metacontroller deletes the quotas (and our Events) first; the budget may go once
-// no ResourceQuota (in any namespace) is observed. The status is kept as it was: cleanup never decodes the spec, so
-// a budget whose spec is broken, or that was never synced, can still be deleted.
-func cleanup(status json.RawMessage) hookwire.CompositeResponse {
-	var kept any
-	var fields map[string]json.RawMessage // Metacontroller's status is an object
-	if decode.Lenient(status, &fields, "status") == nil && fields != nil {
-		kept = status
-	}
-	return hookwire.CompositeResponse{Status: kept, Children: []any{}}
 }

@@ -1,11 +1,15 @@
 // Package clusterbudget holds the ClusterLLMCostBudget CompositeController's hooks. They evaluate a budget as
 // LLMCostBudget's do, but over the spend summed from the selected namespaces' ConfigMaps, and close each of those
-// namespaces while the budget blocks.
+// namespaces while the budget blocks. A sync reads straight down: decode the parent, validate the spec, compute
+// the period, read every selected namespace's spend into one value, evaluate, render.
 //
 // Guarantees, besides package budget's (a bad spec is answered with state Unknown, reason InvalidSpec; only a
 // request without a usable parent is refused):
 //   - The namespaces are the related Namespaces that match the current selector: one that stops matching is
 //     dropped, with its quota, by the first sync that sees it.
+//   - No related object is skipped silently: a Namespace or ConfigMap that does not decode (a value that is not a
+//     string, a member written twice) makes its namespace unreadable, and the message names it; a ConfigMap that
+//     the request lists twice counts once.
 //   - A Total source is summed only when its annotation llmbudget.dev/period-start declares the budget's current
 //     period; any other makes the sum Unknown (never silently wrong) under either failurePolicy.
 //   - An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is reported in
@@ -28,87 +32,143 @@ import (
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
+	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// cluster is ClusterLLMCostBudget: the spend of every selected namespace summed, a quota in each of them.
-var cluster = budget.Kind{
-	Name:  api.ClusterKind,
-	Owner: children.ClusterOwner,
-	Related: func(b api.LLMCostBudget) []hookwire.RelatedResourceRule {
-		sel := b.Spec.NamespaceSelector
-		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
-			return nil // sync reports the broken spec
-		}
-		spendSource := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
-		return []hookwire.RelatedResourceRule{
-			{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
-			{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: spendSource},
-		}
-	},
-	Spend: func(b api.LLMCostBudget, related hookwire.ObjectMap) evaluate.Input {
-		return evaluate.Input{Pool: poolReader(b.Spec, related)}
-	},
-	Closes: func(_ children.Owner, r evaluate.Result) []string { return r.Status.Enforcement.Namespaces },
-}
+// The names of what deploy/ installs for ClusterLLMCostBudgets and what the hooks create for them. The quota's
+// prefix stands apart from a team budget's so that a team budget of the same name keeps its own quota.
+const (
+	PolicyName  = "llmbudget-cluster-budgets"
+	quotaPrefix = "llmbudget-cluster-"
+)
 
 // Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
-// labelled as the budget's spend source.
+// labelled as the budget's spend source; a spec without a usable selector or source relates nothing.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	return cluster.Customize(req)
+	p, err := budget.DecodeParent(req.Parent)
+	if err != nil {
+		return hookwire.CustomizeResponse{}, err
+	}
+	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	b, err := p.Budget(api.ClusterKind)
+	if err != nil {
+		return resp, nil // sync reports the broken spec
+	}
+	sel := b.Spec.NamespaceSelector
+	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
+		return resp, nil
+	}
+	source := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
+	resp.RelatedResources = append(resp.RelatedResources,
+		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
+		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source},
+	)
+	return resp, nil
 }
 
 // Sync answers the sync and finalize hooks: Apply evaluates the summed spend and closes every selected namespace
 // while blocking; Cleanup lifts the quotas in every namespace and lets the budget go once none is observed.
 func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, budget.Summary, error) {
-	return cluster.Sync(req, now)
+	p, err := budget.DecodeParent(req.Parent)
+	if err != nil {
+		return hookwire.CompositeResponse{}, budget.Summary{}, err
+	}
+	sum := budget.Summary{Name: p.Metadata.Name}
+	resp := budget.Reconcile(p, req, func() (hookwire.CompositeResponse, finalizer.Action) {
+		r := evaluate.Evaluate(input(p, req.Related, now))
+		sum.State, sum.Reason = r.Status.State, r.Reason
+		return budget.Render(children.ClusterOwner(p.Metadata), r), finalizer.RequeueAfter(r.ResyncAfter)
+	})
+	return resp, sum, nil
 }
 
-// object is the part of a related Namespace or ConfigMap the hooks read.
-type object struct {
+// input decodes and validates the budget, computes its period and reads the spend of the namespaces it selects.
+func input(p budget.Parent, related hookwire.ObjectMap, now time.Time) evaluate.Input {
+	b, invalid := p.Budget(api.ClusterKind)
+	if invalid == nil {
+		b.Spec.Default()
+		invalid = b.Spec.ValidateCluster()
+	}
+	named := api.ClusterKind + " " + b.Metadata.Name
+	in := evaluate.Input{Budget: b, Invalid: invalid, Now: now, Subject: evaluate.Subject{
+		Named: named, Qualified: named, Where: "the namespaces it selects",
+		Quota: quotaPrefix + b.Metadata.Name, Policy: PolicyName,
+	}}
+	if invalid == nil {
+		in.Window = b.Spec.PeriodSpec().Containing(now)
+		readings := readAll(members(b.Spec, related), b.Spec.CostSource, in.Window)
+		in.Spend, in.Namespaces = sumOf(readings, b.Spec, in.Window)
+	}
+	return in
+}
+
+// member is a selected namespace and its spend sources.
+type member struct {
+	namespace string
+	err       error // why its Namespace object does not decode
+	sources   []source
+}
+
+// source is one spend ConfigMap, or why it does not decode.
+type source struct {
+	name string
+	cm   spend.ConfigMap
+	err  error
+}
+
+// namespaceObject is the part of a related Namespace that decides membership.
+type namespaceObject struct {
 	Metadata struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
 	} `json:"metadata"`
-	Data map[string]string `json:"data"`
 }
 
-// poolReader finds the selected namespaces and their spend sources among the related objects; an invalid selector
-// selects nothing (the evaluation reports it as InvalidSpec before reading).
-func poolReader(spec api.Spec, related hookwire.ObjectMap) evaluate.PoolReader {
-	closed := spec.Enforcement.FailurePolicy == api.FailClosed
-	src := sources{label: spec.CostSource.SpendSource, closed: closed, byNamespace: map[string][]object{}}
+// members finds the selected namespaces and their spend sources among the related objects, in name order; an
+// invalid selector selects nothing (validation has reported it already).
+func members(spec api.Spec, related hookwire.ObjectMap) []member {
 	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
 	if err != nil {
 		sel = labels.Nothing()
 	}
-	for _, raw := range related[hookwire.NamespaceGroup] {
-		var ns object
-		if decode.Lenient(raw, &ns, "namespace") == nil && ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)) {
-			src.byNamespace[ns.Metadata.Name] = []object{}
+	byName := map[string]*member{}
+	for _, key := range slices.Sorted(maps.Keys(related[hookwire.NamespaceGroup])) {
+		var ns namespaceObject
+		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
+		// spend cannot be read.
+		switch err := decode.Unique(related[hookwire.NamespaceGroup][key], &ns, ""); {
+		case err != nil:
+			byName[key] = &member{namespace: key, err: fmt.Errorf("Namespace %s: %w", key, err)}
+		case ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)):
+			byName[ns.Metadata.Name] = &member{namespace: ns.Metadata.Name}
 		}
 	}
-	for _, raw := range related[hookwire.ConfigMapGroup] {
-		var cm object
-		if decode.Lenient(raw, &cm, "configmap") != nil || cm.Metadata.Labels[api.LabelSpendSource] != src.label {
-			continue
+	seen := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(related[hookwire.ConfigMapGroup])) {
+		cm, err := spend.DecodeConfigMap(related[hookwire.ConfigMapGroup][key])
+		ns, name, _ := strings.Cut(key, "/")
+		if err == nil {
+			if cm.Metadata.Labels[api.LabelSpendSource] != spec.CostSource.SpendSource {
+				continue // not a source of this budget
+			}
+			ns, name = cm.Metadata.Namespace, cm.Metadata.Name
 		}
-		if list, ok := src.byNamespace[cm.Metadata.Namespace]; ok {
-			src.byNamespace[cm.Metadata.Namespace] = append(list, cm)
+		if m := byName[ns]; m != nil && !seen[ns+"/"+name] {
+			seen[ns+"/"+name] = true
+			m.sources = append(m.sources, source{name: name, cm: cm, err: err})
 		}
 	}
-	return src.pool
-}
-
-// sources are the spend ConfigMaps of each selected namespace.
-type sources struct {
-	label       string
-	closed      bool // failurePolicy Closed
-	byNamespace map[string][]object
+	out := make([]member, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		m := *byName[name]
+		// In name order, so that the same data always reports the same fault.
+		slices.SortFunc(m.sources, func(a, b source) int { return strings.Compare(a.name, b.name) })
+		out = append(out, m)
+	}
+	return out
 }
 
 // reading is one namespace's spend, or why it could not be read.
@@ -118,61 +178,41 @@ type reading struct {
 	reason, message string
 }
 
-// pool sums the readable namespaces and decides whether the sum is known.
-func (s sources) pool(src spend.Source, w period.Window) evaluate.Pool {
-	p := evaluate.Pool{Selected: slices.Sorted(maps.Keys(s.byNamespace))}
-	var read, bad []reading
-	for _, ns := range p.Selected {
-		r := s.read(ns, src, w)
-		p.Usage = p.Usage.Add(r.usage) // an unreadable namespace adds nothing
-		if r.reason != "" {
-			bad = append(bad, r)
-		} else {
-			read = append(read, r)
-		}
+func readAll(ms []member, cs api.CostSource, w period.Window) []reading {
+	out := make([]reading, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.read(cs, w))
 	}
-	p.Breakdown, p.Omitted = breakdown(bad, read, p.Usage)
-	if i := slices.IndexFunc(bad, func(r reading) bool { return r.reason == api.ReasonPeriodMismatch }); i >= 0 {
-		// A source of another period is not unreadable but wrong: skipping it under Open would still announce a sum
-		// the data does not support.
-		p.Reason, p.Message = bad[i].reason, bad[i].message
-		return p
-	}
-	if len(bad) > 0 && (s.closed || len(read) == 0) {
-		p.Reason, p.Message = bad[0].reason, fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(p.Selected))
-		return p
-	}
-	what := fmt.Sprintf("key %q", src.Key)
-	if src.Format == api.DailyLedger {
-		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
-	}
-	p.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
-		len(p.Selected), what, api.LabelSpendSource, s.label)
-	if len(bad) > 0 {
-		p.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s", len(bad), bad[0].message)
-	}
-	return p
+	return out
 }
 
-// read sums the namespace's spend ConfigMaps, in name order so that the same data always reports the same fault.
-func (s sources) read(ns string, src spend.Source, w period.Window) reading {
-	cms := s.byNamespace[ns]
-	if len(cms) == 0 {
-		msg := fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s", ns, api.LabelSpendSource, s.label)
-		return reading{namespace: ns, reason: api.ReasonCostSourceMissing, message: msg}
+// read sums the namespace's spend ConfigMaps.
+func (m member) read(cs api.CostSource, w period.Window) reading {
+	src := budget.SourceOf(cs)
+	unread := func(reason, message string) reading {
+		return reading{namespace: m.namespace, reason: reason, message: message}
 	}
-	slices.SortFunc(cms, func(a, b object) int { return strings.Compare(a.Metadata.Name, b.Metadata.Name) })
-	r := reading{namespace: ns}
-	for _, cm := range cms {
-		where := fmt.Sprintf("ConfigMap %s/%s", ns, cm.Metadata.Name)
+	switch {
+	case m.err != nil:
+		return unread(api.ReasonInvalidCostData, m.err.Error())
+	case len(m.sources) == 0:
+		return unread(api.ReasonCostSourceMissing, fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s",
+			m.namespace, api.LabelSpendSource, cs.SpendSource))
+	}
+	r := reading{namespace: m.namespace}
+	for _, s := range m.sources {
+		where := fmt.Sprintf("ConfigMap %s/%s", m.namespace, s.name)
+		if s.err != nil {
+			return unread(api.ReasonInvalidCostData, fmt.Sprintf("%s: %v", where, s.err))
+		}
 		if src.Format != api.DailyLedger {
-			if err := declaresWindow(cm.Metadata.Annotations, w); err != nil {
-				return reading{namespace: ns, reason: api.ReasonPeriodMismatch, message: where + ": " + err.Error()}
+			if err := declaresWindow(s.cm.Metadata.Annotations, w); err != nil {
+				return unread(api.ReasonPeriodMismatch, where+": "+err.Error())
 			}
 		}
-		u, err := spend.Read(src, cm.Data, w)
+		u, err := spend.Read(src, s.cm.Data, w)
 		if err != nil {
-			return reading{namespace: ns, reason: string(spend.ReasonOf(err)), message: fmt.Sprintf("%s: %v", where, err)}
+			return unread(spend.ReasonOf(err), fmt.Sprintf("%s: %v", where, err))
 		}
 		r.usage = r.usage.Add(u)
 	}
@@ -184,16 +224,58 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 	start := w.Start.Format(time.RFC3339)
 	v, ok := annotations[api.AnnotationPeriodStart]
 	if !ok {
-		return fmt.Errorf("format Total needs the annotation %s, the start of the period its key covers (the budget's period starts %s)", api.AnnotationPeriodStart, start)
+		return fmt.Errorf("format Total needs the annotation %s, the start of the period its key covers "+
+			"(the budget's period starts %s)", api.AnnotationPeriodStart, start)
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		return fmt.Errorf("annotation %s: %q is not an RFC 3339 time", api.AnnotationPeriodStart, v)
 	}
 	if !t.Equal(w.Start) {
-		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period starts %s", api.AnnotationPeriodStart, v, start)
+		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+
+			"starts %s", api.AnnotationPeriodStart, v, start)
 	}
 	return nil
+}
+
+// sumOf sums the readable namespaces and decides whether the sum is known.
+func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evaluate.Namespaces) {
+	ns := &evaluate.Namespaces{Selected: make([]string, 0, len(rs))}
+	var sp evaluate.Spend
+	var read, bad []reading
+	for _, r := range rs {
+		ns.Selected = append(ns.Selected, r.namespace)
+		sp.Usage = sp.Usage.Add(r.usage) // an unreadable namespace adds nothing
+		if r.reason != "" {
+			bad = append(bad, r)
+		} else {
+			read = append(read, r)
+		}
+	}
+	ns.Breakdown, ns.Omitted = breakdown(bad, read, sp.Usage)
+	if i := slices.IndexFunc(bad, func(r reading) bool { return r.reason == api.ReasonPeriodMismatch }); i >= 0 {
+		// A source of another period is not unreadable but wrong: skipping it under Open would still announce a sum
+		// the data does not support.
+		sp.Reason, sp.Message = bad[i].reason, bad[i].message
+		return sp, ns
+	}
+	if len(bad) > 0 && (spec.Enforcement.FailurePolicy == api.FailClosed || len(read) == 0) {
+		sp.Reason = bad[0].reason
+		sp.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(rs))
+		return sp, ns
+	}
+	src := spec.CostSource
+	what := fmt.Sprintf("key %q", src.Key)
+	if src.Format == api.DailyLedger {
+		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
+	}
+	sp.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
+		len(rs), what, api.LabelSpendSource, src.SpendSource)
+	if len(bad) > 0 {
+		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
+			len(bad), bad[0].message)
+	}
+	return sp, ns
 }
 
 // breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,

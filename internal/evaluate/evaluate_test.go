@@ -11,6 +11,8 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
+	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 var (
@@ -38,8 +40,34 @@ func budget(mut ...func(*api.LLMCostBudget)) api.LLMCostBudget {
 
 func total(v string) map[string]string { return map[string]string{"total-usd": v} }
 
+// subject names the budget as package budget does.
+var subject = evaluate.Subject{
+	Named: "LLMCostBudget chatbot", Qualified: "LLMCostBudget team-ml/chatbot", Where: "namespace team-ml",
+	Quota: "llmbudget-chatbot", Policy: "llmbudget-budgets",
+}
+
+// eval does what a budget's hook does before it evaluates: it defaults and validates the spec, computes the
+// period, and reads data (nil for a missing ConfigMap) into the spend value.
 func eval(b api.LLMCostBudget, data map[string]string, at time.Time) evaluate.Result {
-	return evaluate.Evaluate(evaluate.Input{Budget: b, SpendData: data, Now: at})
+	b.Spec.Thresholds = slices.Clone(b.Spec.Thresholds) // Default fills them in
+	b.Spec.Default()
+	in := evaluate.Input{Budget: b, Invalid: b.Spec.Validate(), Subject: subject, Now: at}
+	if in.Invalid == nil {
+		in.Window = b.Spec.PeriodSpec().Containing(at)
+		in.Spend = spent(b.Spec.CostSource, data, in.Window)
+	}
+	return evaluate.Evaluate(in)
+}
+
+func spent(cs api.CostSource, data map[string]string, w period.Window) evaluate.Spend {
+	if data == nil {
+		return evaluate.Spend{Reason: api.ReasonCostSourceMissing, Message: "ConfigMap llm-spend not found"}
+	}
+	u, err := spend.Read(spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}, data, w)
+	if err != nil {
+		return evaluate.Spend{Reason: spend.ReasonOf(err), Message: err.Error()}
+	}
+	return evaluate.Spend{Usage: u, Message: "spend read"}
 }
 
 func condition(t *testing.T, st api.Status, typ string) metav1.Condition {
@@ -134,7 +162,7 @@ func TestUnreadableSpendIsUnknownWithTheReason(t *testing.T) {
 		reason string
 		msg    string
 	}{
-		"the ConfigMap does not exist": {nil, api.ReasonCostSourceMissing, `ConfigMap "llm-spend" not found in namespace "team-ml"`},
+		"the ConfigMap does not exist": {nil, api.ReasonCostSourceMissing, "ConfigMap llm-spend not found"},
 		"the key is absent":            {map[string]string{"other": "1"}, api.ReasonCostKeyMissing, `"total-usd"`},
 		"the value is not a decimal":   {total("twelve"), api.ReasonInvalidCostData, `"total-usd"`},
 		"the value is negative":        {total("-1"), api.ReasonInvalidCostData, `"total-usd"`},

@@ -142,31 +142,55 @@ func clip(s string) string {
 
 const clipAt = 48
 
-// DecodeData reads the spend ConfigMap's data as Metacontroller sends it (raw, valid JSON). The API server
-// stores only strings; an error names the first value that is not, so unreadable data never reads as no spend.
-func DecodeData(raw []byte) (map[string]string, error) {
-	var cm struct {
-		Data map[string]string `json:"data"`
+// ConfigMap is the part of a spend ConfigMap that is read.
+type ConfigMap struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Namespace   string            `json:"namespace"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Data map[string]string `json:"data"` // never nil once decoded
+}
+
+// DecodeConfigMap reads a ConfigMap as Metacontroller sends it (raw, valid JSON). The API server stores only
+// strings in data, labels and annotations, and no member twice; an error names the first value that breaks
+// either rule, so that unreadable data never reads as no spend, nor one value hides behind another.
+func DecodeConfigMap(raw []byte) (ConfigMap, error) {
+	var cm ConfigMap
+	if err := decode.Unique(raw, &cm, ""); err != nil {
+		return ConfigMap{}, notAString(raw, err)
 	}
-	err := decode.Lenient(raw, &cm, "ConfigMap")
-	if err == nil {
-		if cm.Data == nil {
-			cm.Data = map[string]string{}
-		}
-		return cm.Data, nil
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
 	}
-	// Only to say which value is at fault, the first in key order.
+	return cm, nil
+}
+
+// notAString says which value is not a string, the first of data, labels and annotations in key order; any
+// other error is err.
+func notAString(raw []byte, err error) error {
 	var loose struct {
+		Metadata struct {
+			Labels      map[string]json.RawMessage `json:"labels"`
+			Annotations map[string]json.RawMessage `json:"annotations"`
+		} `json:"metadata"`
 		Data map[string]json.RawMessage `json:"data"`
 	}
-	if decode.Lenient(raw, &loose, "ConfigMap") == nil {
-		for _, k := range slices.Sorted(maps.Keys(loose.Data)) {
-			if v := loose.Data[k]; v[0] != '"' && string(v) != "null" {
-				return nil, fmt.Errorf("key %q: the value is %s, not a string", k, describe(v))
+	if decode.Lenient(raw, &loose, "") != nil {
+		return err
+	}
+	for _, field := range []struct {
+		what   string
+		values map[string]json.RawMessage
+	}{{"key", loose.Data}, {"label", loose.Metadata.Labels}, {"annotation", loose.Metadata.Annotations}} {
+		for _, k := range slices.Sorted(maps.Keys(field.values)) {
+			if v := field.values[k]; v[0] != '"' && string(v) != "null" {
+				return fmt.Errorf("%s %s: the value is %s, not a string", field.what, money.Quote(k), describe(v))
 			}
 		}
 	}
-	return nil, err
+	return err
 }
 
 // ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON
@@ -232,7 +256,8 @@ func (v valueJSON) usage() (Usage, error) {
 	u.Models = make(map[string]Usage, len(v.Models))
 	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
 		if !api.ValidModelName(name) {
-			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, no spaces or quotes)", money.Quote(name), api.MaxModelNameLength)
+			return Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, "+
+				"no spaces or quotes)", money.Quote(name), api.MaxModelNameLength)
 		}
 		var m usageJSON
 		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {

@@ -396,24 +396,36 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-func TestDecodeDataReadsStringValues(t *testing.T) {
-	data, err := spend.DecodeData([]byte(`{"kind":"ConfigMap","metadata":{"name":"s"},"data":{"total-usd":"12.5"},"binaryData":{"b":"AA=="}}`))
+func TestDecodeConfigMapReadsStringValues(t *testing.T) {
+	cm, err := spend.DecodeConfigMap([]byte(`{"kind":"ConfigMap","metadata":{"name":"s","namespace":"ns",` +
+		`"labels":{"l":"v"}},"data":{"total-usd":"12.5"},"binaryData":{"b":"AA=="}}`))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"total-usd": "12.5"}, data)
-	data, err = spend.DecodeData([]byte(`{"metadata":{"name":"s"}}`))
+	assert.Equal(t, map[string]string{"total-usd": "12.5"}, cm.Data)
+	assert.Equal(t, "ns", cm.Metadata.Namespace)
+	assert.Equal(t, map[string]string{"l": "v"}, cm.Metadata.Labels)
+	cm, err = spend.DecodeConfigMap([]byte(`{"metadata":{"name":"s"}}`))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{}, data, "no data is no keys")
+	assert.Equal(t, map[string]string{}, cm.Data, "no data is no keys")
 }
 
-func TestDecodeDataNamesTheFirstValueThatIsNotAString(t *testing.T) {
+func TestDecodeConfigMapNamesWhatItCannotRead(t *testing.T) {
 	cases := map[string]struct{ in, want string }{
 		"a number":            {`{"data":{"b":"1","a":12.5}}`, `key "a": the value is 12.5, not a string`},
 		"the first in order":  {`{"data":{"z":true,"m":[1]}}`, `key "m": the value is an array, not a string`},
-		"data that is a list": {`{"data":[]}`, `ConfigMap.data: must be an object, got JSON array`},
+		"data that is a list": {`{"data":[]}`, `data: must be an object, got JSON array`},
+		"a label":             {`{"metadata":{"labels":{"team":7}}}`, `label "team": the value is 7, not a string`},
+		"an annotation": {
+			`{"metadata":{"annotations":{"llmbudget.dev/period-start":{}}}}`,
+			`annotation "llmbudget.dev/period-start": the value is an object, not a string`,
+		},
+		"a key written twice": {`{"data":{"total-usd":"900","total-usd":"1"}}`, `duplicate field "data.total-usd"`},
+		"a label written twice": {
+			`{"metadata":{"labels":{"a":"x","a":"y"}}}`, `duplicate field "metadata.labels.a"`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.DecodeData([]byte(tc.in))
+			_, err := spend.DecodeConfigMap([]byte(tc.in))
 			require.Error(t, err)
 			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
 			assert.Equal(t, tc.want, err.Error())
@@ -421,14 +433,16 @@ func TestDecodeDataNamesTheFirstValueThatIsNotAString(t *testing.T) {
 	}
 }
 
-func FuzzDecodeData(f *testing.F) {
+func FuzzDecodeConfigMap(f *testing.F) {
 	f.Add([]byte(`{"kind":"ConfigMap","data":{"total-usd":"12.5","k":"{\"costUSD\": \"1\"}"},"binaryData":{"b":"AA=="}}`))
 	f.Add([]byte(`{"DATA":{"a":"\u00e9"},"data":{"a":1}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		data, err := spend.DecodeData(raw)
+		cm, err := spend.DecodeConfigMap(raw)
 		if err != nil {
 			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
-			assert.Nil(t, data)
+			assert.Nil(t, cm.Data)
+		} else {
+			assert.NotNil(t, cm.Data)
 		}
 	})
 }

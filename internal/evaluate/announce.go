@@ -1,0 +1,216 @@
+package evaluate
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// conditions are the status conditions BudgetEvaluated, OverBudget, Blocking and Ready, each keeping its previous
+// lastTransitionTime while its status is unchanged.
+func conditions(in Input, prev api.Status, v verdict, m measurement, enf *api.EnforcementStatus) []metav1.Condition {
+	gen, spec := in.Budget.Metadata.Generation, in.Budget.Spec
+	var out []metav1.Condition
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		out = append(out, metav1.Condition{
+			Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
+			LastTransitionTime: metav1.NewTime(since(prev.Conditions, typ, status, in.Now)),
+		})
+	}
+	evaluated := metav1.ConditionFalse
+	if v.evaluated() {
+		evaluated = metav1.ConditionTrue
+	}
+	set(api.ConditionBudgetEvaluated, evaluated, v.reason, v.message)
+	switch m.state {
+	case api.OverBudget:
+		set(api.ConditionOverBudget, metav1.ConditionTrue, "OverBudget", usageMessage(m))
+	case api.Unknown:
+		set(api.ConditionOverBudget, metav1.ConditionUnknown, v.reason, "spend is unknown: "+v.message)
+	default:
+		set(api.ConditionOverBudget, metav1.ConditionFalse, "WithinBudget", usageMessage(m))
+	}
+	// A lift has no reason of its own: the Unblocked Event announces it and lastTransitionTime records it.
+	switch {
+	case enf.Blocking:
+		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
+	case spec.Suspend:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonSuspended, enf.Reason)
+	case spec.Enforcement.Action != api.BlockNewWorkloads:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonEnforcementDisabled, enf.Reason)
+	default:
+		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonNotBlocking, enf.Reason)
+	}
+	if v.invalidSpec() {
+		set(api.ConditionReady, metav1.ConditionFalse, api.ReasonInvalidSpec, v.message)
+	} else {
+		set(api.ConditionReady, metav1.ConditionTrue, "Evaluated", fmt.Sprintf("generation %d evaluated: %s", gen, m.state))
+	}
+	return out
+}
+
+// since is when a condition of type typ took status: the previous transition if it had status already, else now.
+func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, now time.Time) time.Time {
+	if old := meta.FindStatusCondition(prev, typ); old != nil && old.Status == status {
+		return old.LastTransitionTime.Time
+	}
+	return metaTime(now).Time
+}
+
+func usageMessage(m measurement) string {
+	var parts []string
+	if m.limitUSD != "" {
+		parts = append(parts, fmt.Sprintf("spend %s of %s USD (%d%%)", m.spentUSD, m.limitUSD, *m.percentUsed))
+	}
+	if t := m.tokens; t != nil {
+		parts = append(parts, fmt.Sprintf("tokens input %d, output %d, total %d", t.Input, t.Output, t.Total))
+	}
+	msg := strings.Join(parts, "; ")
+	if m.state == api.OverBudget {
+		msg = m.driver + " reached its limit: " + msg
+	}
+	return msg
+}
+
+// occurrences lists what this sync has to announce: crossings, unknown spend, a block and its lift, a new period.
+func occurrences(in Input, prev api.Status, v verdict, p periodView, m measurement,
+	enf *api.EnforcementStatus) []Announcement {
+	var out []Announcement
+	period := periodWords{kind: in.Budget.Spec.Period.Type, status: p.status}
+	if !v.invalidSpec() { // an invalid spec's thresholds are the previous status', already announced
+		limit := "the budget's limit"
+		if m.limitUSD != "" {
+			limit = "the limit of " + m.limitUSD + " USD"
+		}
+		for _, t := range m.thresholds {
+			if t.CrossedAt != nil {
+				out = append(out, crossing("", "", limit, t, period))
+			}
+		}
+	}
+	for _, ms := range m.models {
+		limit := "its token limits"
+		if ms.LimitUSD != "" {
+			limit = "its limit of " + ms.LimitUSD + " USD"
+		}
+		for _, t := range ms.Thresholds {
+			if t.CrossedAt != nil {
+				out = append(out, crossing("model-"+slugOf(ms.Model)+"-", "model "+ms.Model+": ", limit, t, period))
+			}
+		}
+	}
+	if m.state == api.Unknown {
+		at := since(prev.Conditions, api.ConditionBudgetEvaluated, metav1.ConditionFalse, in.Now)
+		out = append(out, Announcement{
+			Slug: strings.ToLower(v.reason), Type: EventWarning, Reason: v.reason, Message: v.message, At: at,
+		})
+	}
+	switch {
+	case enf.Blocking:
+		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, in.Now)
+		out = append(out, Announcement{
+			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at,
+		})
+	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
+		msg := fmt.Sprintf("%s: new workloads are admitted again in %s",
+			gates(in.Budget.Spec, in.Subject, true), in.Subject.Where)
+		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg,
+			At: metaTime(in.Now).Time})
+	}
+	// A new period, announced to budgets that existed before it began.
+	if !v.invalidSpec() && in.Budget.Metadata.CreationTimestamp.Time.Before(in.Window.Start) {
+		msg := fmt.Sprintf("a new %s period began: %s to %s", period.kind, p.status.Start, p.status.End)
+		if n := len(p.history); n > 0 && p.history[n-1].End == p.status.Start {
+			last := p.history[n-1]
+			msg += fmt.Sprintf("; the previous period ended %s with %s of %s USD spent",
+				last.State, cmp.Or(last.SpentUSD, "-"), cmp.Or(last.LimitUSD, "-"))
+		}
+		out = append(out, Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg,
+			At: in.Window.Start})
+	}
+	return out
+}
+
+// periodWords is what crossing messages say of the period.
+type periodWords struct {
+	kind   api.PeriodType
+	status *api.PeriodStatus
+}
+
+// crossing tells that usage of limit (the budget's, or one model's named by slugPrefix and who) reached t.
+func crossing(slugPrefix, who, limit string, t api.ThresholdStatus, p periodWords) Announcement {
+	slug := fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))
+	a := Announcement{Slug: slug, Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time}
+	usage := "usage"
+	switch {
+	case t.Basis == api.Forecasted:
+		a.Reason, usage = "ForecastOverBudget", "forecast spend"
+	case t.Percent >= api.OverBudgetThreshold:
+		a.Reason = "OverBudget"
+	}
+	a.Message = fmt.Sprintf("%s%s reached %d%% of %s in the %s period %s to %s",
+		who, usage, t.Percent, limit, p.kind, p.status.Start, p.status.End)
+	return a
+}
+
+// slugOf turns a model name into a fragment valid in an object name: lower case letters, digits and '-', with a
+// short hash so that "GPT-4o" and "gpt-4o" stay apart.
+func slugOf(model string) string {
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(model))
+	slug = strings.Trim(slug, "-")
+	slug = strings.Trim(slug[:min(len(slug), 40)], "-")
+	sum := sha256.Sum256([]byte(model))
+	return slug + "-" + hex.EncodeToString(sum[:3])
+}
+
+// announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window,
+// then this sync's new ones (none while suspended). An occurrence's first record wins, so an Event's content
+// never changes; the record in the status keeps an Event until its window ends, whatever the budget does
+// meanwhile, so it is never created twice.
+func announce(recorded []api.AnnouncementStatus, occurring []Announcement, suspended bool,
+	now time.Time) []Announcement {
+	var out []Announcement
+	add := func(a Announcement) {
+		age := now.Sub(a.At)
+		kept := slices.ContainsFunc(out, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
+		if age >= 0 && age < AnnounceFor && !kept {
+			out = append(out, a)
+		}
+	}
+	for _, r := range recorded {
+		add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
+	}
+	if !suspended {
+		for _, a := range occurring {
+			add(a)
+		}
+	}
+	slices.SortFunc(out, func(a, b Announcement) int {
+		return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At))
+	})
+	return out
+}
+
+// records is status.announcements.
+func records(anns []Announcement) []api.AnnouncementStatus {
+	var out []api.AnnouncementStatus
+	for _, a := range anns {
+		out = append(out, api.AnnouncementStatus{Slug: a.Slug, Type: a.Type, Reason: a.Reason, Message: a.Message,
+			At: *metaTime(a.At)})
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package evaluate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// enforce decides whether the budget closes its namespaces to new workloads, and by which gates.
+func enforce(in Input, v verdict, m measurement, p periodView) (*api.EnforcementStatus, *Quota) {
+	spec := in.Budget.Spec
+	idle := func(reason string) (*api.EnforcementStatus, *Quota) {
+		return &api.EnforcementStatus{Reason: reason}, nil
+	}
+	switch {
+	case v.invalidSpec():
+		// The resource list itself may be what is invalid: never block on it.
+		return idle("the spec is invalid; nothing is enforced until it is fixed")
+	case spec.Enforcement.Action != api.BlockNewWorkloads:
+		return idle("enforcement.action is None: the budget only reports")
+	case spec.Suspend:
+		return idle("the budget is suspended: nothing is enforced")
+	case m.state == api.OverBudget, m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
+		return block(in, v, m, p)
+	}
+	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
+}
+
+// block closes the namespaces by the spec's gates and explains why twice: in full (why) on the quota and in the
+// status, and briefly (detail) in the sentence the admission policy's message starts with; the policy adds what
+// is refused where. Only a valid spec blocks, so the period is known.
+func block(in Input, v verdict, m measurement, p periodView) (*api.EnforcementStatus, *Quota) {
+	spec, who := in.Budget.Spec, in.Subject
+	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s",
+		who.Named, m.driver, p.status.Start, p.status.End)
+	detail := m.driver + " reached its limit"
+	switch {
+	case m.state == api.Unknown:
+		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", who.Named, v.reason)
+		detail = v.reason + ", failurePolicy Closed;"
+	case m.driver == "spend":
+		detail = fmt.Sprintf("%s of %s USD", m.spentUSD, m.limitUSD)
+	}
+	enf := spec.Enforcement
+	st := &api.EnforcementStatus{
+		Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources),
+		Message: fmt.Sprintf("%s is %s (%s this %s period, ends %s)",
+			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
+	}
+	closes := []string{in.Budget.Metadata.Namespace}
+	if in.Namespaces != nil {
+		st.Namespaces, closes = in.Namespaces.Selected, in.Namespaces.Selected
+	}
+	var quota *Quota
+	if slices.Contains(st.Gates, api.GateQuota) {
+		st.QuotaName = who.Quota
+		quota = &Quota{Name: who.Quota, Resources: st.Resources, Why: why, Namespaces: closes}
+	}
+	what := strings.Join(enf.Resources, ", ")
+	if enf.Scope == api.ScopeLabelled {
+		what += " labelled " + api.LabelBudget + "=" + in.Budget.Metadata.Name
+	}
+	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, who.Where, gates(spec, who, false))
+	return st, quota
+}
+
+// gates names the objects that enforce the spec's gates; when lifted, it also says that each has stopped refusing.
+func gates(spec api.Spec, who Subject, lifted bool) string {
+	var names []string
+	for _, g := range spec.Enforcement.Gate.Gates() {
+		name, how := "ValidatingAdmissionPolicy "+who.Policy, " no longer refuses for "+who.Named
+		if g == api.GateQuota {
+			name, how = "ResourceQuota "+who.Quota, " was lifted"
+		}
+		if lifted {
+			name += how
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, " and ")
+}
