@@ -18,6 +18,7 @@
 package clusterbudget
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,6 +35,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
@@ -127,6 +129,28 @@ type namespaceObject struct {
 	} `json:"metadata"`
 }
 
+// decodeNamespace reads a related Namespace; an error names the first label whose value is not a string.
+func decodeNamespace(raw []byte) (namespaceObject, error) {
+	var ns namespaceObject
+	err := decode.Unique(raw, &ns, "")
+	if err == nil {
+		return ns, nil
+	}
+	var loose struct {
+		Metadata struct {
+			Labels map[string]json.RawMessage `json:"labels"`
+		} `json:"metadata"`
+	}
+	if decode.Lenient(raw, &loose, "") == nil {
+		for _, k := range slices.Sorted(maps.Keys(loose.Metadata.Labels)) {
+			if v := loose.Metadata.Labels[k]; v[0] != '"' && string(v) != "null" {
+				return ns, fmt.Errorf("label %s: the value is not a string", money.Quote(k))
+			}
+		}
+	}
+	return ns, err
+}
+
 // members finds the selected namespaces and their spend sources among the related objects, in name order; an
 // invalid selector selects nothing (validation has reported it already).
 func members(spec api.Spec, related hookwire.ObjectMap) []member {
@@ -136,10 +160,9 @@ func members(spec api.Spec, related hookwire.ObjectMap) []member {
 	}
 	byName := map[string]*member{}
 	for _, key := range slices.Sorted(maps.Keys(related[hookwire.NamespaceGroup])) {
-		var ns namespaceObject
 		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
 		// spend cannot be read.
-		switch err := decode.Unique(related[hookwire.NamespaceGroup][key], &ns, ""); {
+		switch ns, err := decodeNamespace(related[hookwire.NamespaceGroup][key]); {
 		case err != nil:
 			byName[key] = &member{namespace: key, err: fmt.Errorf("Namespace %s: %w", key, err)}
 		case ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)):
