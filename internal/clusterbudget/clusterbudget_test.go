@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/period"
 )
 
 var now = time.Date(2026, 12, 10, 12, 0, 0, 0, time.UTC)
@@ -320,4 +322,89 @@ func TestARequestWithoutParentIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, hookwire.ErrBadRequest)
 	_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{}}`)})
 	require.ErrorIs(t, err, hookwire.ErrBadRequest)
+}
+
+// TestNoRelatedObjectIsSkippedSilently reads related objects written as raw JSON, which can carry what only a
+// crafted request can: values that are not strings and members written twice.
+func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
+	const (
+		nsA  = `{"metadata": {"name": "a", "labels": {"department": "ml"}}}`
+		cmA  = `{"metadata": {"name": "llm-spend", "namespace": "a", "labels": {"llmbudget.dev/spend-source": "llm-spend"}},`
+		read = `{"namespace": "a", "reading": "Read", "observedSpendUSD": "10.00", "sharePercent": 100}`
+	)
+	cases := map[string]struct {
+		namespaces, configMaps map[string]string
+		reason                 string // the sum's; empty when read
+		message                string // the sum's
+		namespace              string // status.namespaces[0], as JSON
+	}{
+		"a readable ledger is summed": {
+			namespaces: map[string]string{"a": nsA},
+			configMaps: map[string]string{"a/llm-spend": cmA + `"data": {"2026-12-05": "10"}}`},
+			namespace:  read,
+		},
+		"a ConfigMap listed under two keys counts once": {
+			namespaces: map[string]string{"a": nsA},
+			configMaps: map[string]string{
+				"a/llm-spend": cmA + `"data": {"2026-12-05": "10"}}`, "a/copy": cmA + `"data": {"2026-12-05": "10"}}`,
+			},
+			namespace: read,
+		},
+		"a data value that is not a string names namespace, ConfigMap and key": {
+			namespaces: map[string]string{"a": nsA},
+			configMaps: map[string]string{"a/llm-spend": cmA + `"data": {"2026-12-05": 10}}`},
+			reason:     api.ReasonInvalidCostData,
+			message:    `ConfigMap a/llm-spend: key "2026-12-05": the value is 10, not a string (1 of 1 namespaces unreadable)`,
+			namespace: `{"namespace": "a", "reading": "InvalidCostData",
+				"message": "ConfigMap a/llm-spend: key \"2026-12-05\": the value is 10, not a string"}`,
+		},
+		"a key written twice is refused, not read last-wins": {
+			namespaces: map[string]string{"a": nsA},
+			configMaps: map[string]string{"a/llm-spend": cmA + `"data": {"2026-12-05": "900", "2026-12-05": "0"}}`},
+			reason:     api.ReasonInvalidCostData,
+			message:    `ConfigMap a/llm-spend: duplicate field "data.2026-12-05" (1 of 1 namespaces unreadable)`,
+			namespace: `{"namespace": "a", "reading": "InvalidCostData",
+				"message": "ConfigMap a/llm-spend: duplicate field \"data.2026-12-05\""}`,
+		},
+		"a ConfigMap whose labels do not decode is named by its key": {
+			namespaces: map[string]string{"a": nsA},
+			configMaps: map[string]string{"a/llm-spend": `{"metadata": {"labels": {"llmbudget.dev/spend-source": 1}}}`},
+			reason:     api.ReasonInvalidCostData,
+			message: `ConfigMap a/llm-spend: label "llmbudget.dev/spend-source": the value is 1, not a string ` +
+				`(1 of 1 namespaces unreadable)`,
+			namespace: `{"namespace": "a", "reading": "InvalidCostData",
+				"message": "ConfigMap a/llm-spend: label \"llmbudget.dev/spend-source\": the value is 1, not a string"}`,
+		},
+		"a Namespace whose labels do not decode is named": {
+			namespaces: map[string]string{"a": `{"metadata": {"name": "a", "labels": {"department": ["ml"]}}}`},
+			reason:     api.ReasonInvalidCostData,
+			message:    `Namespace a: label "department": the value is not a string (1 of 1 namespaces unreadable)`,
+			namespace: `{"namespace": "a", "reading": "InvalidCostData",
+				"message": "Namespace a: label \"department\": the value is not a string"}`,
+		},
+	}
+	spec := api.Spec{
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"department": "ml"}},
+		CostSource:        api.CostSource{SpendSource: "llm-spend", Format: api.DailyLedger},
+	}
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	w := period.Window{Start: start, End: start.AddDate(0, 1, 0)}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			related := hookwire.ObjectMap{hookwire.NamespaceGroup: {}, hookwire.ConfigMapGroup: {}}
+			for k, v := range tc.namespaces {
+				related[hookwire.NamespaceGroup][k] = json.RawMessage(v)
+			}
+			for k, v := range tc.configMaps {
+				related[hookwire.ConfigMapGroup][k] = json.RawMessage(v)
+			}
+			sp, ns := sumOf(readAll(members(spec, related), spec.CostSource, w), spec, w)
+			assert.Equal(t, tc.reason, sp.Reason)
+			if tc.reason != "" {
+				assert.Equal(t, tc.message, sp.Message)
+			}
+			require.NotEmpty(t, ns.Breakdown)
+			assert.JSONEq(t, tc.namespace, string(mustJSON(t, ns.Breakdown[0])))
+		})
+	}
 }

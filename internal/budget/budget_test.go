@@ -1,0 +1,211 @@
+package budget
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+)
+
+var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+const parent = `{"metadata": {"name": "chatbot", "namespace": "team-ml", "uid": "u-1", "generation": 2},
+	"spec": {"limitUSD": "500", "costSource": {"configMapName": "llm-spend", "key": "total-usd"},
+	"enforcement": {"action": "BlockNewWorkloads", "resources": ["jobs.batch"], "gate": "Quota"}}}`
+
+// related holds the spend ConfigMap, written as raw JSON so that a case can carry what only a crafted request can.
+func related(configMap string) hookwire.ObjectMap {
+	om := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}}
+	if configMap != "" {
+		om[hookwire.ConfigMapGroup]["team-ml/llm-spend"] = json.RawMessage(configMap)
+	}
+	return om
+}
+
+func TestSpendIsReadFromTheNamedConfigMap(t *testing.T) {
+	cases := map[string]struct {
+		configMap string
+		reason    string // empty: read
+		message   string
+		spent     string
+	}{
+		"a readable value": {
+			configMap: `{"metadata": {"name": "llm-spend"}, "data": {"total-usd": "120.5"}}`,
+			message:   `spend read from key "total-usd" of ConfigMap "llm-spend"`, spent: "120.50",
+		},
+		"no ConfigMap": {
+			reason: api.ReasonCostSourceMissing, message: `ConfigMap "llm-spend" not found in namespace "team-ml"`,
+		},
+		"no such key": {
+			configMap: `{"data": {"other": "1"}}`,
+			reason:    api.ReasonCostKeyMissing, message: `ConfigMap "llm-spend": key "total-usd" is missing`,
+		},
+		"a value that is not a string": {
+			configMap: `{"data": {"total-usd": 120.5}}`,
+			reason:    api.ReasonInvalidCostData,
+			message:   `ConfigMap "llm-spend": key "total-usd": the value is 120.5, not a string`,
+		},
+		"a key written twice": {
+			configMap: `{"data": {"total-usd": "900", "total-usd": "1"}}`,
+			reason:    api.ReasonInvalidCostData, message: `ConfigMap "llm-spend": duplicate field "data.total-usd"`,
+		},
+		"a label that is not a string": {
+			configMap: `{"metadata": {"labels": {"team": 7}}, "data": {"total-usd": "1"}}`,
+			reason:    api.ReasonInvalidCostData,
+			message:   `ConfigMap "llm-spend": label "team": the value is 7, not a string`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := DecodeParent(json.RawMessage(parent))
+			require.NoError(t, err)
+			in := input(p, related(tc.configMap), now)
+			require.NoError(t, in.Invalid)
+			assert.Equal(t, tc.reason, in.Spend.Reason)
+			assert.Equal(t, tc.message, in.Spend.Message)
+			if tc.reason == "" {
+				assert.Equal(t, tc.spent, in.Spend.Usage.CostUSD.String())
+			}
+		})
+	}
+}
+
+func TestInputReadsStraightDown(t *testing.T) {
+	cases := map[string]struct {
+		parent  string
+		invalid string // empty: valid
+	}{
+		"a valid spec gets its period and spend": {parent: parent},
+		"a spec that does not decode is invalid": {
+			parent:  `{"metadata": {"name": "chatbot"}, "spec": {"limitUSD": 500}}`,
+			invalid: "spec.limitUSD: must be a string, got JSON number",
+		},
+		"a spec that does not validate is invalid": {
+			parent: `{"metadata": {"name": "chatbot"},
+				"spec": {"limitUSD": "0", "costSource": {"configMapName": "s", "key": "k"}}}`,
+			invalid: "spec.limitUSD",
+		},
+		"no spec is invalid": {parent: `{"metadata": {"name": "chatbot"}}`, invalid: "spec is missing"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := DecodeParent(json.RawMessage(tc.parent))
+			require.NoError(t, err)
+			in := input(p, related(`{"data": {"total-usd": "1"}}`), now)
+			assert.Equal(t, subjectOf(p.Metadata), in.Subject)
+			if tc.invalid == "" {
+				require.NoError(t, in.Invalid)
+				assert.Equal(t, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), in.Window.Start)
+				assert.Empty(t, in.Spend.Reason)
+				return
+			}
+			require.Error(t, in.Invalid)
+			assert.Contains(t, in.Invalid.Error(), tc.invalid)
+			assert.Zero(t, in.Window, "an invalid spec has no period")
+		})
+	}
+}
+
+func TestTheDeploymentsNamesAreTheBudgets(t *testing.T) {
+	s := subjectOf(api.ObjectMeta{Name: "chatbot", Namespace: "team-ml"})
+	assert.Equal(t, "llmbudget-chatbot", s.Quota)
+	assert.Equal(t, "llmbudget-budgets", s.Policy)
+	assert.Equal(t, "LLMCostBudget team-ml/chatbot", s.Qualified)
+}
+
+func TestSync(t *testing.T) {
+	quota := hookwire.ObjectMap{hookwire.ResourceQuotaGroup: {"team-ml/llmbudget-chatbot": json.RawMessage(`{}`)}}
+	cases := map[string]struct {
+		finalizing bool
+		children   hookwire.ObjectMap
+		spend      string
+		quotas     []string // the namespaces answered with a quota
+		finalized  bool
+		resync     float64
+	}{
+		"over budget, the quota closes the budget's namespace": {
+			spend: "600", quotas: []string{"team-ml"}, resync: 55 * 60, // until its Events' window ends
+		},
+		"under budget, no quota": {spend: "10", resync: 3600},
+		"finalizing while the quota is observed waits": {
+			finalizing: true, children: quota, spend: "600", resync: 5,
+		},
+		"finalizing once the quota is gone lets the budget go": {
+			finalizing: true, spend: "600", finalized: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := hookwire.CompositeRequest{
+				Parent: json.RawMessage(parent), Finalizing: tc.finalizing, Children: tc.children,
+				Related: related(`{"data": {"total-usd": "` + tc.spend + `"}}`),
+			}
+			resp, sum, err := Sync(req, now)
+			require.NoError(t, err)
+			var quotas []string
+			for _, k := range resp.Children {
+				if q, ok := k.(children.ResourceQuota); ok {
+					quotas = append(quotas, q.Metadata.Namespace)
+				}
+			}
+			assert.Equal(t, tc.quotas, quotas)
+			assert.Equal(t, tc.finalized, resp.Finalized)
+			assert.Equal(t, tc.resync, resp.ResyncAfterSeconds)
+			assert.Equal(t, "chatbot", sum.Name)
+			if tc.finalizing {
+				assert.Empty(t, resp.Children, "cleanup desires nothing")
+				assert.Empty(t, sum.State, "cleanup evaluates nothing")
+			} else {
+				assert.Equal(t, api.ReasonEvaluated, sum.Reason)
+			}
+		})
+	}
+}
+
+func TestCleanupKeepsAnObjectStatusOnly(t *testing.T) {
+	cases := map[string]struct {
+		status string
+		kept   bool
+	}{
+		"an object is kept": {`{"state": "OverBudget"}`, true},
+		"null is dropped":   {`null`, false},
+		"a list is dropped": {`[1]`, false},
+		"nothing is kept":   {``, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resp := cleanup(json.RawMessage(tc.status))
+			assert.Equal(t, tc.kept, resp.Status != nil)
+			assert.Equal(t, []any{}, resp.Children)
+		})
+	}
+}
+
+func TestARequestWithoutAUsableParentIsRefused(t *testing.T) {
+	for name, raw := range map[string]string{
+		"no parent": ``, "null": `null`, "no name": `{"metadata": {}}`, "not an object": `[]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := Sync(hookwire.CompositeRequest{Parent: json.RawMessage(raw)}, now)
+			assert.ErrorIs(t, err, hookwire.ErrBadRequest)
+		})
+	}
+}
+
+func TestCustomizeRelatesTheSpendConfigMap(t *testing.T) {
+	resp, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(parent)})
+	require.NoError(t, err)
+	assert.Equal(t, []hookwire.RelatedResourceRule{
+		{APIVersion: "v1", Resource: "configmaps", Namespace: "team-ml", Names: []string{"llm-spend"}},
+	}, resp.RelatedResources)
+
+	broken, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata": {"name": "b"}}`)})
+	require.NoError(t, err)
+	assert.Equal(t, []hookwire.RelatedResourceRule{}, broken.RelatedResources, "a broken spec relates nothing")
+}

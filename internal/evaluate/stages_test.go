@@ -1,0 +1,298 @@
+package evaluate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
+)
+
+var (
+	at       = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	november = period.Window{
+		Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+	}
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func amount(s string) money.Amount {
+	a, err := money.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func TestVerdict(t *testing.T) {
+	cases := map[string]struct {
+		in   Input
+		want verdict
+	}{
+		"an invalid spec wins over any spend": {
+			Input{Invalid: errors.New("spec.limitUSD: bad"), Spend: Spend{Reason: api.ReasonCostKeyMissing}},
+			verdict{api.ReasonInvalidSpec, "spec.limitUSD: bad"},
+		},
+		"unknown spend carries its reason": {
+			Input{Spend: Spend{Reason: api.ReasonCostKeyMissing, Message: "no key"}},
+			verdict{api.ReasonCostKeyMissing, "no key"},
+		},
+		"read spend is evaluated": {Input{Spend: Spend{Message: "read"}}, verdict{api.ReasonEvaluated, "read"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, verdictOf(tc.in)) })
+	}
+}
+
+func TestPeriodOf(t *testing.T) {
+	oct := &api.PeriodStatus{Start: "2026-10-01T00:00:00Z", End: "2026-11-01T00:00:00Z"}
+	nov := &api.PeriodStatus{Start: "2026-11-01T00:00:00Z", End: "2026-12-01T00:00:00Z"}
+	crossed := []api.ThresholdStatus{{Percent: 80, Basis: api.Actual, CrossedAt: ptr(metav1.NewTime(at))}}
+	cases := map[string]struct {
+		in      Input
+		prev    api.Status
+		history []api.HistoryEntry
+		same    bool
+		carried []api.ThresholdStatus
+	}{
+		"a first sync starts afresh": {in: Input{Window: november}},
+		"the same period carries its crossings": {
+			in: Input{Window: november}, prev: api.Status{Period: nov, Thresholds: crossed}, same: true, carried: crossed,
+		},
+		"a finished period goes to history": {
+			in: Input{Window: november}, prev: api.Status{Period: oct, ObservedSpendUSD: "9.00", State: api.Warning},
+			history: []api.HistoryEntry{{Start: oct.Start, End: oct.End, SpentUSD: "9.00", State: api.Warning}},
+		},
+		"a redefined period is not history": {
+			in: Input{Window: november}, prev: api.Status{Period: &api.PeriodStatus{Start: oct.Start, End: nov.End}},
+		},
+		"a foreign period is ignored": {
+			in: Input{Window: november}, prev: api.Status{Period: &api.PeriodStatus{Start: "garbage"}},
+		},
+		"an invalid spec keeps what the previous status had": {
+			in:   Input{Invalid: errors.New("bad")},
+			prev: api.Status{Period: oct, Thresholds: crossed}, carried: crossed,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := periodOf(tc.in, tc.prev)
+			assert.Equal(t, tc.history, p.history)
+			assert.Equal(t, tc.same, p.same)
+			assert.Equal(t, tc.carried, p.carried)
+			if tc.in.Invalid != nil {
+				assert.Equal(t, tc.prev.Period, p.status)
+			} else {
+				assert.Equal(t, nov, p.status)
+			}
+		})
+	}
+}
+
+func TestGauge(t *testing.T) {
+	usd := func(s string) *money.Amount { a := amount(s); return &a }
+	cases := map[string]struct {
+		usd     *money.Amount
+		tokens  *api.TokenLimits
+		u       spend.Usage
+		state   api.State
+		percent int64
+		what    string
+	}{
+		"spend under its limit": {
+			usd: usd("100"), u: spend.Usage{CostUSD: amount("10")}, state: api.UnderBudget, percent: 10,
+			what: "spend",
+		},
+		"spend at the warning threshold": {
+			usd: usd("100"), u: spend.Usage{CostUSD: amount("80")}, state: api.Warning, percent: 80,
+			what: "spend",
+		},
+		"tokens drive the state when they are used most": {
+			usd: usd("100"), tokens: &api.TokenLimits{Output: ptr[int64](100)},
+			u:     spend.Usage{CostUSD: amount("10"), OutputTokens: 150},
+			state: api.OverBudget, percent: 150, what: "output tokens",
+		},
+		"a zero token limit is exhausted by nothing at all": {
+			tokens: &api.TokenLimits{Total: ptr[int64](0)}, state: api.OverBudget, percent: 1<<63 - 1,
+			what: "total tokens",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := gauge(80, tc.usd, tc.tokens, tc.u)
+			assert.Equal(t, tc.state, g.State)
+			assert.Equal(t, use{what: tc.what, percent: tc.percent}, g.worst)
+		})
+	}
+}
+
+func TestCrossings(t *testing.T) {
+	earlier := ptr(metav1.NewTime(at.Add(-time.Hour)))
+	thresholds := []api.Threshold{{Percent: 80, Basis: api.Actual}, {Percent: 100, Basis: api.Actual}}
+	cases := map[string]struct {
+		carried []api.ThresholdStatus
+		percent int32 // reached up to
+		want    []*metav1.Time
+	}{
+		"nothing reached, nothing crossed": {want: []*metav1.Time{nil, nil}},
+		"a threshold reached now is crossed now": {
+			percent: 80, want: []*metav1.Time{metaTime(at), nil},
+		},
+		"a crossing recorded earlier keeps its time": {
+			carried: []api.ThresholdStatus{{Percent: 80, Basis: api.Actual, CrossedAt: earlier}},
+			percent: 100, want: []*metav1.Time{earlier, metaTime(at)},
+		},
+		"a recorded crossing stays when spend falls back": {
+			carried: []api.ThresholdStatus{{Percent: 80, Basis: api.Actual, CrossedAt: earlier}},
+			want:    []*metav1.Time{earlier, nil},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := crossings(thresholds, tc.carried, func(th api.Threshold) bool { return th.Percent <= tc.percent }, at)
+			require.Len(t, got, len(tc.want))
+			for i, w := range tc.want {
+				assert.Equal(t, w, got[i].CrossedAt, "threshold %d", got[i].Percent)
+			}
+		})
+	}
+}
+
+func TestEnforceDecides(t *testing.T) {
+	block := api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateQuota,
+		Scope: api.ScopeNamespace, FailurePolicy: api.FailOpen}
+	in := func(mut func(*api.Spec)) Input {
+		spec := api.Spec{Enforcement: block, Period: api.Period{Type: api.Monthly}}
+		if mut != nil {
+			mut(&spec)
+		}
+		md := api.ObjectMeta{Name: "chatbot", Namespace: "team-ml"}
+		return Input{Budget: api.LLMCostBudget{Metadata: md, Spec: spec}, Subject: Subject{Quota: "q"}}
+	}
+	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
+	cases := map[string]struct {
+		in     Input
+		v      verdict
+		state  api.State
+		blocks bool
+	}{
+		"over budget blocks": {in: in(nil), v: verdict{reason: api.ReasonEvaluated}, state: api.OverBudget, blocks: true},
+		"a warning admits":   {in: in(nil), v: verdict{reason: api.ReasonEvaluated}, state: api.Warning},
+		"unknown spend with Open admits": {
+			in: in(nil), v: verdict{reason: api.ReasonCostSourceMissing}, state: api.Unknown,
+		},
+		"unknown spend with Closed blocks": {
+			in: in(func(s *api.Spec) { s.Enforcement.FailurePolicy = api.FailClosed }),
+			v:  verdict{reason: api.ReasonCostSourceMissing}, state: api.Unknown, blocks: true,
+		},
+		"an invalid spec never blocks": {
+			in: in(func(s *api.Spec) { s.Enforcement.FailurePolicy = api.FailClosed }),
+			v:  verdict{reason: api.ReasonInvalidSpec}, state: api.Unknown,
+		},
+		"suspended never blocks": {
+			in: in(func(s *api.Spec) { s.Suspend = true }), v: verdict{reason: api.ReasonEvaluated}, state: api.OverBudget,
+		},
+		"action None never blocks": {
+			in: in(func(s *api.Spec) { s.Enforcement.Action = api.ActionNone }), v: verdict{reason: api.ReasonEvaluated},
+			state: api.OverBudget,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: "spend"}, p)
+			assert.Equal(t, tc.blocks, enf.Blocking)
+			assert.Equal(t, tc.blocks, quota != nil)
+			if quota != nil {
+				assert.Equal(t, []string{"team-ml"}, quota.Namespaces, "a team budget closes its own namespace")
+			}
+		})
+	}
+}
+
+func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
+	in := Input{
+		Budget: api.LLMCostBudget{Spec: api.Spec{Enforcement: api.Enforcement{
+			Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth,
+		}}},
+		Namespaces: &Namespaces{Selected: []string{"a", "b"}},
+	}
+	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p)
+	require.NotNil(t, quota)
+	assert.Equal(t, []string{"a", "b"}, quota.Namespaces)
+	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
+}
+
+func TestSinceKeepsATransitionWhileTheStatusHolds(t *testing.T) {
+	earlier := metav1.NewTime(at.Add(-time.Hour))
+	prev := []metav1.Condition{{Type: api.ConditionBlocking, Status: metav1.ConditionTrue, LastTransitionTime: earlier}}
+	assert.Equal(t, earlier.Time, since(prev, api.ConditionBlocking, metav1.ConditionTrue, at))
+	assert.Equal(t, at, since(prev, api.ConditionBlocking, metav1.ConditionFalse, at))
+	assert.Equal(t, at, since(nil, api.ConditionBlocking, metav1.ConditionTrue, at))
+}
+
+func TestAnnounce(t *testing.T) {
+	recorded := []api.AnnouncementStatus{
+		{Slug: "blocking", Message: "first", At: metav1.NewTime(at.Add(-10 * time.Minute))},
+		{Slug: "old", At: metav1.NewTime(at.Add(-AnnounceFor))},
+	}
+	occurring := []Announcement{
+		{Slug: "blocking", Message: "second", At: at.Add(-10 * time.Minute)},
+		{Slug: "a-new-one", At: at},
+	}
+	cases := map[string]struct {
+		suspended bool
+		want      []string
+	}{
+		"the first record of an occurrence wins; expired ones go; new ones join, sorted": {
+			want: []string{"a-new-one", "blocking first"},
+		},
+		"while suspended only what was recorded stays": {suspended: true, want: []string{"blocking first"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, a := range announce(recorded, occurring, tc.suspended, at) {
+				got = append(got, a.Slug+map[bool]string{true: " " + a.Message}[a.Message != ""])
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestStampMovesOnlyWithTheStatus(t *testing.T) {
+	before := metaTime(at.Add(-time.Hour))
+	prev := api.Status{State: api.Warning, LastEvaluatedTime: before}
+	assert.Equal(t, before, stamp(api.Status{State: api.Warning}, prev, at), "unchanged")
+	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.OverBudget}, prev, at), "changed")
+	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.Warning}, api.Status{State: api.Warning}, at),
+		"never stamped before")
+}
+
+func TestForecast(t *testing.T) {
+	cases := map[string]struct {
+		now  time.Time
+		want string // empty: none yet
+	}{
+		"before a tenth of the period, none":  {now: november.Start.Add(70 * time.Hour)},
+		"half way, twice the spend":           {now: november.Start.Add(15 * 24 * time.Hour), want: "200.00"},
+		"within an hour, the same as its top": {now: november.Start.Add(15*24*time.Hour + 59*time.Minute), want: "200.00"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f, ok := forecast(amount("100"), november, tc.now)
+			assert.Equal(t, tc.want != "", ok)
+			if ok {
+				assert.Equal(t, tc.want, f.String())
+			}
+		})
+	}
+}
