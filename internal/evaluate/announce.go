@@ -76,7 +76,7 @@ func usageMessage(m measurement) string {
 	}
 	msg := strings.Join(parts, "; ")
 	if m.state == api.OverBudget {
-		msg = m.driver + " reached its limit: " + msg
+		msg = fmt.Sprintf("%s reached its limit (%s): %s", m.driver, m.driver.figures(), msg)
 	}
 	return msg
 }
@@ -87,24 +87,17 @@ func occurrences(in Input, prev api.Status, v verdict, p periodView, m measureme
 	var out []Announcement
 	period := periodWords{kind: in.Budget.Spec.Period.Type, status: p.status}
 	if !v.invalidSpec() { // an invalid spec's thresholds are the previous status', already announced
-		limit := "the budget's limit"
-		if m.limitUSD != "" {
-			limit = "the limit of " + m.limitUSD + " USD"
-		}
+		forecast := use{what: "forecast spend", used: m.forecastUSD, limit: m.limitUSD}
 		for _, t := range m.thresholds {
 			if t.CrossedAt != nil {
-				out = append(out, crossing("", "", limit, t, period))
+				out = append(out, crossing("", m.worst, forecast, t, period))
 			}
 		}
 	}
 	for _, ms := range m.models {
-		limit := "its token limits"
-		if ms.LimitUSD != "" {
-			limit = "its limit of " + ms.LimitUSD + " USD"
-		}
 		for _, t := range ms.Thresholds {
 			if t.CrossedAt != nil {
-				out = append(out, crossing("model-"+slugOf(ms.Model)+"-", "model "+ms.Model+": ", limit, t, period))
+				out = append(out, crossing("model-"+slugOf(ms.Model)+"-", ms.worst, use{}, t, period))
 			}
 		}
 	}
@@ -146,19 +139,20 @@ type periodWords struct {
 	status *api.PeriodStatus
 }
 
-// crossing tells that usage of limit (the budget's, or one model's named by slugPrefix and who) reached t.
-func crossing(slugPrefix, who, limit string, t api.ThresholdStatus, p periodWords) Announcement {
+// crossing tells that the limit used most (the budget's, or one model's) reached t; a Forecasted threshold is
+// reached by the forecast, against the USD limit. The message names the limit and gives its figures.
+func crossing(slugPrefix string, worst, forecast use, t api.ThresholdStatus, p periodWords) Announcement {
 	slug := fmt.Sprintf("%sthreshold-%d-%s", slugPrefix, t.Percent, strings.ToLower(string(t.Basis)))
 	a := Announcement{Slug: slug, Type: EventWarning, Reason: "BudgetWarning", At: t.CrossedAt.Time}
-	usage := "usage"
+	reached := worst
 	switch {
 	case t.Basis == api.Forecasted:
-		a.Reason, usage = "ForecastOverBudget", "forecast spend"
+		a.Reason, reached = "ForecastOverBudget", forecast
 	case t.Percent >= api.OverBudgetThreshold:
 		a.Reason = "OverBudget"
 	}
-	a.Message = fmt.Sprintf("%s%s reached %d%% of %s in the %s period %s to %s",
-		who, usage, t.Percent, limit, p.kind, p.status.Start, p.status.End)
+	a.Message = fmt.Sprintf("%s reached %d%% of its limit (%s) in the %s period %s to %s",
+		reached, t.Percent, reached.figures(), p.kind, p.status.Start, p.status.End)
 	return a
 }
 

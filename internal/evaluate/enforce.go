@@ -33,15 +33,15 @@ func enforce(in Input, v verdict, m measurement, p periodView) (*api.Enforcement
 // is refused where. Only a valid spec blocks, so the period is known.
 func block(in Input, v verdict, m measurement, p periodView) (*api.EnforcementStatus, *Quota) {
 	spec, who := in.Budget.Spec, in.Subject
-	why := fmt.Sprintf("%s is OverBudget (%s reached its limit) for the period %s to %s",
-		who.Named, m.driver, p.status.Start, p.status.End)
-	detail := m.driver + " reached its limit"
+	why := fmt.Sprintf("%s is OverBudget (%s reached its limit: %s) for the period %s to %s",
+		who.Named, m.driver, m.driver.figures(), p.status.Start, p.status.End)
+	detail := m.driver.String() + " " + m.driver.figures() // "total tokens 1200 of 1000"
 	switch {
 	case m.state == api.Unknown:
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", who.Named, v.reason)
 		detail = v.reason + ", failurePolicy Closed;"
-	case m.driver == "spend":
-		detail = fmt.Sprintf("%s of %s USD", m.spentUSD, m.limitUSD)
+	case m.driver.String() == "spend":
+		detail = m.driver.figures()
 	}
 	enf := spec.Enforcement
 	st := &api.EnforcementStatus{

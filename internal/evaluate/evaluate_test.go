@@ -2,6 +2,7 @@ package evaluate_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -401,23 +402,23 @@ func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
 		"spend over the limit": {
 			budget(block(api.GatePolicy, "", "")), total("512.4"),
 			"LLMCostBudget team-ml/chatbot is OverBudget (512.40 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 512.40 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 		"labelled scope": {
 			budget(block(api.GatePolicy, api.ScopeLabelled, "")), total("600"),
 			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 		"both gates": {
 			budget(block(api.GateBoth, "", "")), total("600"),
 			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets and ResourceQuota llmbudget-chatbot",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets and ResourceQuota llmbudget-chatbot",
 		},
 		"tokens over their limit": {
 			budget(block(api.GateQuota, "", ""), tokens, func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }),
 			total(`{"costUSD": "1", "inputTokens": 700, "outputTokens": 500}`),
-			"LLMCostBudget team-ml/chatbot is OverBudget (total tokens reached its limit this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (total tokens reached its limit) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ResourceQuota llmbudget-chatbot",
+			"LLMCostBudget team-ml/chatbot is OverBudget (total tokens 1200 of 1000 this Monthly period, ends 2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (total tokens reached its limit: 1200 of 1000) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ResourceQuota llmbudget-chatbot",
 		},
 		"unknown spend, failing closed": {
 			budget(block(api.GatePolicy, "", api.FailClosed)), nil,
@@ -608,4 +609,57 @@ func TestAnAnnouncedEventStaysForItsWindowWhateverTheBudgetDoes(t *testing.T) {
 	expired := eval(b, total("450"), now.Add(55*time.Minute+10*time.Second))
 	require.Len(t, expired.Announcements, 1, "the first one's window is over")
 	assert.Equal(t, "BudgetWarning", expired.Announcements[0].Reason)
+}
+
+// A budget OverBudget on tokens while its spend is under its USD limit must not announce that the USD limit was
+// reached: each message names the limit reached and gives its figures.
+func TestMessagesNameTheLimitReachedWithItsFigures(t *testing.T) {
+	tokens := func(b *api.LLMCostBudget) {
+		b.Spec.LimitUSD = ptr("25")
+		b.Spec.TokenLimits = &api.TokenLimits{Output: ptr[int64](250000)}
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}}
+	}
+	model := func(b *api.LLMCostBudget) {
+		b.Spec.ModelLimits = []api.ModelLimit{{Model: "gpt-4o", TokenLimits: &api.TokenLimits{Input: ptr[int64](1000)}}}
+	}
+	cases := map[string]struct {
+		b         api.LLMCostBudget
+		value     string
+		announced string // the OverBudget Event's message, up to the period
+		condition string // the OverBudget condition's message, up to its first colon
+	}{
+		"USD spend over its limit": {
+			b: budget(tokens), value: `{"costUSD": "26", "outputTokens": 1}`,
+			announced: "spend reached 100% of its limit (26.00 of 25.00 USD)",
+			condition: "spend reached its limit (26.00 of 25.00 USD)",
+		},
+		"output tokens over their limit while USD is at 92 percent": {
+			b: budget(tokens), value: `{"costUSD": "23.10", "outputTokens": 410000}`,
+			announced: "output tokens reached 100% of its limit (410000 of 250000)",
+			condition: "output tokens reached its limit (410000 of 250000)",
+		},
+		"a model's input tokens over their limit": {
+			b:         budget(tokens, model),
+			value:     `{"costUSD": "1", "models": {"gpt-4o": {"costUSD": "1", "inputTokens": 1500}}}`,
+			announced: "model gpt-4o input tokens reached 100% of its limit (1500 of 1000)",
+			condition: "model gpt-4o input tokens reached its limit (1500 of 1000)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := eval(tc.b, total(tc.value), now)
+			require.Equal(t, api.OverBudget, r.Status.State)
+			var over []string
+			for _, a := range r.Announcements {
+				if a.Reason == "OverBudget" {
+					over = append(over, a.Message)
+				}
+			}
+			require.Len(t, over, 1)
+			assert.Equal(t, tc.announced+" in the Monthly period 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", over[0])
+			c := condition(t, r.Status, api.ConditionOverBudget)
+			assert.Equal(t, tc.condition, c.Message[:strings.Index(c.Message, ":")])
+			assert.Contains(t, r.Status.Enforcement.Reason, tc.condition[:strings.Index(tc.condition, " (")])
+		})
+	}
 }

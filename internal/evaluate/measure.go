@@ -3,6 +3,8 @@ package evaluate
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,17 +68,34 @@ type measurement struct {
 	thresholds                                    []api.ThresholdStatus
 	models                                        []modelGauge
 	// worst is the budget-wide limit used most; driver is the limit that drives the state, which may be a
-	// model's, as messages name it ("spend", "total tokens", "model gpt-4o spend").
-	worst  use
-	driver string
+	// model's.
+	worst, driver use
 	// forecastPercent is the forecast's percent of the USD limit, when a forecast is shown.
 	forecastPercent int64
 }
 
 // use is how much of one limit is used.
 type use struct {
-	what    string // "spend", "input tokens", "output tokens" or "total tokens"
-	percent int64
+	model       string // whose limit it is: a model's, or the budget's when empty
+	what        string // "spend", "input tokens", "output tokens" or "total tokens"
+	used, limit string // as the status shows them: USD amounts for spend, counts for tokens
+	percent     int64
+}
+
+// String names the limit as messages do: "spend", "total tokens", "model gpt-4o spend".
+func (u use) String() string {
+	if u.model != "" {
+		return "model " + u.model + " " + u.what
+	}
+	return u.what
+}
+
+// figures are the limit's own: "612.00 of 500.00 USD", "2110000 of 2000000" (tokens).
+func (u use) figures() string {
+	if strings.HasSuffix(u.what, "spend") {
+		return u.used + " of " + u.limit + " USD"
+	}
+	return u.used + " of " + u.limit
 }
 
 // measure gauges the spend against the budget's USD limit and token limits, then each limited model likewise:
@@ -96,7 +115,7 @@ func measure(in Input, v verdict, p periodView, prev api.Status) measurement {
 		m.models = gaugeModels(spec, in.Spend.Usage, carriedModels(p, prev), in.Now)
 		for _, ms := range m.models {
 			if severity[ms.State] > severity[m.state] {
-				m.state, m.driver = ms.State, "model "+ms.Model+" "+ms.driver
+				m.state, m.driver = ms.State, ms.worst
 			}
 		}
 	}
@@ -109,7 +128,7 @@ func gaugeBudget(spec api.Spec, limit *money.Amount, u spend.Usage, w period.Win
 	g := gauge(*spec.WarnThresholdPercent, limit, spec.TokenLimits, u)
 	m := measurement{
 		state: g.State, spentUSD: g.ObservedSpendUSD, percentUsed: &g.PercentUsed, tokens: g.Tokens,
-		limitUSD: g.LimitUSD, worst: g.worst, driver: g.worst.what,
+		limitUSD: g.LimitUSD, worst: g.worst, driver: g.worst,
 	}
 	if limit == nil {
 		return m
@@ -128,7 +147,7 @@ func gaugeBudget(spec api.Spec, limit *money.Amount, u spend.Usage, w period.Win
 // modelGauge is one model's status with the limit that drives it.
 type modelGauge struct {
 	api.ModelStatus
-	driver string
+	worst use
 }
 
 // gaugeModels measures each limited model; a model absent from the data has spent nothing.
@@ -139,11 +158,11 @@ func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.Threshol
 	})
 	for _, ml := range spec.ModelLimits {
 		g := gauge(*spec.WarnThresholdPercent, parseLimit(ml.LimitUSD), ml.TokenLimits, u.Models[ml.Model])
-		g.Model = ml.Model
+		g.Model, g.worst.model = ml.Model, ml.Model
 		g.Thresholds = crossings(actual, carried[ml.Model], func(t api.Threshold) bool {
 			return g.worst.percent >= int64(t.Percent)
 		}, now)
-		out = append(out, modelGauge{ModelStatus: g.ModelStatus, driver: g.worst.what})
+		out = append(out, modelGauge{ModelStatus: g.ModelStatus, worst: g.worst})
 	}
 	return out
 }
@@ -172,14 +191,14 @@ type gauged struct {
 // gauge measures u against a USD limit (nil for none) and token limits, the budget's or a model's.
 func gauge(warn int32, usd *money.Amount, t *api.TokenLimits, u spend.Usage) gauged {
 	g := gauged{ModelStatus: api.ModelStatus{State: api.UnderBudget, ObservedSpendUSD: u.CostUSD.String()}}
-	consider := func(p int64, what string) {
-		if p > g.worst.percent {
-			g.worst = use{what: what, percent: p}
+	consider := func(l use) {
+		if l.percent > g.worst.percent {
+			g.worst = l
 		}
 	}
 	if usd != nil {
 		g.LimitUSD, g.PercentUsed = usd.String(), u.CostUSD.PercentOf(*usd)
-		consider(g.PercentUsed, "spend")
+		consider(use{what: "spend", used: g.ObservedSpendUSD, limit: g.LimitUSD, percent: g.PercentUsed})
 	}
 	if t.HasTokenLimit() {
 		g.Tokens = &api.TokenUsage{Input: u.InputTokens, Output: u.OutputTokens, Total: u.TotalTokens()}
@@ -193,7 +212,8 @@ func gauge(warn int32, usd *money.Amount, t *api.TokenLimits, u spend.Usage) gau
 			{"total tokens", u.TotalTokens(), t.Total},
 		} {
 			if l.limit != nil {
-				consider(percentOf(l.used, *l.limit), l.what)
+				consider(use{what: l.what, used: strconv.FormatInt(l.used, 10), limit: strconv.FormatInt(*l.limit, 10),
+					percent: percentOf(l.used, *l.limit)})
 			}
 		}
 	}
