@@ -183,7 +183,7 @@ func (e *evaluation) run() {
 		if e.in.Pool != nil {
 			validate = e.spec.ValidateCluster
 		}
-		err = validate()
+		err = validate().ToAggregate()
 	}
 	if err != nil {
 		e.fail(api.ReasonInvalidSpec, err.Error())

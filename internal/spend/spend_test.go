@@ -408,7 +408,7 @@ func TestDecodeDataNamesTheFirstValueThatIsNotAString(t *testing.T) {
 	cases := map[string]struct{ in, want string }{
 		"a number":            {`{"data":{"b":"1","a":12.5}}`, `key "a": the value is 12.5, not a string`},
 		"the first in order":  {`{"data":{"z":true,"m":[1]}}`, `key "m": the value is an array, not a string`},
-		"data that is a list": {`{"data":[]}`, `ConfigMap.data: must be an object, got JSON array`},
+		"data that is a list": {`{"data":[]}`, `ConfigMap.data: Invalid value: "array": must be of type object`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
