@@ -3,13 +3,12 @@
 //
 // A well-formed request about a bad budget is answered, not refused: a spec that cannot be decoded or validated
 // yields state Unknown with reason InvalidSpec. Only a request without a usable parent is an error
-// (hookwire.ErrBadRequest), which the HTTP layer turns into 400.
+// (a hookwire.RequestError), which the HTTP layer turns into 400.
 package budget
 
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,11 +43,11 @@ type parent struct {
 	metaErr error
 }
 
-// decodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
+// decodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.RequestError).
 func decodeParent(raw json.RawMessage) (parent, error) {
 	var p parent
 	if len(raw) == 0 || string(raw) == "null" {
-		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
+		return p, hookwire.BadRequest("request has no parent")
 	}
 	if err := decode.Lenient(raw, &p, "parent"); err != nil {
 		// The least of a parent that a response can be made for.
@@ -62,14 +61,14 @@ func decodeParent(raw json.RawMessage) (parent, error) {
 			Status json.RawMessage `json:"status"`
 		}
 		if decode.Lenient(raw, &id, "parent") != nil {
-			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
+			return p, hookwire.BadRequest("%w", err)
 		}
 		m := id.Metadata
 		md := api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}
 		p = parent{Metadata: md, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
-		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
+		return p, hookwire.BadRequest("parent.metadata.name is missing")
 	}
 	return p, nil
 }
