@@ -68,8 +68,9 @@ type HookCall struct {
 	Workload string // kind namespace/name, for the workload hooks
 }
 
-// New returns the service's handler with every route.
-func New(cfg Config) (http.Handler, error) {
+// New returns the service's router with every hook route and the probes; the caller may add routes of its own
+// (metrics, pprof) to the same router.
+func New(cfg Config) (*httprouter.Router, error) {
 	switch {
 	case cfg.Now == nil:
 		return nil, errors.New("httpapi: Config.Now is required")
