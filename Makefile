@@ -42,7 +42,7 @@ fmt-check:
 vet: ## go vet
 	$(GO) vet ./...
 
-fixtures: ## rewrite golden hook responses (review the diff!)
+fixtures: ## rewrite the crafted hook requests and their golden responses (review the diff!)
 	$(GO) test ./test/golden/ -update
 
 # kustomize as a pinned Go tool: no kubectl needed. v5.8.2 is the newest release that builds
