@@ -11,9 +11,12 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os/signal"
+	runtimepprof "runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/julienschmidt/httprouter"
 
 	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
@@ -153,7 +156,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 // port alone), else beside the hooks, also without the token.
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) ([]*http.Server, error) {
 	m := metrics.New(version)
-	api, err := httpapi.New(httpapi.Config{
+	router, err := httpapi.New(httpapi.Config{
 		Now:              now,
 		Logger:           logger,
 		MaxBodyBytes:     o.maxBody,
@@ -164,31 +167,38 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, drain
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", api)
 	if o.pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		routePprof(router)
 	}
-	servers := []*http.Server{newServer(o.addr, mux, logger)}
+	servers := []*http.Server{newServer(o.addr, router, logger)}
 	open := []string{"/healthz", "/readyz"}
 	if o.metricsAddr == "" {
-		mux.Handle("GET /metrics", m.Handler())
+		router.Handler(http.MethodGet, "/metrics", m.Handler())
 		open = append(open, "/metrics")
 	} else {
-		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", m.Handler())
-		servers = append(servers, newServer(o.metricsAddr, mm, logger))
+		mr := httprouter.New()
+		mr.Handler(http.MethodGet, "/metrics", m.Handler())
+		servers = append(servers, newServer(o.metricsAddr, mr, logger))
 	}
 	if o.tokenFile != "" {
 		tok, err := auth.NewFileToken(o.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
-		servers[0].Handler = auth.Require(mux, tok, logger, open...)
+		servers[0].Handler = auth.Require(router, tok, logger, open...)
 	}
 	return servers, nil
+}
+
+// routePprof serves the pprof index, the CPU profile, the execution trace and the runtime's profiles (heap,
+// goroutine, ...), each by name: httprouter cannot put fixed names beside a wildcard.
+func routePprof(router *httprouter.Router) {
+	router.HandlerFunc(http.MethodGet, "/debug/pprof/", pprof.Index)
+	router.HandlerFunc(http.MethodGet, "/debug/pprof/profile", pprof.Profile)
+	router.HandlerFunc(http.MethodGet, "/debug/pprof/trace", pprof.Trace)
+	for _, p := range runtimepprof.Profiles() {
+		router.Handler(http.MethodGet, "/debug/pprof/"+p.Name(), pprof.Handler(p.Name()))
+	}
 }
 
 // newServer serves h on addr. Hook calls are small and fast: the timeouts only cut off clients that stall, so

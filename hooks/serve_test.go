@@ -246,3 +246,28 @@ func TestAFixedClockServerAnswersAFixtureWithItsGolden(t *testing.T) {
 		assert.Equal(t, string(want), pretty.String(), name)
 	}
 }
+
+func TestPprofIsServedOnlyWhenAskedFor(t *testing.T) {
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	off := startServer(t, serveOptions{})
+	assert.Equal(t, http.StatusNotFound, get("http://"+off.hooks+"/debug/pprof/"))
+
+	on := startServer(t, serveOptions{pprof: true})
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap?debug=1", "/debug/pprof/goroutine?debug=1"} {
+		assert.Equal(t, http.StatusOK, get("http://"+on.hooks+path), path)
+	}
+	assert.Equal(t, http.StatusNotFound, get("http://"+on.hooks+"/debug/pprof/cmdline"), "only the profiles are served")
+}
+
+func TestMetricsAnswerOnlyGET(t *testing.T) {
+	addrs := startServer(t, serveOptions{})
+	resp, err := http.Post("http://"+addrs.metrics+"/metrics", "text/plain", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}

@@ -4,7 +4,7 @@
 //
 // A well-formed request about a bad budget is answered, not refused: a spec that cannot be decoded or validated
 // yields state Unknown with reason InvalidSpec. Only a request without a usable parent is an error
-// (hookwire.ErrBadRequest), which the HTTP layer turns into 400.
+// (a hookwire.RequestError), which the HTTP layer turns into 400.
 package budget
 
 import (
@@ -78,7 +78,7 @@ func input(p Parent, related hookwire.ObjectMap, now time.Time) evaluate.Input {
 	b, invalid := p.Budget(api.Kind)
 	if invalid == nil {
 		b.Spec.Default()
-		invalid = b.Spec.Validate()
+		invalid = b.Spec.Validate().ToAggregate()
 	}
 	in := evaluate.Input{Budget: b, Invalid: invalid, Subject: subjectOf(b.Metadata), Now: now}
 	if invalid == nil {
@@ -181,11 +181,11 @@ type Parent struct {
 	metaErr error
 }
 
-// DecodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.ErrBadRequest).
+// DecodeParent reads a request's parent; only a parent without a usable name is an error (hookwire.RequestError).
 func DecodeParent(raw json.RawMessage) (Parent, error) {
 	var p Parent
 	if len(raw) == 0 || string(raw) == "null" {
-		return p, fmt.Errorf("%w: request has no parent", hookwire.ErrBadRequest)
+		return p, hookwire.BadRequest("request has no parent")
 	}
 	if err := decode.Lenient(raw, &p, "parent"); err != nil {
 		// The least of a parent that a response can be made for.
@@ -199,14 +199,14 @@ func DecodeParent(raw json.RawMessage) (Parent, error) {
 			Status json.RawMessage `json:"status"`
 		}
 		if decode.Lenient(raw, &id, "parent") != nil {
-			return p, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
+			return p, hookwire.BadRequest("%w", err)
 		}
 		m := id.Metadata
 		md := api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}
 		p = Parent{Metadata: md, Spec: id.Spec, Status: id.Status, metaErr: err}
 	}
 	if p.Metadata.Name == "" {
-		return p, fmt.Errorf("%w: parent.metadata.name is missing", hookwire.ErrBadRequest)
+		return p, hookwire.BadRequest("parent.metadata.name is missing")
 	}
 	return p, nil
 }

@@ -92,7 +92,7 @@ func input(p budget.Parent, related hookwire.ObjectMap, now time.Time) evaluate.
 	b, invalid := p.Budget(api.ClusterKind)
 	if invalid == nil {
 		b.Spec.Default()
-		invalid = b.Spec.ValidateCluster()
+		invalid = b.Spec.ValidateCluster().ToAggregate()
 	}
 	named := api.ClusterKind + " " + b.Metadata.Name
 	in := evaluate.Input{Budget: b, Invalid: invalid, Now: now, Subject: evaluate.Subject{

@@ -319,9 +319,9 @@ func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
 
 func TestARequestWithoutParentIsRefused(t *testing.T) {
 	_, _, err := Sync(hookwire.CompositeRequest{}, now)
-	require.ErrorIs(t, err, hookwire.ErrBadRequest)
+	require.ErrorAs(t, err, new(*hookwire.RequestError))
 	_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{}}`)})
-	require.ErrorIs(t, err, hookwire.ErrBadRequest)
+	require.ErrorAs(t, err, new(*hookwire.RequestError))
 }
 
 // TestNoRelatedObjectIsSkippedSilently reads related objects written as raw JSON, which can carry what only a

@@ -1,11 +1,13 @@
 // Package decode reads JSON with sigs.k8s.io/json, the decoder the API server and Metacontroller use, and words
-// its errors for the people who read them.
+// its errors as the API server does.
 //
 // Guarantees:
 //   - Field names match case-sensitively, as in the API server: "limitusd" and "LIMITUSD" are not limitUSD.
-//   - Lenient ignores members the Go type does not model; Strict reports them and repeated members by JSON path.
-//   - Errors name the JSON path and the JSON type wanted ("spec.period.startDay: must be an integer, got JSON
-//     string"), never a Go type.
+//   - Lenient ignores members the Go type does not model; Strict reports them and repeated members by JSON path,
+//     in the API server's words: unknown field "spec.x", duplicate field "spec.x".
+//   - A value of the wrong JSON type is a *field.Error of type FieldValueTypeInvalid on its JSON path, worded as
+//     the API server's schema validation words it ("spec.period.startDay: Invalid value: "string": must be of type
+//     integer"), never naming a Go type.
 package decode
 
 import (
@@ -15,6 +17,7 @@ import (
 	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -39,7 +42,8 @@ func Strict(data []byte, v any, root string) error {
 		}
 		msgs[i] = e.Error()
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	// The API server lists strict decoding errors the same way, separated by commas.
+	return errors.New(strings.Join(msgs, ", "))
 }
 
 func describe(root string, err error) error {
@@ -48,14 +52,28 @@ func describe(root string, err error) error {
 	}
 	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
 		err = fmt.Errorf("malformed JSON at byte %d: %v", offset, err)
-	} else if field, want, got, ok := TypeMismatch(err); ok {
-		root = join(root, field)
-		err = fmt.Errorf("must be %s, got JSON %s", typeWords[want], got)
+	} else if path, want, got, ok := TypeMismatch(err); ok {
+		return TypeError(join(root, path), want, got)
 	}
 	if root == "" {
 		return err
 	}
 	return fmt.Errorf("%s: %w", root, err)
+}
+
+// TypeError is a value of JSON type got ("string", "number 1.5") where the schema wants type want, at the JSON path
+// ("spec.period.startDay") or, when path is empty, at the top of a document. got is named as a schema names types.
+func TypeError(path, want, got string) error {
+	got, _, _ = strings.Cut(got, " ") // "number 1.5" is a number, as the API server says
+	if got == "bool" {
+		got = "boolean"
+	}
+	if path == "" {
+		// A field.Error starts with its path; without one it would read ": Invalid value".
+		return errors.New(field.TypeInvalid(nil, got, "must be of type "+want).ErrorBody())
+	}
+	names := strings.Split(path, ".")
+	return field.TypeInvalid(field.NewPath(names[0], names[1:]...), got, "must be of type "+want)
 }
 
 // TypeMismatch reads a value of the wrong JSON type from a decoding error: the field's JSON path
@@ -81,12 +99,6 @@ var schemaTypes = map[reflect.Kind]string{
 	reflect.Uint: "integer", reflect.Uint8: "integer", reflect.Uint16: "integer", reflect.Uint32: "integer", reflect.Uint64: "integer",
 	reflect.Float32: "number", reflect.Float64: "number", reflect.String: "string", reflect.Bool: "boolean",
 	reflect.Slice: "array", reflect.Array: "array",
-}
-
-// typeWords is how the hooks' messages name a schema type.
-var typeWords = map[string]string{
-	"integer": "an integer", "number": "a number", "string": "a string",
-	"boolean": "a boolean", "array": "a list", "object": "an object",
 }
 
 func join(root, field string) string {

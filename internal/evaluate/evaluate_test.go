@@ -52,7 +52,7 @@ var subject = evaluate.Subject{
 func eval(b api.LLMCostBudget, data map[string]string, at time.Time) evaluate.Result {
 	b.Spec.Thresholds = slices.Clone(b.Spec.Thresholds) // Default fills them in
 	b.Spec.Default()
-	in := evaluate.Input{Budget: b, Invalid: b.Spec.Validate(), Subject: subject, Now: at}
+	in := evaluate.Input{Budget: b, Invalid: b.Spec.Validate().ToAggregate(), Subject: subject, Now: at}
 	if in.Invalid == nil {
 		in.Window = b.Spec.PeriodSpec().Containing(at)
 		in.Spend = spent(b.Spec.CostSource, data, in.Window)
@@ -193,29 +193,29 @@ func TestInvalidSpecIsUnknownNamingTheField(t *testing.T) {
 		"a zero limit":            {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("0") }, "spec.limitUSD"},
 		"seven decimals":          {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("1.0000001") }, "spec.limitUSD"},
 		"an unknown time zone":    {func(b *api.LLMCostBudget) { b.Spec.Period.TimeZone = "Mars/Olympus" }, "spec.period.timeZone"},
-		"startDay 29 for Monthly": {func(b *api.LLMCostBudget) { b.Spec.Period.StartDay = ptr[int32](29) }, "spec.period.startDay: must be 1 to 28 for Monthly"},
-		"startDay 8 for Weekly":   {func(b *api.LLMCostBudget) { b.Spec.Period.Type = api.Weekly; b.Spec.Period.StartDay = ptr[int32](8) }, "spec.period.startDay: must be 1 (Monday) to 7 (Sunday) for Weekly"},
-		"an unknown period type":  {func(b *api.LLMCostBudget) { b.Spec.Period.Type = "Hourly" }, `spec.period.type: "Hourly" is not one of Daily, Weekly, Monthly`},
-		"warn threshold 0":        {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](0) }, "spec.warnThresholdPercent: must be at least 1"},
-		"warn threshold 101":      {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](101) }, "spec.warnThresholdPercent: must be at most 100"},
+		"startDay 29 for Monthly": {func(b *api.LLMCostBudget) { b.Spec.Period.StartDay = ptr[int32](29) }, "spec.period.startDay: Invalid value: 29: must be less than or equal to 28"},
+		"startDay 8 for Weekly":   {func(b *api.LLMCostBudget) { b.Spec.Period.Type = api.Weekly; b.Spec.Period.StartDay = ptr[int32](8) }, "spec.period.startDay: Invalid value: 8: period.startDay must be between 1 (Monday) and 7 (Sunday)"},
+		"an unknown period type":  {func(b *api.LLMCostBudget) { b.Spec.Period.Type = "Hourly" }, `spec.period.type: Unsupported value: "Hourly": supported values: "Daily", "Weekly", "Monthly"`},
+		"warn threshold 0":        {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](0) }, "spec.warnThresholdPercent: Invalid value: 0: must be greater than or equal to 1"},
+		"warn threshold 101":      {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](101) }, "spec.warnThresholdPercent: Invalid value: 101: must be less than or equal to 100"},
 		"duplicate thresholds": {func(b *api.LLMCostBudget) {
 			b.Spec.Thresholds = []api.Threshold{{Percent: 50}, {Percent: 50, Basis: api.Actual}}
-		}, "spec.thresholds[1]: duplicates spec.thresholds[0]"},
-		"a threshold of 1001":       {func(b *api.LLMCostBudget) { b.Spec.Thresholds = []api.Threshold{{Percent: 1001}} }, "spec.thresholds[0].percent: must be at most 1000"},
-		"eleven thresholds":         {func(b *api.LLMCostBudget) { b.Spec.Thresholds = elevenThresholds() }, "spec.thresholds: must have at most 10 items"},
-		"no configMapName":          {func(b *api.LLMCostBudget) { b.Spec.CostSource.ConfigMapName = "" }, "spec.costSource.configMapName: is required"},
-		"Total without a key":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.Key = "" }, "spec.costSource.key: is required when format is Total"},
-		"a prefix with Total":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.KeyPrefix = "spend-" }, "spec.costSource.keyPrefix: is only used with format DailyLedger"},
-		"blocking with no resource": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.BlockNewWorkloads }, "spec.enforcement.resources: is required when action is BlockNewWorkloads"},
+		}, `spec.thresholds[1]: Duplicate value: {"percent":50,"basis":"Actual"}`},
+		"a threshold of 1001":       {func(b *api.LLMCostBudget) { b.Spec.Thresholds = []api.Threshold{{Percent: 1001}} }, "spec.thresholds[0].percent: Invalid value: 1001: must be less than or equal to 1000"},
+		"eleven thresholds":         {func(b *api.LLMCostBudget) { b.Spec.Thresholds = elevenThresholds() }, "spec.thresholds: Too many: 11: must have at most 10 items"},
+		"no configMapName":          {func(b *api.LLMCostBudget) { b.Spec.CostSource.ConfigMapName = "" }, "spec.costSource.configMapName: Required value"},
+		"Total without a key":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.Key = "" }, "spec.costSource.key: Required value: costSource.key is required when costSource.format is Total"},
+		"a prefix with Total":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.KeyPrefix = "spend-" }, "spec.costSource.keyPrefix: Forbidden: costSource.keyPrefix is only allowed when costSource.format is DailyLedger"},
+		"blocking with no resource": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.BlockNewWorkloads }, "spec.enforcement.resources: Required value: enforcement.resources must list at least one resource"},
 		"a malformed resource": {func(b *api.LLMCostBudget) {
 			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"Jobs/batch"}}
-		}, `spec.enforcement.resources[0]: "Jobs/batch" must be <plural> or <plural>.<group>`},
+		}, `spec.enforcement.resources[0]: Invalid value: "Jobs/batch": must be <plural> or <plural>.<group>`},
 		"the labelled scope through a quota": {func(b *api.LLMCostBudget) {
 			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth, Scope: api.ScopeLabelled}
-		}, "spec.enforcement.scope: Labelled needs gate Policy (a ResourceQuota cannot select by label), got gate Both"},
-		"an unknown gate":        {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Gate = "Webhook" }, `spec.enforcement.gate: "Webhook" is not one of Policy, Quota, Both`},
-		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD: is required unless a tokenLimits field is set"},
-		"a negative token limit": {func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} }, "spec.tokenLimits.total: must be at least 0"},
+		}, `spec.enforcement.scope: Invalid value: "Labelled": enforcement.scope Labelled needs enforcement.gate Policy`},
+		"an unknown gate":        {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Gate = "Webhook" }, `spec.enforcement.gate: Unsupported value: "Webhook": supported values: "Policy", "Quota", "Both"`},
+		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD: Required value: spec.limitUSD is required unless spec.tokenLimits sets input, output or total"},
+		"a negative token limit": {func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} }, "spec.tokenLimits.total: Invalid value: -1: must be greater than or equal to 0"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -89,15 +89,15 @@ func TestModelNamesMustBeUsable(t *testing.T) {
 	r := eval(bad, total("1"), now)
 	c := condition(t, r.Status, api.ConditionBudgetEvaluated)
 	assert.Equal(t, api.ReasonInvalidSpec, c.Reason)
-	assert.Contains(t, c.Message, `spec.modelLimits[0].model: "gpt 4o" must be a model name`)
+	assert.Contains(t, c.Message, `spec.modelLimits[0].model: Invalid value: "gpt 4o": must be a model name`)
 
 	dup := budget(withModels(api.ModelLimit{Model: "m", LimitUSD: ptr("1")}, api.ModelLimit{Model: "m", LimitUSD: ptr("2")}))
 	r = eval(dup, total("1"), now)
-	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, `spec.modelLimits[1].model: "m" duplicates spec.modelLimits[0]`)
+	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, `spec.modelLimits[1]: Duplicate value: {"model":"m"}`)
 
 	none := budget(withModels(api.ModelLimit{Model: "m"}))
 	r = eval(none, total("1"), now)
-	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, "spec.modelLimits[0]: needs limitUSD or a tokenLimits field")
+	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, "spec.modelLimits[0]: Required value: each modelLimits entry needs limitUSD or a tokenLimits field")
 
 	data := budget(withModels(api.ModelLimit{Model: "m", LimitUSD: ptr("1")}))
 	r = eval(data, total(`{"costUSD": "1", "models": {"bad name": {"costUSD": "1"}}}`), now)

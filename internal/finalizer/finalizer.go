@@ -38,7 +38,7 @@
 // # Errors
 //
 // Reconcile adds none, and pure Apply and Cleanup have none to return; a request that cannot be answered at
-// all is refused before Reconcile (hookwire.ErrBadRequest).
+// all is refused before Reconcile (a hookwire.RequestError).
 package finalizer
 
 import (

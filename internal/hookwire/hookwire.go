@@ -1,17 +1,26 @@
-// Package hookwire holds Metacontroller's v2 hook wire types, and ErrBadRequest for a request no hook can answer.
+// Package hookwire holds Metacontroller's v2 hook wire types, and RequestError for a request no hook can answer.
 // The JSON tags are the contract. Requests model only what the hooks read; responses carry only fields
 // Metacontroller knows, because it decodes v2 responses strictly: one unknown field fails the call.
 package hookwire
 
 import (
 	"encoding/json"
-	"errors"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ErrBadRequest marks a request that cannot be answered at all (no usable parent or object): HTTP 400.
-var ErrBadRequest = errors.New("bad request")
+// RequestError is a request no hook can answer at all (not JSON, no parent or object, no name): the caller's
+// mistake, answered 400. Any other error a hook returns is the service's own fault, answered 500.
+type RequestError struct{ Err error }
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// BadRequest is a RequestError for the reason format and args give, as fmt.Errorf words it (%w wraps).
+func BadRequest(format string, args ...any) error {
+	return &RequestError{Err: fmt.Errorf(format, args...)}
+}
 
 // ObjectMap is a v2 uniform object map: "Kind.version" (or "Kind.group/version") → "namespace/name" → object.
 type ObjectMap map[string]map[string]json.RawMessage

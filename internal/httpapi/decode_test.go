@@ -60,7 +60,7 @@ func TestARepeatedSpecFieldIsAnInvalidSpec(t *testing.T) {
 func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
 	cases := map[string]struct{ old, new, message string }{
 		"a creationTimestamp that is not a time": {`"generation":1`, `"generation":1,"creationTimestamp":"yesterday"`, `parent: parsing time "yesterday"`},
-		"a generation that is a string":          {`"generation":1`, `"generation":"1"`, `parent.metadata.generation: must be an integer, got JSON string`},
+		"a generation that is a string":          {`"generation":1`, `"generation":"1"`, `parent.metadata.generation: Invalid value: "string": must be of type integer`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) { assertUnknown(t, tc.old, tc.new, "InvalidSpec", tc.message) })

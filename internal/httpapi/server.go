@@ -1,7 +1,8 @@
 // Package httpapi is the thin HTTP adapter in front of the hook functions: routing, request guards (content
 // type, size, JSON shape), response encoding and one log line per hook call. It holds no budget logic. Every
 // hook answer is 200 with a response Metacontroller decodes strictly, or a 4xx with a one-line reason (shown
-// to users in a SyncError Event); a panic in a hook becomes a 500, not a crashed process. Memory stays
+// to users in a SyncError Event) when the request is at fault; a hook's own failure, a panic included, is a
+// 500, not a crashed process. Memory stays
 // bounded however many callers: past Config.MaxInFlightBytes, a call is answered 429 with Retry-After.
 package httpapi
 
@@ -67,8 +68,9 @@ type HookCall struct {
 	Workload string // kind namespace/name, for the workload hooks
 }
 
-// New returns the service's handler with every route.
-func New(cfg Config) (http.Handler, error) {
+// New returns the service's router with every hook route and the probes; the caller may add routes of its own
+// (metrics, pprof) to the same router.
+func New(cfg Config) (*httprouter.Router, error) {
 	switch {
 	case cfg.Now == nil:
 		return nil, errors.New("httpapi: Config.Now is required")
@@ -122,7 +124,7 @@ func lenient[Req any](answer func(Req, time.Time) (any, HookCall, error)) hookFu
 	return func(body []byte, now time.Time) (any, HookCall, error) {
 		var req Req
 		if err := decode.Lenient(body, &req, "request"); err != nil {
-			return nil, HookCall{}, err
+			return nil, HookCall{}, hookwire.BadRequest("%w", err)
 		}
 		return answer(req, now)
 	}
@@ -215,10 +217,18 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 	}
 	resp, c, err := fn(buf.Bytes(), s.cfg.Now())
 	if err != nil {
-		return refuse(w, http.StatusBadRequest, err.Error(), c)
+		return refuse(w, statusOf(err), err.Error(), c)
 	}
 	c.Status = writeJSON(w, resp)
 	return c
+}
+
+// statusOf answers a request no hook can answer 400, and any other hook error 500: the service's own fault.
+func statusOf(err error) int {
+	if _, ok := errors.AsType[*hookwire.RequestError](err); ok {
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
 }
 
 // weight counts a declared length over the body limit as the minimum: readBody refuses it unread.

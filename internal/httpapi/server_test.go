@@ -62,21 +62,21 @@ func TestMalformedRequestsAreRefusedWithOneLineReasons(t *testing.T) {
 		"JSON with a syntax error": {"/budget/sync", "application/json", `{"parent": x}`, 400,
 			"request: malformed JSON at byte 12: invalid character 'x' looking for beginning of value"},
 		"a request without a parent": {"/budget/sync", "application/json", `{"children":{}}`, 400,
-			"bad request: request has no parent"},
+			"request has no parent"},
 		"a parent without a name": {"/budget/sync", "application/json", `{"parent":{"metadata":{}}}`, 400,
-			"bad request: parent.metadata.name is missing"},
+			"parent.metadata.name is missing"},
 		"finalizing of the wrong type": {"/budget/sync", "application/json", `{"parent":{},"finalizing":"yes"}`, 400,
-			"request.finalizing: must be a boolean, got JSON string"},
+			`request.finalizing: Invalid value: "string": must be of type boolean`},
 		"a workload that is not an object": {"/workload/sync", "application/json", `{"object":5}`, 400,
-			"bad request: object: must be an object, got JSON number"},
+			`object: Invalid value: "number": must be of type object`},
 		"workload labels that are not an object": {"/workload/sync", "application/json", `{"object":{"metadata":{"name":"w","labels":"x"}}}`, 400,
-			"bad request: object.metadata.labels: must be an object, got JSON string"},
+			`object.metadata.labels: Invalid value: "string": must be of type object`},
 		"a parent that is not an object": {"/budget/sync", "application/json", `{"parent":[]}`, 400,
-			"bad request: parent: must be an object, got JSON array"},
+			`parent: Invalid value: "array": must be of type object`},
 		"a customize request without a parent": {"/budget/customize", "application/json", `{}`, 400,
-			"bad request: request has no parent"},
+			"request has no parent"},
 		"a decorator request without an object": {"/workload/sync", "application/json", `{"attachments":{}}`, 400,
-			"bad request: request has no object"},
+			"request has no object"},
 	}
 	h := newHandler(t, nil, 0)
 	for name, tc := range cases {
@@ -119,7 +119,7 @@ func TestABadBudgetIsAnswered200WithStateUnknown(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
 	assert.Equal(t, "Unknown", resp.Status.State)
 	assert.Equal(t, "InvalidSpec", resp.Status.Conditions[0].Reason)
-	assert.Contains(t, resp.Status.Conditions[0].Message, `spec.limitUSD: must be a decimal greater than 0 with at most 6 decimals: "ten dollars" is not a decimal number`)
+	assert.Contains(t, resp.Status.Conditions[0].Message, `spec.limitUSD: Invalid value: "ten dollars": must be a decimal greater than 0 with at most 6 decimals`)
 }
 
 func TestEachHookCallLogsOneLine(t *testing.T) {

@@ -26,7 +26,7 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("a budget without a name: %+v", b)
 			}
 			spec := b.Spec
-			if err := spec.Validate(); err != nil {
+			if err := spec.Validate().ToAggregate(); err != nil {
 				t.Fatalf("accepted a budget whose spec is invalid: %v", err)
 			}
 		}

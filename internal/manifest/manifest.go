@@ -207,14 +207,9 @@ func checkSpec(d Doc, name string, spec *api.Spec) Errors {
 		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
 	}
 	spec.Default()
-	err := spec.Validate()
-	verrs, ok := errors.AsType[api.ValidationError](err)
-	if err != nil && !ok {
-		return Errors{d.Errorf("spec", name, "%s%v", d.Prefix, err)}
-	}
 	var errs Errors
-	for _, fe := range verrs {
-		errs = append(errs, d.Errorf(fe.Path, name, "%s%s", d.Prefix, fe.Error()))
+	for _, fe := range spec.Validate() {
+		errs = append(errs, d.Errorf(fe.Field, name, "%s%s", d.Prefix, fe.Error()))
 	}
 	return errs
 }

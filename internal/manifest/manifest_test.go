@@ -87,11 +87,11 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a spec rule, at the field's line": {
 			strings.Replace(validBudget, `"500"`, `"-5"`, 1),
-			[]string{`7: LLMCostBudget team-ml/chatbot: spec.limitUSD: must be a decimal greater than 0 with at most 6 decimals`},
+			[]string{`7: LLMCostBudget team-ml/chatbot: spec.limitUSD: Invalid value: "-5": must be a decimal greater than 0`},
 		},
 		"a missing field, at its parent's line": {
 			strings.Replace(validBudget, "    key: total-usd\n", "", 1),
-			[]string{`8: LLMCostBudget team-ml/chatbot: spec.costSource.key: is required`},
+			[]string{`8: LLMCostBudget team-ml/chatbot: spec.costSource.key: Required value`},
 		},
 		"a name too long for the budget label": {
 			strings.Replace(validBudget, "name: chatbot", "name: "+strings.Repeat("b", 64), 1),

@@ -124,5 +124,5 @@ func assertValidBudget(t *testing.T, doc []byte) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&spec), "spec does not decode strictly:\n%s", doc)
 	spec.Default()
-	require.NoError(t, spec.Validate(), "output fails validation:\n%s", doc)
+	require.NoError(t, spec.Validate().ToAggregate(), "output fails validation:\n%s", doc)
 }

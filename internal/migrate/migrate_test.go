@@ -396,7 +396,7 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a warning threshold of zero, which the API refuses": {
 			valid + "  warnThresholdPercent: 0\n",
-			`stdin:1: LLMCostBudget team-ml/chatbot: the converted budget is not valid: spec.warnThresholdPercent: must be at least 1`,
+			`stdin:1: LLMCostBudget team-ml/chatbot: the converted budget is not valid: spec.warnThresholdPercent: Invalid value: 0: must be greater than or equal to 1`,
 		},
 		"a warning threshold as a string": {
 			valid + "  warnThresholdPercent: \"80\"\n",
@@ -404,7 +404,7 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a ConfigMap name the API refuses": {
 			strings.Replace(valid, "llm-spend", "LLM_Spend", 1),
-			`the converted budget is not valid: spec.costSource.configMapName: "LLM_Spend" must be a ConfigMap name (lower-case DNS subdomain)`,
+			`the converted budget is not valid: spec.costSource.configMapName: Invalid value: "LLM_Spend": must be a ConfigMap name (lower-case DNS subdomain)`,
 		},
 		"a label value that is not a string": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: chatbot\n  labels:\n    tier: 1\n", 1),
@@ -528,7 +528,7 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a time zone that does not exist": {
 			strings.Replace(kelosSelector, "America/New_York", "Mars/Olympus", 1) + "  maxCostUSD: 5\n",
-			`the converted budget is not valid: spec.period.timeZone: must be an IANA time zone`,
+			`the converted budget is not valid: spec.period.timeZone: Invalid value: "Mars/Olympus": must be an IANA time zone`,
 		},
 		"a time zone with characters Kelos refuses": {
 			strings.Replace(kelosSelector, "America/New_York", `"America/New York"`, 1) + "  maxCostUSD: 5\n",

@@ -131,7 +131,7 @@ type Plan struct {
 // last minutes get written. A finished day ends at its end, the open one at now rounded down to a step.
 func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan, error) {
 	spec.Default()
-	if err := spec.Validate(); err != nil {
+	if err := spec.Validate().ToAggregate(); err != nil {
 		return Plan{}, err
 	}
 	if step < 10*time.Millisecond || step%time.Millisecond != 0 {

@@ -412,7 +412,7 @@ func TestDecodeConfigMapNamesWhatItCannotRead(t *testing.T) {
 	cases := map[string]struct{ in, want string }{
 		"a number":            {`{"data":{"b":"1","a":12.5}}`, `key "a": the value is 12.5, not a string`},
 		"the first in order":  {`{"data":{"z":true,"m":[1]}}`, `key "m": the value is an array, not a string`},
-		"data that is a list": {`{"data":[]}`, `data: must be an object, got JSON array`},
+		"data that is a list": {`{"data":[]}`, `data: Invalid value: "array": must be of type object`},
 		"a label":             {`{"metadata":{"labels":{"team":7}}}`, `label "team": the value is 7, not a string`},
 		"an annotation": {
 			`{"metadata":{"annotations":{"llmbudget.dev/period-start":{}}}}`,

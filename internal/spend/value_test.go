@@ -182,8 +182,8 @@ func TestParseValueRefusesABrokenBreakdown(t *testing.T) {
 		"an empty model name":           {`{"costUSD": "1", "models": {"": {"costUSD": "1"}}}`, `models: "" is not a valid model name (1-253 printable characters, no spaces or quotes)`},
 		"models nested in a model":      {`{"costUSD": "1", "models": {"m": {"costUSD": "1", "models": {}}}}`, `unknown field "models.m.models"`},
 		"a model without its cost":      {`{"costUSD": "1", "models": {"m": {"inputTokens": 1}}}`, `models.m: field "costUSD" is missing`},
-		"a model that is not an object": {`{"costUSD": "1", "models": {"m": "1"}}`, `models.m: must be an object, got JSON string`},
-		"models that is a list":         {`{"costUSD": "1", "models": []}`, `models: must be an object, got JSON array`},
+		"a model that is not an object": {`{"costUSD": "1", "models": {"m": "1"}}`, `models.m: Invalid value: "string": must be of type object`},
+		"models that is a list":         {`{"costUSD": "1", "models": []}`, `models: Invalid value: "array": must be of type object`},
 		"a model listed twice":          {`{"costUSD": "1", "models": {"m": {"costUSD": "1"}, "m": {"costUSD": "1"}}}`, `duplicate field "models.m"`},
 		"a negative model cost":         {`{"costUSD": "1", "models": {"m": {"costUSD": "-1"}}}`, `models.m: costUSD: "-1" is negative`},
 	}

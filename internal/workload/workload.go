@@ -59,13 +59,13 @@ type object struct {
 func decodeObject(raw json.RawMessage, field string) (object, error) {
 	var o object
 	if len(raw) == 0 || string(raw) == "null" {
-		return o, fmt.Errorf("%w: request has no %s", hookwire.ErrBadRequest, field)
+		return o, hookwire.BadRequest("request has no %s", field)
 	}
 	if err := decode.Lenient(raw, &o, field); err != nil {
-		return o, fmt.Errorf("%w: %v", hookwire.ErrBadRequest, err)
+		return o, hookwire.BadRequest("%w", err)
 	}
 	if o.Metadata.Name == "" {
-		return o, fmt.Errorf("%w: %s.metadata.name is missing", hookwire.ErrBadRequest, field)
+		return o, hookwire.BadRequest("%s.metadata.name is missing", field)
 	}
 	return o, nil
 }

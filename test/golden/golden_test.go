@@ -1,7 +1,9 @@
 // Package golden replays hook requests from test/fixtures through the real
 // router with a fixed clock and compares each response with its golden file.
+// The requests are crafted from Metacontroller's captures (craft_test.go).
 // Run `go test ./test/golden -update` (or `make fixtures`) to rewrite the
-// goldens after an intended change, and review the diff like code.
+// requests and then the goldens after an intended change, and review the diff
+// like code.
 package golden_test
 
 import (

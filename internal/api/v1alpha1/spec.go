@@ -3,13 +3,14 @@ package v1alpha1
 import (
 	"cmp"
 	"fmt"
-	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
-	"github.com/go-playground/validator/v10"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
@@ -80,55 +81,6 @@ func (g Gate) Gates() []Gate {
 	return []Gate{g}
 }
 
-// FieldError is one broken rule, named by the field's JSON path.
-type FieldError struct {
-	Path    string
-	Message string
-}
-
-func (e FieldError) Error() string { return e.Path + ": " + e.Message }
-
-// ValidationError lists every broken rule of a spec, in a stable order.
-type ValidationError []FieldError
-
-func (e ValidationError) Error() string {
-	parts := make([]string, len(e))
-	for i, fe := range e {
-		parts[i] = fe.Error()
-	}
-	return strings.Join(parts, "; ")
-}
-
-var validate = func() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		return name
-	})
-	// The tags this package adds, on string fields; message words their failures.
-	for tag, valid := range map[string]func(string) bool{
-		"usd":          func(s string) bool { return CheckLimit(s) == nil },
-		"dnssubdomain": func(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 },
-		"configmapkey": func(s string) bool { return len(validation.IsConfigMapKey(s)) == 0 },
-		"labelvalue":   func(s string) bool { return len(validation.IsValidLabelValue(s)) == 0 },
-		"modelname":    ValidModelName,
-		"timezone": func(s string) bool {
-			_, err := period.LoadLocation(s)
-			return err == nil
-		},
-		// Lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
-		"resourcename": func(s string) bool {
-			plural, group, hasGroup := strings.Cut(s, ".")
-			return len(validation.IsDNS1123Label(plural)) == 0 && (!hasGroup || len(validation.IsDNS1123Subdomain(group)) == 0)
-		},
-	} {
-		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool { return valid(fl.Field().String()) }); err != nil {
-			panic(err)
-		}
-	}
-	return v
-}()
-
 // limitGrammar is how the CRD writes a limit: no sign, no leading zeros, at most 9 digits before the point.
 // A billion USD a period is far beyond any LLM budget, and sums of spend stay far inside money's int64 nano-USD.
 var limitGrammar = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$`)
@@ -148,140 +100,283 @@ func CheckLimit(s string) error {
 	return nil
 }
 
-// Validate checks a defaulted LLMCostBudget spec against every API rule; its ValidationError names each broken field
-// as spec.<path>.
-func (s *Spec) Validate() error {
-	var errs ValidationError
+// The CRD's own messages for its rules, so that the hook and the API server word a broken rule alike.
+const (
+	msgLimit         = "must be a decimal greater than 0 with at most 6 decimals (and at most 9 digits before the point)"
+	msgNoLimit       = "spec.limitUSD is required unless spec.tokenLimits sets input, output or total"
+	msgModelNoLimit  = "each modelLimits entry needs limitUSD or a tokenLimits field"
+	msgTimeZone      = "must be an IANA time zone, for example Europe/Berlin"
+	msgWeeklyDay     = "period.startDay must be between 1 (Monday) and 7 (Sunday) when period.type is Weekly"
+	msgModelName     = "must be a model name: 1-253 printable characters without spaces or quotes"
+	msgConfigMapName = "must be a ConfigMap name (lower-case DNS subdomain)"
+	msgConfigMapKey  = "must be a valid ConfigMap key (letters, digits, '-', '_', '.')"
+	msgLabelValue    = "must be a label value (at most 63 letters, digits, '-', '_', '.')"
+	msgResourceName  = "must be <plural> or <plural>.<group> in lower case, for example jobs.batch"
+	msgKeyRequired   = "costSource.key is required when costSource.format is Total"
+	msgKeyPrefix     = "costSource.keyPrefix is only allowed when costSource.format is DailyLedger"
+	msgResources     = "enforcement.resources must list at least one resource " +
+		"when enforcement.action is BlockNewWorkloads"
+	msgLabelledScope = "enforcement.scope Labelled needs enforcement.gate Policy: " +
+		"a ResourceQuota counts every object of a kind and cannot select by label"
+)
+
+// The most items the CRD admits in each list.
+const (
+	maxThresholds  = 10
+	maxModelLimits = 20
+	maxResources   = 20
+)
+
+// Validate checks a defaulted LLMCostBudget spec against every API rule; each error names its field as
+// spec.<path>, in the order of the spec's fields, as the API server would.
+func (s *Spec) Validate() field.ErrorList {
+	path := field.NewPath("spec")
+	var errs field.ErrorList
 	if s.NamespaceSelector != nil {
-		errs = append(errs, FieldError{"spec.namespaceSelector", "is only for " + ClusterKind})
+		errs = append(errs, field.Forbidden(path.Child("namespaceSelector"), "only for "+ClusterKind))
+	}
+	errs = append(errs, s.validate(path)...)
+	src := path.Child("costSource")
+	if s.CostSource.ConfigMapName == "" {
+		errs = append(errs, field.Required(src.Child("configMapName"), ""))
 	}
 	if s.CostSource.SpendSource != "" {
-		errs = append(errs, FieldError{"spec.costSource.spendSource", "is only for " + ClusterKind + "; name the ConfigMap in configMapName"})
-	}
-	return s.validate(errs)
-}
-
-// ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a valid namespaceSelector and a
-// spendSource instead of a configMapName, and refuses scope Labelled (the budget label names a team budget).
-func (s *Spec) ValidateCluster() error {
-	var errs ValidationError
-	if s.NamespaceSelector == nil {
-		errs = append(errs, FieldError{"spec.namespaceSelector", "is required"})
-	} else if _, err := metav1.LabelSelectorAsSelector(s.NamespaceSelector); err != nil {
-		errs = append(errs, FieldError{"spec.namespaceSelector", err.Error()})
-	}
-	if s.CostSource.ConfigMapName != "" {
-		errs = append(errs, FieldError{"spec.costSource.configMapName", "is not used by " + ClusterKind + "; set spendSource, the value of the label " + LabelSpendSource})
-	}
-	if s.Enforcement.Scope == ScopeLabelled {
-		errs = append(errs, FieldError{"spec.enforcement.scope", "must be Namespace for " + ClusterKind})
-	}
-	return s.validate(errs)
-}
-
-// validate lists the broken rules common to both kinds, then the kind's own.
-func (s *Spec) validate(kindErrs ValidationError) error {
-	var errs ValidationError
-	// Struct returns an error other than ValidationErrors only when given a non-struct.
-	verrs, _ := validate.Struct(s).(validator.ValidationErrors)
-	for _, fe := range verrs {
-		// The validator's namespace starts with the type's name: "Spec.period.startDay".
-		errs = append(errs, FieldError{"spec" + strings.TrimPrefix(fe.Namespace(), "Spec"), s.message(fe)})
-	}
-	// The rules that relate two fields.
-	if s.LimitUSD == nil && !s.TokenLimits.HasTokenLimit() {
-		errs = append(errs, FieldError{"spec.limitUSD", "is required unless a tokenLimits field is set"})
-	}
-	if d := s.Period.StartDay; d != nil {
-		last, want := period.StartDayRange(s.Period.Type)
-		if last == 0 { // ignored for Daily, but the CRD bounds it all the same
-			last, want = period.StartDayRange(period.Monthly)
-		}
-		if *d < 1 || int(*d) > last {
-			errs = append(errs, FieldError{"spec.period.startDay", fmt.Sprintf("must be %s for %s, got %d", want, s.Period.Type, *d)})
-		}
-	}
-	seen := make(map[Threshold]int, len(s.Thresholds))
-	for i, t := range s.Thresholds {
-		if j, dup := seen[t]; dup {
-			errs = append(errs, FieldError{fmt.Sprintf("spec.thresholds[%d]", i), fmt.Sprintf("duplicates spec.thresholds[%d] (%d%% %s)", j, t.Percent, t.Basis)})
-		}
-		seen[t] = i
-	}
-	models := make(map[string]int, len(s.ModelLimits))
-	for i, m := range s.ModelLimits {
-		if j, dup := models[m.Model]; dup && m.Model != "" {
-			errs = append(errs, FieldError{fmt.Sprintf("spec.modelLimits[%d].model", i), fmt.Sprintf("%q duplicates spec.modelLimits[%d]", m.Model, j)})
-		}
-		models[m.Model] = i
-		if m.LimitUSD == nil && !m.TokenLimits.HasTokenLimit() {
-			errs = append(errs, FieldError{fmt.Sprintf("spec.modelLimits[%d]", i), "needs limitUSD or a tokenLimits field"})
-		}
-	}
-	if s.Enforcement.Scope == ScopeLabelled && s.Enforcement.Gate != GatePolicy {
-		// A ResourceQuota counts every object of a kind: it cannot tell labels apart.
-		errs = append(errs, FieldError{"spec.enforcement.scope", fmt.Sprintf("Labelled needs gate Policy (a ResourceQuota cannot select by label), got gate %s", s.Enforcement.Gate)})
-	}
-	if s.CostSource.KeyPrefix != "" && s.CostSource.Format != DailyLedger {
-		errs = append(errs, FieldError{"spec.costSource.keyPrefix", "is only used with format DailyLedger"})
-	}
-	if n := len(s.CostSource.KeyPrefix); n > MaxKeyPrefixLength {
-		errs = append(errs, FieldError{"spec.costSource.keyPrefix", fmt.Sprintf("must be at most %d characters, got %d", MaxKeyPrefixLength, n)})
-	}
-	// The rules the CRD's list type and item length make on enforcement.resources: no resource twice, none too long
-	// for a quota.
-	if s.Enforcement.Action == BlockNewWorkloads && s.Enforcement.Resources != nil && len(s.Enforcement.Resources) == 0 {
-		// An absent list is the validator's required_if; an empty one is this.
-		errs = append(errs, FieldError{"spec.enforcement.resources", "must list at least one resource when action is BlockNewWorkloads"})
-	}
-	resources := make(map[string]int, len(s.Enforcement.Resources))
-	for i, r := range s.Enforcement.Resources {
-		path := fmt.Sprintf("spec.enforcement.resources[%d]", i)
-		if len(r) > MaxResourceNameLength {
-			errs = append(errs, FieldError{path, fmt.Sprintf("must be at most %d characters, got %d", MaxResourceNameLength, len(r))})
-		}
-		if j, dup := resources[r]; dup {
-			errs = append(errs, FieldError{path, fmt.Sprintf("%q duplicates spec.enforcement.resources[%d]", r, j)})
-		}
-		resources[r] = i
-	}
-	errs = append(errs, kindErrs...)
-	if len(errs) == 0 {
-		return nil
+		errs = append(errs, field.Forbidden(src.Child("spendSource"),
+			"only for "+ClusterKind+"; name the ConfigMap in configMapName"))
 	}
 	return errs
 }
 
-func (s *Spec) message(fe validator.FieldError) string {
-	switch fe.Tag() {
-	case "required", "required_without":
-		return "is required"
-	case "required_if":
-		field, value, _ := strings.Cut(fe.Param(), " ")
-		return fmt.Sprintf("is required when %s is %s", strings.ToLower(field[:1])+field[1:], value)
-	case "min", "max":
-		bound := map[string]string{"min": "at least", "max": "at most"}[fe.Tag()]
-		if fe.Kind() == reflect.Slice {
-			return fmt.Sprintf("must have %s %s items", bound, fe.Param())
-		}
-		return fmt.Sprintf("must be %s %s", bound, fe.Param())
-	case "oneof":
-		return fmt.Sprintf("%q is not one of %s", fmt.Sprint(fe.Value()), strings.ReplaceAll(fe.Param(), " ", ", "))
-	case "usd":
-		return fmt.Sprintf("must be a decimal greater than 0 with at most %d decimals: %v", LimitDecimals, CheckLimit(fmt.Sprint(fe.Value())))
-	case "timezone":
-		_, err := period.LoadLocation(fmt.Sprint(fe.Value()))
-		return fmt.Sprintf("must be an IANA time zone: %v", err)
-	case "dnssubdomain":
-		return fmt.Sprintf("%q must be a ConfigMap name (lower-case DNS subdomain)", fe.Value())
-	case "configmapkey":
-		return fmt.Sprintf("%q must be a valid ConfigMap key (letters, digits, '-', '_', '.')", fe.Value())
-	case "labelvalue":
-		return fmt.Sprintf("%q must be a label value (at most 63 letters, digits, '-', '_', '.')", fe.Value())
-	case "modelname":
-		return fmt.Sprintf("%q must be a model name: 1-%d printable characters without spaces or quotes", fe.Value(), MaxModelNameLength)
-	case "resourcename":
-		return fmt.Sprintf("%q must be <plural> or <plural>.<group> in lower case, for example jobs.batch", fe.Value())
+// ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a valid namespaceSelector and a
+// spendSource instead of a configMapName, and refuses scope Labelled (the budget label names a team budget).
+func (s *Spec) ValidateCluster() field.ErrorList {
+	path := field.NewPath("spec")
+	errs := validateSelector(s.NamespaceSelector, path.Child("namespaceSelector"))
+	errs = append(errs, s.validate(path)...)
+	src := path.Child("costSource")
+	if s.CostSource.ConfigMapName != "" {
+		errs = append(errs, field.Forbidden(src.Child("configMapName"),
+			"not used by "+ClusterKind+"; set spendSource, the value of the label "+LabelSpendSource))
 	}
-	return fmt.Sprintf("fails rule %q", fe.Tag())
+	if s.CostSource.SpendSource == "" {
+		errs = append(errs, field.Required(src.Child("spendSource"), ""))
+	} else if !valid(validation.IsValidLabelValue(s.CostSource.SpendSource)) {
+		errs = append(errs, field.Invalid(src.Child("spendSource"), s.CostSource.SpendSource, msgLabelValue))
+	}
+	if s.Enforcement.Scope == ScopeLabelled { // the common rules admit it, the cluster kind does not
+		errs = append(errs, enum(path.Child("enforcement", "scope"), s.Enforcement.Scope, ScopeNamespace)...)
+	}
+	return errs
+}
+
+// validateSelector checks a cluster budget's namespaceSelector as the API server checks a label selector, and as
+// the hooks read it.
+func validateSelector(sel *metav1.LabelSelector, path *field.Path) field.ErrorList {
+	if sel == nil {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	errs := metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, path)
+	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil && len(errs) == 0 {
+		errs = append(errs, field.Invalid(path, sel, err.Error()))
+	}
+	return errs
+}
+
+// validate lists the broken rules common to both kinds, field by field.
+func (s *Spec) validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.LimitUSD != nil {
+		errs = append(errs, validateLimit(*s.LimitUSD, path.Child("limitUSD"))...)
+	} else if !s.TokenLimits.HasTokenLimit() {
+		errs = append(errs, field.Required(path.Child("limitUSD"), msgNoLimit))
+	}
+	errs = append(errs, s.Period.validate(path.Child("period"))...)
+	if w := s.WarnThresholdPercent; w == nil {
+		errs = append(errs, field.Required(path.Child("warnThresholdPercent"), ""))
+	} else {
+		errs = append(errs, inRange(int64(*w), 1, 100, path.Child("warnThresholdPercent"))...)
+	}
+	errs = append(errs, validateThresholds(s.Thresholds, path.Child("thresholds"))...)
+	errs = append(errs, s.TokenLimits.validate(path.Child("tokenLimits"))...)
+	errs = append(errs, validateModelLimits(s.ModelLimits, path.Child("modelLimits"))...)
+	errs = append(errs, s.CostSource.validate(path.Child("costSource"))...)
+	errs = append(errs, s.Enforcement.validate(path.Child("enforcement"))...)
+	return errs
+}
+
+func validateLimit(limit string, path *field.Path) field.ErrorList {
+	if CheckLimit(limit) != nil {
+		return field.ErrorList{field.Invalid(path, limit, msgLimit)}
+	}
+	return nil
+}
+
+// inRange is the CRD's minimum and maximum of an integer field.
+func inRange(v, lo, hi int64, path *field.Path) field.ErrorList {
+	switch {
+	case v < lo:
+		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be greater than or equal to %d", lo))}
+	case v > hi:
+		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be less than or equal to %d", hi))}
+	}
+	return nil
+}
+
+func (p Period) validate(path *field.Path) field.ErrorList {
+	errs := enum(path.Child("type"), p.Type, Daily, Weekly, Monthly)
+	if _, err := period.LoadLocation(p.TimeZone); err != nil {
+		errs = append(errs, field.Invalid(path.Child("timeZone"), p.TimeZone, msgTimeZone))
+	}
+	if d := p.StartDay; d != nil {
+		// The CRD bounds the day by the longest calendar, Monthly's, even for Daily, which ignores it.
+		last, _ := period.StartDayRange(period.Monthly)
+		errs = append(errs, inRange(int64(*d), 1, int64(last), path.Child("startDay"))...)
+		if week, _ := period.StartDayRange(period.Weekly); p.Type == Weekly && *d > int32(week) && *d <= int32(last) {
+			errs = append(errs, field.Invalid(path.Child("startDay"), *d, msgWeeklyDay))
+		}
+	}
+	return errs
+}
+
+func validateThresholds(ts []Threshold, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(ts) > maxThresholds {
+		errs = append(errs, field.TooMany(path, len(ts), maxThresholds))
+	}
+	seen := make(map[Threshold]bool, len(ts))
+	for i, t := range ts {
+		item := path.Index(i)
+		errs = append(errs, inRange(int64(t.Percent), 1, 1000, item.Child("percent"))...)
+		errs = append(errs, enum(item.Child("basis"), t.Basis, Actual, Forecasted)...)
+		if seen[t] {
+			errs = append(errs, field.Duplicate(item, t))
+		}
+		seen[t] = true
+	}
+	return errs
+}
+
+func (t *TokenLimits) validate(path *field.Path) field.ErrorList {
+	if t == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, l := range []struct {
+		name  string
+		value *int64
+	}{{"input", t.Input}, {"output", t.Output}, {"total", t.Total}} {
+		if l.value != nil && *l.value < 0 {
+			errs = append(errs, field.Invalid(path.Child(l.name), *l.value, "must be greater than or equal to 0"))
+		}
+	}
+	return errs
+}
+
+func validateModelLimits(ms []ModelLimit, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(ms) > maxModelLimits {
+		errs = append(errs, field.TooMany(path, len(ms), maxModelLimits))
+	}
+	seen := make(map[string]bool, len(ms))
+	for i, m := range ms {
+		item := path.Index(i)
+		switch {
+		case m.Model == "":
+			errs = append(errs, field.Required(item.Child("model"), ""))
+		case !ValidModelName(m.Model):
+			errs = append(errs, field.Invalid(item.Child("model"), m.Model, msgModelName))
+		case seen[m.Model]:
+			// The list is a map keyed by model: the API server names the entry and its key.
+			errs = append(errs, field.Duplicate(item, map[string]string{"model": m.Model}))
+		}
+		seen[m.Model] = true
+		if m.LimitUSD != nil {
+			errs = append(errs, validateLimit(*m.LimitUSD, item.Child("limitUSD"))...)
+		} else if !m.TokenLimits.HasTokenLimit() {
+			errs = append(errs, field.Required(item, msgModelNoLimit))
+		}
+		errs = append(errs, m.TokenLimits.validate(item.Child("tokenLimits"))...)
+	}
+	return errs
+}
+
+// validate checks what both kinds' cost sources share; which of configMapName and spendSource is set is the kind's.
+func (c CostSource) validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.ConfigMapName != "" && !valid(validation.IsDNS1123Subdomain(c.ConfigMapName)) {
+		errs = append(errs, field.Invalid(path.Child("configMapName"), c.ConfigMapName, msgConfigMapName))
+	}
+	errs = append(errs, enum(path.Child("format"), c.Format, Total, DailyLedger)...)
+	switch {
+	case c.Key == "" && c.Format == Total:
+		errs = append(errs, field.Required(path.Child("key"), msgKeyRequired))
+	case c.Key != "" && !valid(validation.IsConfigMapKey(c.Key)):
+		errs = append(errs, field.Invalid(path.Child("key"), c.Key, msgConfigMapKey))
+	}
+	prefix := path.Child("keyPrefix")
+	switch {
+	case c.KeyPrefix == "":
+	case c.Format != DailyLedger:
+		errs = append(errs, field.Forbidden(prefix, msgKeyPrefix))
+	case len(c.KeyPrefix) > MaxKeyPrefixLength:
+		errs = append(errs, field.TooLong(prefix, c.KeyPrefix, MaxKeyPrefixLength))
+	case !valid(validation.IsConfigMapKey(c.KeyPrefix)):
+		errs = append(errs, field.Invalid(prefix, c.KeyPrefix, msgConfigMapKey))
+	}
+	return errs
+}
+
+func (e Enforcement) validate(path *field.Path) field.ErrorList {
+	errs := enum(path.Child("action"), e.Action, ActionNone, BlockNewWorkloads)
+	errs = append(errs, validateResources(e, path.Child("resources"))...)
+	errs = append(errs, enum(path.Child("failurePolicy"), e.FailurePolicy, FailOpen, FailClosed)...)
+	errs = append(errs, enum(path.Child("gate"), e.Gate, GatePolicy, GateQuota, GateBoth)...)
+	errs = append(errs, enum(path.Child("scope"), e.Scope, ScopeNamespace, ScopeLabelled)...)
+	if e.Scope == ScopeLabelled && e.Gate != GatePolicy {
+		errs = append(errs, field.Invalid(path.Child("scope"), e.Scope, msgLabelledScope))
+	}
+	return errs
+}
+
+// validateResources checks enforcement.resources as the CRD's set of quota resource names: none twice, none too
+// long for a quota's count/<resource> key.
+func validateResources(e Enforcement, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if e.Action == BlockNewWorkloads && len(e.Resources) == 0 {
+		errs = append(errs, field.Required(path, msgResources))
+	}
+	if len(e.Resources) > maxResources {
+		errs = append(errs, field.TooMany(path, len(e.Resources), maxResources))
+	}
+	seen := make(map[string]bool, len(e.Resources))
+	for i, r := range e.Resources {
+		item := path.Index(i)
+		switch {
+		case len(r) > MaxResourceNameLength:
+			errs = append(errs, field.TooLong(item, r, MaxResourceNameLength))
+		case !validResourceName(r):
+			errs = append(errs, field.Invalid(item, r, msgResourceName))
+		case seen[r]:
+			errs = append(errs, field.Duplicate(item, r))
+		}
+		seen[r] = true
+	}
+	return errs
+}
+
+// validResourceName is lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
+func validResourceName(s string) bool {
+	plural, group, hasGroup := strings.Cut(s, ".")
+	return valid(validation.IsDNS1123Label(plural)) && (!hasGroup || valid(validation.IsDNS1123Subdomain(group)))
+}
+
+// valid reads apimachinery's validation functions, which list what is wrong: nothing is.
+func valid(problems []string) bool { return len(problems) == 0 }
+
+// enum is the CRD's enum of a string field: value must be one of allowed.
+func enum[T ~string](path *field.Path, value T, allowed ...T) field.ErrorList {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, value, allowed)}
 }

@@ -55,12 +55,12 @@ type ObjectMeta struct {
 // Spec is what a platform team declares; NamespaceSelector and CostSource.SpendSource belong to ClusterKind only.
 type Spec struct {
 	NamespaceSelector    *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
-	LimitUSD             *string               `json:"limitUSD,omitempty" validate:"omitempty,usd"`
+	LimitUSD             *string               `json:"limitUSD,omitempty"`
 	Period               Period                `json:"period"`
-	WarnThresholdPercent *int32                `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
-	Thresholds           []Threshold           `json:"thresholds,omitempty" validate:"max=10,dive"`
+	WarnThresholdPercent *int32                `json:"warnThresholdPercent,omitempty"`
+	Thresholds           []Threshold           `json:"thresholds,omitempty"`
 	TokenLimits          *TokenLimits          `json:"tokenLimits,omitempty"`
-	ModelLimits          []ModelLimit          `json:"modelLimits,omitempty" validate:"max=20,dive"`
+	ModelLimits          []ModelLimit          `json:"modelLimits,omitempty"`
 	CostSource           CostSource            `json:"costSource"`
 	Enforcement          Enforcement           `json:"enforcement"`
 	Suspend              bool                  `json:"suspend,omitempty"`
@@ -68,48 +68,48 @@ type Spec struct {
 
 // Period selects the calendar window a budget covers.
 type Period struct {
-	Type     PeriodType `json:"type,omitempty" validate:"oneof=Daily Weekly Monthly"`
-	TimeZone string     `json:"timeZone,omitempty" validate:"timezone"`
+	Type     PeriodType `json:"type,omitempty"`
+	TimeZone string     `json:"timeZone,omitempty"`
 	StartDay *int32     `json:"startDay,omitempty"`
 }
 
 // Threshold is a percentage of the limit whose crossing is announced once a period.
 type Threshold struct {
-	Percent int32 `json:"percent" validate:"min=1,max=1000"`
-	Basis   Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
+	Percent int32 `json:"percent"`
+	Basis   Basis `json:"basis,omitempty"`
 }
 
 // TokenLimits caps token usage in a period; each limit is optional.
 type TokenLimits struct {
-	Input  *int64 `json:"input,omitempty" validate:"omitempty,min=0"`
-	Output *int64 `json:"output,omitempty" validate:"omitempty,min=0"`
-	Total  *int64 `json:"total,omitempty" validate:"omitempty,min=0"`
+	Input  *int64 `json:"input,omitempty"`
+	Output *int64 `json:"output,omitempty"`
+	Total  *int64 `json:"total,omitempty"`
 }
 
 // ModelLimit caps one model's spend or tokens within the budget's period.
 type ModelLimit struct {
-	Model       string       `json:"model" validate:"required,modelname"`
-	LimitUSD    *string      `json:"limitUSD,omitempty" validate:"omitempty,usd"`
+	Model       string       `json:"model"`
+	LimitUSD    *string      `json:"limitUSD,omitempty"`
 	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
 }
 
 // CostSource names the ConfigMap a cost pipeline writes spend into.
 type CostSource struct {
-	ConfigMapName string `json:"configMapName,omitempty" validate:"required_without=SpendSource,omitempty,dnssubdomain"`
+	ConfigMapName string `json:"configMapName,omitempty"`
 	// SpendSource is, for ClusterKind, the LabelSpendSource value on the selected namespaces' spend ConfigMaps.
-	SpendSource string       `json:"spendSource,omitempty" validate:"omitempty,labelvalue"`
-	Format      SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger"`
-	Key         string       `json:"key,omitempty" validate:"required_if=Format Total,omitempty,configmapkey"`
-	KeyPrefix   string       `json:"keyPrefix,omitempty" validate:"omitempty,configmapkey"`
+	SpendSource string       `json:"spendSource,omitempty"`
+	Format      SourceFormat `json:"format,omitempty"`
+	Key         string       `json:"key,omitempty"`
+	KeyPrefix   string       `json:"keyPrefix,omitempty"`
 }
 
 // Enforcement says what happens when a budget is exhausted.
 type Enforcement struct {
-	Action        Action        `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
-	Resources     []string      `json:"resources,omitempty" validate:"required_if=Action BlockNewWorkloads,max=20,dive,resourcename"`
-	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty" validate:"oneof=Open Closed"`
-	Gate          Gate          `json:"gate,omitempty" validate:"oneof=Policy Quota Both"`
-	Scope         Scope         `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
+	Action        Action        `json:"action,omitempty"`
+	Resources     []string      `json:"resources,omitempty"`
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+	Gate          Gate          `json:"gate,omitempty"`
+	Scope         Scope         `json:"scope,omitempty"`
 }
 
 type (

@@ -1,0 +1,569 @@
+package golden_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The request fixtures are crafted from Metacontroller's own requests, captured in test/metacontroller/wire:
+// each starts from a capture and changes only what its case is about, so that every fixture keeps the exact
+// shape Metacontroller sends. To add a fixture, add a case to crafts and run go test ./test/golden -update,
+// which writes the requests (and .now files) before it writes the golden responses.
+
+const wire = "../metacontroller/wire"
+
+// object is a decoded JSON object; numbers stay json.Number, as written.
+type object = map[string]any
+
+// craft is one request fixture: test/fixtures/<name>.request.json, made from capture by change. A verbatim
+// fixture is the capture byte for byte; now, when set, is the instant its .now file evaluates it at.
+type craft struct {
+	name     string
+	capture  string
+	verbatim bool
+	change   func(req object)
+	// written rewrites the encoded request, for what an object cannot hold: a member written twice.
+	written func([]byte) []byte
+	now     string
+}
+
+// clusterNow is a minute after the cluster captures were taken.
+const clusterNow = "2026-12-01T08:46:00Z"
+
+var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts)
+
+var budgetCrafts = []craft{
+	{name: "budget/customize/capture-first-customize", capture: "budget-customize", verbatim: true},
+	{name: "budget/customize/spec-without-cost-source", capture: "budget-customize",
+		change: spec(object{"costSource": nil})},
+	{name: "budget/sync/capture-first-sync-under-budget", capture: "budget-sync-first", verbatim: true},
+	{name: "budget/sync/capture-over-budget-with-children", capture: "budget-sync-over-budget-with-children",
+		verbatim: true},
+	{name: "budget/sync/capture-configmap-deleted-open", capture: "budget-sync-configmap-deleted", verbatim: true},
+	{name: "budget/finalize/capture-finalize-quota-gone", capture: "budget-finalize", verbatim: true},
+	{name: "budget/finalize/finalize-quota-still-observed", capture: "budget-finalize", change: func(r object) {
+		over := capture("budget-sync-over-budget-with-children")
+		at(r, "children")["ResourceQuota.v1"] = at(over, "children", "ResourceQuota.v1")
+	}},
+	{name: "budget/finalize/finalize-with-invalid-spec", capture: "budget-finalize", change: func(r object) {
+		at(r, "parent")["spec"] = object{"limitUSD": "zero"}
+	}},
+	{name: "budget/sync/under-to-over-budget-policy-refuses", capture: "budget-sync-first",
+		change: spend(object{"total-usd": "612.00"})},
+	{name: "budget/sync/under-to-over-budget-quota-appears", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Quota"}))},
+	{name: "budget/sync/over-budget-both-gates", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Both"}))},
+	{name: "budget/sync/over-budget-labelled-scope", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"scope": "Labelled"}))},
+	{name: "budget/sync/invalid-spec-labelled-scope-through-quota", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Quota", "scope": "Labelled"}))},
+	{name: "budget/sync/warning-threshold-crossed", capture: "budget-sync-first",
+		change: spend(object{"total-usd": "410.00"})},
+	{name: "budget/sync/configmap-deleted-closed-blocks", capture: "budget-sync-configmap-deleted",
+		change: enforcement(object{"failurePolicy": "Closed", "gate": "Quota"})},
+	{name: "budget/sync/cost-key-missing", capture: "budget-sync-first", change: spend(object{"spend": "1"})},
+	// Related objects the API server would never send: each is named, never read as no spend.
+	{name: "budget/sync/cost-value-not-a-string", capture: "budget-sync-first",
+		change: spend(object{"total-usd": json.Number("120.5")})},
+	{name: "budget/sync/cost-key-written-twice", capture: "budget-sync-first",
+		change: spend(object{"total-usd": "620.50"}), written: twice(`"total-usd": "0.00"`, `"total-usd": "620.50"`)},
+	{name: "budget/sync/configmap-label-not-a-string", capture: "budget-sync-first", change: func(r object) {
+		md := at(r, "related", "ConfigMap.v1", "team-ml/llm-spend", "metadata")
+		md["labels"] = object{"cost-center": json.Number("4711")}
+	}},
+	{name: "budget/sync/invalid-cost-data-comma", capture: "budget-sync-first",
+		change: spend(object{"total-usd": "12,50"})},
+	{name: "budget/sync/invalid-cost-data-exponent", capture: "budget-sync-first",
+		change: spend(object{"total-usd": "1e3"})},
+	{name: "budget/sync/invalid-spec-zero-limit", capture: "budget-sync-first", change: spec(object{"limitUSD": "0"})},
+	{name: "budget/sync/invalid-spec-start-day-not-a-number", capture: "budget-sync-first",
+		change: spec(object{"period": object{"type": "Monthly", "startDay": "first"}})},
+	{name: "budget/sync/invalid-spec-unknown-time-zone", capture: "budget-sync-first",
+		change: spec(object{"period": object{"type": "Monthly", "timeZone": "Mars/Olympus"}})},
+	{name: "budget/sync/invalid-spec-block-without-resources", capture: "budget-sync-first",
+		change: spec(object{"enforcement": object{"action": "BlockNewWorkloads"}})},
+	// 07:30 UTC is 02:30 in New York: still 2026-11-29 there.
+	{name: "budget/sync/daily-ledger-new-york-with-tokens", capture: "budget-sync-first", now: "2026-11-29T07:30:00Z",
+		change: all(newYorkLedger, spend(object{
+			"spend-2026-11-28": `{"costUSD": "30.10", "inputTokens": 2500000, "outputTokens": 500000}`,
+			"spend-2026-11-29": `{"costUSD": "12.40", "inputTokens": 900000, "outputTokens": 120000}`,
+			"other-key":        "ignored",
+		}))},
+	{name: "budget/sync/output-tokens-past-limit", capture: "budget-sync-first", now: "2026-11-29T07:30:00Z",
+		change: all(newYorkLedger, spend(object{
+			"spend-2026-11-29": `{"costUSD": "3", "inputTokens": 1700000, "outputTokens": 410000}`,
+		}))},
+	{name: "budget/sync/ledger-key-with-bad-date", capture: "budget-sync-first", now: "2026-11-29T07:30:00Z",
+		change: all(newYorkLedger, spend(object{"spend-2026-11-29": "1", "spend-2026-13-01": "2"}))},
+	// The fall-back day in New York is 25 hours long.
+	{name: "budget/sync/dst-fall-back-day-new-york", capture: "budget-sync-first", now: "2026-11-01T12:00:00Z",
+		change: all(newYorkLedger, spend(object{"spend-2026-11-01": "5"}))},
+	// 15 of 30 days of November gone in Berlin: 300 spent forecasts 600.
+	{name: "budget/sync/forecast-over-budget", capture: "budget-sync-first", now: "2026-11-15T23:00:00Z",
+		change: all(spend(object{"total-usd": "300"}), spec(object{"thresholds": []any{
+			object{"percent": 90, "basis": "Actual"}, object{"percent": 100, "basis": "Forecasted"},
+		}}))},
+	{name: "budget/sync/weekly-from-sunday-auckland", capture: "budget-sync-first",
+		change: spec(object{"period": object{"type": "Weekly", "startDay": 7, "timeZone": "Pacific/Auckland"}})},
+	{name: "budget/sync/suspended-over-budget", capture: "budget-sync-over-budget-with-children",
+		change: spec(object{"suspend": true})},
+	// The budget was over in October and blocked; November has begun.
+	{name: "budget/sync/rollover-lifts-the-block", capture: "budget-sync-over-budget-with-children",
+		now: "2026-11-01T00:20:00+01:00", change: all(enforcement(object{"gate": "Quota"}), spend(object{"total-usd": "3.20"}),
+			func(r object) {
+				at(r, "parent", "metadata")["creationTimestamp"] = "2026-09-15T10:00:00Z"
+				at(r, "parent")["status"] = object{
+					"observedGeneration": 1,
+					"state":              "OverBudget",
+					"limitUSD":           "500.00",
+					"observedSpendUSD":   "612.00",
+					"percentUsed":        122,
+					"period":             object{"start": "2026-10-01T00:00:00+02:00", "end": "2026-11-01T00:00:00+01:00"},
+					"thresholds": []any{
+						object{"percent": 80, "basis": "Actual", "crossedAt": "2026-10-20T09:00:00Z"},
+						object{"percent": 100, "basis": "Actual", "crossedAt": "2026-10-28T09:00:00Z"},
+					},
+					"enforcement": object{"blocking": true, "quotaName": "llmbudget-chatbot"},
+					"conditions": []any{object{
+						"type": "Blocking", "status": "True", "reason": "BlockingNewWorkloads", "message": "blocking",
+						"lastTransitionTime": "2026-10-28T09:00:00Z", "observedGeneration": 1,
+					}},
+				}
+			})},
+	// Crossed two hours ago: recorded, no longer announced.
+	{name: "budget/sync/warning-already-announced", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "450"}), func(r object) {
+			at(r, "parent")["status"] = object{
+				"period":     object{"start": "2026-11-01T00:00:00+01:00", "end": "2026-12-01T00:00:00+01:00"},
+				"thresholds": []any{object{"percent": 80, "basis": "Actual", "crossedAt": "2026-11-29T05:30:00Z"}},
+			}
+		})},
+}
+
+// newYorkLedger turns the first capture's budget into a daily one in New York with token limits, read from a
+// DailyLedger.
+var newYorkLedger = spec(object{
+	"limitUSD":    "25",
+	"period":      object{"type": "Daily", "timeZone": "America/New_York"},
+	"tokenLimits": object{"total": 2000000, "output": 400000},
+	"costSource":  object{"configMapName": "llm-spend", "format": "DailyLedger", "keyPrefix": "spend-"},
+	"enforcement": nil,
+})
+
+const modelBreakdown = `{"costUSD": "150.00", "inputTokens": 12000, "outputTokens": 2000, "models": {` +
+	`"gpt-4o": {"costUSD": "120.00", "inputTokens": 9000, "outputTokens": 1000}, ` +
+	`"claude-3-5-haiku": {"costUSD": "30.00", "inputTokens": 3000, "outputTokens": 1000}}}`
+
+var modelCrafts = []craft{
+	{name: "budget/sync/model-over-while-total-under", capture: "budget-sync-first", change: all(
+		spec(object{"modelLimits": []any{
+			object{"model": "gpt-4o", "limitUSD": "100"},
+			object{"model": "claude-3-5-haiku", "limitUSD": "50", "tokenLimits": object{"output": 5000}},
+		}}),
+		spend(object{"total-usd": modelBreakdown}))},
+	{name: "budget/sync/model-absent-from-data", capture: "budget-sync-first", change: all(
+		spec(object{"modelLimits": []any{object{"model": "o1-preview", "limitUSD": "10"}}}),
+		spend(object{"total-usd": modelBreakdown}))},
+	{name: "budget/sync/model-name-not-a-valid-key-in-data", capture: "budget-sync-first", change: all(
+		spec(object{"modelLimits": []any{object{"model": "gpt-4o", "limitUSD": "100"}}}),
+		spend(object{"total-usd": `{"costUSD": "1", "models": {"gpt 4o": {"costUSD": "1"}}}`}))},
+	{name: "budget/sync/model-name-not-a-valid-key-in-spec", capture: "budget-sync-first", change: all(
+		spec(object{"modelLimits": []any{object{"model": "gpt 4o", "limitUSD": "100"}}}),
+		spend(object{"total-usd": "1"}))},
+}
+
+var workloadCrafts = []craft{
+	{name: "workload/customize/capture-labelled", capture: "workload-customize", verbatim: true},
+	{name: "workload/customize/capture-label-removed", capture: "workload-customize-label-removed", verbatim: true},
+	{name: "workload/sync/capture-budget-over-with-foreign-status", capture: "workload-sync", verbatim: true},
+	{name: "workload/finalize/capture-label-removed-decorations-left", capture: "workload-finalize", verbatim: true},
+	{name: "workload/finalize/decorations-gone", capture: "workload-finalize", change: func(r object) {
+		md := at(r, "object", "metadata")
+		delete(at(md, "labels"), "llmbudget.dev/state")
+		if anns, ok := md["annotations"].(object); ok {
+			for k := range anns {
+				if strings.HasPrefix(k, "llmbudget.dev/") {
+					delete(anns, k)
+				}
+			}
+		}
+	}},
+	{name: "workload/sync/budget-not-found", capture: "workload-sync", change: func(r object) {
+		at(r, "related")["LLMCostBudget.llmbudget.dev/v1alpha1"] = object{}
+	}},
+	{name: "workload/sync/budget-not-evaluated", capture: "workload-sync", change: func(r object) {
+		delete(relatedBudget(r), "status")
+	}},
+	{name: "workload/sync/budget-over-announces-exceeded", capture: "workload-sync", change: budgetOver},
+	{name: "workload/sync/budget-under", capture: "workload-sync", change: all(budgetOver, budgetStatus(object{
+		"state": "UnderBudget", "observedSpendUSD": "120.50", "remainingUSD": "379.50", "percentUsed": 24,
+		"thresholds": []any{}, "enforcement": object{"blocking": false},
+	}))},
+	{name: "workload/sync/budget-unknown", capture: "workload-sync", change: all(budgetOver, budgetStatus(object{
+		"state": "Unknown", "observedSpendUSD": nil, "percentUsed": nil, // JSON null, not absent
+	}))},
+}
+
+// budgetOver gives the workload's budget the status of one that went over at 07:20.
+func budgetOver(r object) {
+	relatedBudget(r)["status"] = object{
+		"observedGeneration": 1, "state": "OverBudget", "limitUSD": "500.00", "observedSpendUSD": "612.00",
+		"remainingUSD": "0.00", "percentUsed": 122,
+		"period": object{"start": "2026-11-01T00:00:00+01:00", "end": "2026-12-01T00:00:00+01:00"},
+		"thresholds": []any{
+			object{"percent": 80, "basis": "Actual", "crossedAt": "2026-11-29T07:00:00Z"},
+			object{"percent": 100, "basis": "Actual", "crossedAt": "2026-11-29T07:20:00Z"},
+		},
+		"enforcement": object{"blocking": true, "quotaName": "llmbudget-chatbot", "reason": "over"},
+	}
+}
+
+func relatedBudget(r object) object {
+	return at(r, "related", "LLMCostBudget.llmbudget.dev/v1alpha1", "team-ml/chatbot")
+}
+
+// budgetStatus sets fields of the workload's budget's status.
+func budgetStatus(fields object) func(object) {
+	return func(r object) { merge(at(relatedBudget(r), "status"), fields, false) }
+}
+
+// The ClusterLLMCostBudget ml-department covers the namespaces labelled department=ml.
+var clusterCrafts = []craft{
+	{name: "clusterbudget/customize/capture", capture: "clusterbudget-customize", verbatim: true},
+	{name: "clusterbudget/sync/capture-first-sync-under-budget", capture: "clusterbudget-sync-first", now: clusterNow},
+	{name: "clusterbudget/finalize/capture-quotas-in-three-namespaces", capture: "clusterbudget-finalize-quotas",
+		now: clusterNow},
+	{name: "clusterbudget/finalize/capture-quotas-gone", capture: "clusterbudget-finalize-done", now: clusterNow},
+	// Closed (the example's policy) and a namespace without its ConfigMap: Unknown, blocking everywhere.
+	{name: "clusterbudget/sync/capture-configmap-missing-closed-blocks", capture: "clusterbudget-sync-configmap-missing",
+		now: clusterNow},
+	{name: "clusterbudget/sync/configmap-missing-open-skips", capture: "clusterbudget-sync-configmap-missing",
+		now: clusterNow, change: enforcement(object{"failurePolicy": "Open"})},
+	// ml-serving left the selector while the department is over budget: quotas stay only in the namespaces still
+	// selected (Metacontroller deletes the third).
+	{name: "clusterbudget/sync/capture-namespace-left-while-over-budget", capture: "clusterbudget-sync-namespace-left",
+		now: clusterNow, change: clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil)},
+	// Total sources must declare the budget's period.
+	{name: "clusterbudget/sync/total-sources-of-the-period-are-summed", capture: "clusterbudget-sync-first",
+		now: clusterNow, change: clusterTotal},
+	{name: "clusterbudget/sync/total-source-of-another-period-is-unknown", capture: "clusterbudget-sync-first",
+		now: clusterNow, change: all(clusterTotal, clusterSpend("ml-serving", object{"spend-usd": "1200.50"},
+			object{"llmbudget.dev/period-start": "2026-11-01T00:00:00Z"}))},
+	// Related objects the API server would never send: each is named, never skipped as if absent.
+	{name: "clusterbudget/sync/configmap-value-not-a-string", capture: "clusterbudget-sync-first", now: clusterNow,
+		change: clusterSpend("ml-serving", object{"2026-12-01": json.Number("3890")}, nil)},
+	{name: "clusterbudget/sync/configmap-key-written-twice", capture: "clusterbudget-sync-first", now: clusterNow,
+		change: clusterSpend("ml-serving", object{"2026-12-01": "0.00"}, nil),
+		written: twice(`"2026-12-01": "{\"costUSD\": \"3890.00\", \"inputTokens\": 41000000, \"outputTokens\": 12000000}"`,
+			`"2026-12-01": "0.00"`)},
+	{name: "clusterbudget/sync/namespace-label-not-a-string", capture: "clusterbudget-sync-first", now: clusterNow,
+		change: func(r object) {
+			at(r, "related", "Namespace.v1", "ml-research", "metadata", "labels")["cost-center"] = json.Number("4711")
+		}},
+	{name: "clusterbudget/sync/configmap-listed-twice-counts-once", capture: "clusterbudget-sync-first", now: clusterNow,
+		change: func(r object) {
+			cms := at(r, "related", "ConfigMap.v1")
+			first := capture("clusterbudget-sync-first")
+			cms["ml-serving/llm-spend-copy"] = at(first, "related", "ConfigMap.v1", "ml-serving/llm-spend")
+		}},
+}
+
+// twice writes the member last of the encoded request as first, then last: the same member written twice.
+func twice(first, last string) func([]byte) []byte {
+	return func(b []byte) []byte {
+		i := bytes.Index(b, []byte(last))
+		if i < 0 {
+			panic(fmt.Sprintf("fixture case: no %s in the request", last))
+		}
+		line := bytes.LastIndexByte(b[:i], '\n') + 1
+		indent := string(b[line:i])
+		return slices.Concat(b[:i], []byte(first+",\n"+indent), b[i:])
+	}
+}
+
+// clusterTotal makes the cluster budget read Total sources, both of which declare the current period.
+var clusterTotal = all(
+	func(r object) {
+		at(r, "parent", "spec")["costSource"] = object{"spendSource": "llm-spend", "format": "Total", "key": "spend-usd"}
+	},
+	clusterSpend("ml-research", object{"spend-usd": "7000"},
+		object{"llmbudget.dev/period-start": "2026-12-01T00:00:00Z"}),
+	clusterSpend("ml-serving", object{"spend-usd": "1200.50"},
+		object{"llmbudget.dev/period-start": "2026-12-01T00:00:00+00:00"}),
+)
+
+// all applies changes in order.
+func all(changes ...func(object)) func(object) {
+	return func(r object) {
+		for _, c := range changes {
+			c(r)
+		}
+	}
+}
+
+// spec sets fields of the parent's spec; a nil value removes the field.
+func spec(fields object) func(object) {
+	return func(r object) { merge(at(r, "parent", "spec"), fields, true) }
+}
+
+// enforcement sets fields of the parent's spec.enforcement.
+func enforcement(fields object) func(object) {
+	return func(r object) { merge(at(r, "parent", "spec", "enforcement"), fields, true) }
+}
+
+// spend replaces the data of the team's spend ConfigMap.
+func spend(data object) func(object) {
+	return func(r object) { at(r, "related", "ConfigMap.v1", "team-ml/llm-spend")["data"] = data }
+}
+
+// clusterSpend replaces the data of a namespace's spend ConfigMap and adds annotations to it.
+func clusterSpend(namespace string, data, annotations object) func(object) {
+	return func(r object) {
+		cm := at(r, "related", "ConfigMap.v1", namespace+"/llm-spend")
+		cm["data"] = data
+		if annotations == nil {
+			return
+		}
+		md := at(cm, "metadata")
+		if _, ok := md["annotations"]; !ok {
+			md["annotations"] = object{}
+		}
+		merge(at(md, "annotations"), annotations, false)
+	}
+}
+
+// merge sets each of fields in o; with nilRemoves, a nil value removes the field instead.
+func merge(o, fields object, nilRemoves bool) {
+	for k, v := range fields {
+		if v == nil && nilRemoves {
+			delete(o, k)
+		} else {
+			o[k] = v
+		}
+	}
+}
+
+// at walks keys down from o to an object; a missing one is a mistake in the case table.
+func at(o object, keys ...string) object {
+	for _, k := range keys {
+		next, ok := o[k].(object)
+		if !ok {
+			panic(fmt.Sprintf("fixture case: no object at %q in %v", k, keys))
+		}
+		o = next
+	}
+	return o
+}
+
+// captures holds the wire captures by name, read once by readCaptures.
+var captures map[string][]byte
+
+func readCaptures() error {
+	files, err := filepath.Glob(filepath.Join(wire, "*.request.json"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no captures in %s: %v", wire, err)
+	}
+	captures = make(map[string][]byte, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if _, err := decodeObject(b); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		captures[strings.TrimSuffix(filepath.Base(f), ".request.json")] = b
+	}
+	return nil
+}
+
+// capture is a fresh copy of a capture, for a case to change.
+func capture(name string) object {
+	b, ok := captures[name]
+	if !ok {
+		panic(fmt.Sprintf("fixture case: no capture %q in %s", name, wire))
+	}
+	o, _ := decodeObject(b) // readCaptures decoded it once already
+	return o
+}
+
+func decodeObject(b []byte) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var o object
+	return o, dec.Decode(&o)
+}
+
+// request is the bytes of c's request file.
+func (c craft) request() []byte {
+	if c.verbatim {
+		return captures[c.capture]
+	}
+	r := capture(c.capture)
+	if c.change != nil {
+		c.change(r)
+	}
+	var buf bytes.Buffer
+	writeJSON(&buf, r, "")
+	buf.WriteByte('\n')
+	if c.written != nil {
+		return c.written(buf.Bytes())
+	}
+	return buf.Bytes()
+}
+
+func (c craft) path(suffix string) string {
+	return filepath.Join(fixtures, filepath.FromSlash(c.name)+suffix)
+}
+
+// writeFixtures writes every crafted request and its .now file, and removes a .now file a case no longer has.
+func writeFixtures() error {
+	if err := readCaptures(); err != nil {
+		return err
+	}
+	for _, c := range crafts {
+		if err := os.MkdirAll(filepath.Dir(c.path("")), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.path(".request.json"), c.request(), 0o644); err != nil {
+			return err
+		}
+		now := c.path(".now")
+		if c.now != "" {
+			if err := os.WriteFile(now, []byte(c.now+"\n"), 0o644); err != nil {
+				return err
+			}
+		} else if err := os.Remove(now); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestMain crafts the request fixtures first under -update, so that the golden responses are written for them.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if *update {
+		if err := writeFixtures(); err != nil {
+			fmt.Fprintln(os.Stderr, "craft fixtures:", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func TestEveryRequestFixtureIsWhatItsCaseCrafts(t *testing.T) {
+	require.NoError(t, readCaptures())
+	crafted := make(map[string]bool, len(crafts))
+	for _, c := range crafts {
+		require.False(t, crafted[c.name], "%s is crafted twice", c.name)
+		crafted[c.name] = true
+		got, err := os.ReadFile(c.path(".request.json"))
+		require.NoError(t, err, "run go test ./test/golden -update")
+		// Not assert.Equal: its diff of two captures runs to thousands of lines.
+		assert.True(t, bytes.Equal(c.request(), got),
+			"%s is not what its case crafts: run go test ./test/golden -update and review the diff", c.name)
+		now, err := os.ReadFile(c.path(".now"))
+		if c.now == "" {
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s has a .now file its case does not set", c.name)
+		} else {
+			assert.Equal(t, c.now+"\n", string(now), c.name)
+		}
+	}
+	for _, f := range loadFixtures(t) {
+		assert.True(t, crafted[f.name], "%s is in test/fixtures but no case crafts it", f.name)
+	}
+}
+
+// writeJSON writes v as the fixtures are written: two-space indentation, keys sorted, every character outside
+// printable ASCII escaped, so that a crafted fixture's diff against its capture shows only what its case changes.
+func writeJSON(buf *bytes.Buffer, v any, indent string) {
+	switch v := v.(type) {
+	case object:
+		if len(v) == 0 {
+			buf.WriteString("{}")
+			return
+		}
+		buf.WriteString("{")
+		for i, k := range slices.Sorted(maps.Keys(v)) {
+			if i > 0 {
+				buf.WriteString(",")
+			}
+			buf.WriteString("\n" + indent + "  ")
+			writeString(buf, k)
+			buf.WriteString(": ")
+			writeJSON(buf, v[k], indent+"  ")
+		}
+		buf.WriteString("\n" + indent + "}")
+	case []any:
+		if len(v) == 0 {
+			buf.WriteString("[]")
+			return
+		}
+		buf.WriteString("[")
+		for i, e := range v {
+			if i > 0 {
+				buf.WriteString(",")
+			}
+			buf.WriteString("\n" + indent + "  ")
+			writeJSON(buf, e, indent+"  ")
+		}
+		buf.WriteString("\n" + indent + "]")
+	case string:
+		writeString(buf, v)
+	case json.Number:
+		buf.WriteString(v.String())
+	case int:
+		fmt.Fprint(buf, v)
+	case bool:
+		fmt.Fprint(buf, v)
+	case nil:
+		buf.WriteString("null")
+	default:
+		panic(fmt.Sprintf("fixture case: a value of type %T", v))
+	}
+}
+
+func writeString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			buf.WriteByte('\\')
+			buf.WriteRune(r)
+		case r == '\n':
+			buf.WriteString(`\n`)
+		case r == '\r':
+			buf.WriteString(`\r`)
+		case r == '\t':
+			buf.WriteString(`\t`)
+		case r == '\b':
+			buf.WriteString(`\b`)
+		case r == '\f':
+			buf.WriteString(`\f`)
+		case r >= ' ' && r <= '~':
+			buf.WriteRune(r)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(buf, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(buf, `\u%04x`, r)
+		}
+	}
+	buf.WriteByte('"')
+}
