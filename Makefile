@@ -5,6 +5,9 @@ GO ?= go
 # The release version has one source, the VERSION file (test/release checks the manifests agree).
 VERSION ?= $(shell cat VERSION)
 ADDR ?= :8080
+# Where make run serves /metrics: empty (the default) serves it on $(ADDR) beside the hooks, so a local run needs
+# one free port; the deployment serves it on :9090 alone (serve --metrics-addr).
+METRICS_ADDR ?=
 BIN := bin/llmbudget
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
@@ -16,18 +19,22 @@ MAX_CORE_LINES := 6000
 .PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
 help: ## list targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | sort
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' \
+	  -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | sort
+	@echo; echo "variables: ADDR=$(ADDR) METRICS_ADDR=$(METRICS_ADDR) (empty: /metrics on ADDR) NOW (run's fixed clock)"
 
 # A static binary (no cgo), reproducible from the same commit (-trimpath keeps local paths out).
 GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 
 build: ## build bin/llmbudget (static, CGO off)
+	@echo "compiling $(BIN) (the first time takes a minute or two)"
 	$(GOBUILD) -o $(BIN) ./hooks
 
-run: ## serve the hooks on $(ADDR) (no cluster needed; NOW=<RFC 3339> fixes the clock)
-	@echo "compiling $(BIN) (a minute or two the first time), then serving on $(ADDR)"
+run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
+	@echo "compiling $(BIN) (the first time takes a minute or two)"
 	@$(GOBUILD) -o $(BIN) ./hooks
-	$(BIN) serve --addr $(ADDR) $(if $(NOW),--now $(NOW))
+	@echo "serving the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
+	$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW))
 
 test: fmt-check vet unit manifests ## every check that needs no cluster: gofmt, vet, unit and golden tests, manifests render
 
@@ -54,6 +61,7 @@ MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/
 	examples/spend/litellm examples/spend/vllm examples/spend/otel-genai
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
+	@echo "rendering with kustomize (its first run compiles it: a minute or more)"
 	@for d in $(MANIFEST_DIRS); do \
 	  $(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "manifests render"
