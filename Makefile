@@ -16,7 +16,7 @@ BENCHTIME ?= 200ms
 LOADFLAGS ?=
 MAX_CORE_LINES := 6000
 
-.PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
+.PHONY: help build install run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' \
@@ -28,11 +28,16 @@ GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 
 build: ## build bin/llmbudget (static, CGO off)
 	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	$(GOBUILD) -o $(BIN) ./hooks
+	$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+
+install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin)
+	@echo "compiling llmbudget $(VERSION) (the first time takes a minute or two)"
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget
+	@echo "installed $$(d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})/llmbudget"
 
 run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
 	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	@$(GOBUILD) -o $(BIN) ./hooks
+	@$(GOBUILD) -o $(BIN) ./hooks/llmbudget
 	@echo "serving the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
 	$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW))
 
@@ -98,8 +103,8 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 image: ## OCI image (user 65532, no shell) of IMAGE_PLATFORMS into IMAGE_DIR and IMAGE_TAR, without Docker
 	@set -e; bins=; for p in $(subst $(comma), ,$(IMAGE_PLATFORMS)); do \
 	  out=$(abspath bin/image-bin)/$${p//\//_}/llmbudget; \
-	  echo 'GOOS='$${p%%/*}' GOARCH='$${p#*/}' $(GOBUILD) -o '$$out' ./hooks'; \
-	  GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $$out ./hooks; bins="$$bins -bin $$p=$$out"; \
+	  echo 'GOOS='$${p%%/*}' GOARCH='$${p#*/}' $(GOBUILD) -o '$$out' ./hooks/llmbudget'; \
+	  GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $$out ./hooks/llmbudget; bins="$$bins -bin $$p=$$out"; \
 	done; \
 	cd tools/image && GOWORK=off $(GO) run . -out $(abspath $(IMAGE_DIR)) $(if $(IMAGE_TAR),-tar $(abspath $(IMAGE_TAR))) \
 	  -version $(VERSION) -revision $(REVISION) -epoch $(SOURCE_DATE_EPOCH) $$bins

@@ -14,9 +14,6 @@ import (
 	"time"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -47,17 +44,7 @@ var commands = []command{
 	evalCommand,
 	migrateCommand,
 	spendCommand,
-	{
-		name: "version", summary: "print the version",
-		about: "Prints the version llmbudget was built as.",
-		run: func(args []string, std stdio) error {
-			if err := parseFlags(newFlagSet("version"), args); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintf(std.out, "llmbudget %s\n", version)
-			return err
-		},
-	},
+	versionCommand,
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

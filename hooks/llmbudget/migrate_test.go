@@ -13,8 +13,8 @@ import (
 )
 
 const (
-	migrateOperatorExample = "../examples/migrate/llm-cost-budget-operator.yaml"
-	migrateKelosExample    = "../examples/migrate/kelos-taskbudget.yaml"
+	migrateOperatorExample = "../../examples/migrate/llm-cost-budget-operator.yaml"
+	migrateKelosExample    = "../../examples/migrate/kelos-taskbudget.yaml"
 )
 
 // runProgram runs the llmbudget program with args and stdin, as main would.

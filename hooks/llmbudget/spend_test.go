@@ -15,7 +15,7 @@ import (
 
 // A recording is one run of llmbudget spend against the real Prometheus of the
 // integration tests and what Prometheus answered it, recorded by
-// LLMBUDGET_RECORD_SPEND=hooks/testdata/spend test/k8s/run.sh -run Spend.
+// LLMBUDGET_RECORD_SPEND=hooks/llmbudget/testdata/spend test/k8s/run.sh -run Spend.
 type recording struct {
 	Budget    string   `json:"budget"`
 	Prices    string   `json:"prices,omitempty"`
