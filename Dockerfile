@@ -26,7 +26,7 @@ ARG TARGETARCH
 # needs no CA certificates.
 RUN --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION:-$(cat VERSION)}" -o /llmbudget ./hooks
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION:-$(cat VERSION)}" -o /llmbudget ./hooks/llmbudget
 
 # An empty base: no shell, no package manager; only the binary and the user database that
 # names user 65532 (distroless's "nonroot").

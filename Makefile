@@ -5,6 +5,9 @@ GO ?= go
 # The release version has one source, the VERSION file (test/release checks the manifests agree).
 VERSION ?= $(shell cat VERSION)
 ADDR ?= :8080
+# Where make run serves /metrics: empty (the default) serves it on $(ADDR) beside the hooks, so a local run needs
+# one free port; the deployment serves it on :9090 alone (serve --metrics-addr).
+METRICS_ADDR ?=
 BIN := bin/llmbudget
 LDFLAGS := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 10s
@@ -12,21 +15,30 @@ BENCH_ROUNDS ?= 7
 BENCHTIME ?= 200ms
 LOADFLAGS ?=
 
-.PHONY: help build run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
+.PHONY: help build install run test unit fmt fmt-check vet fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
 help: ## list targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | sort
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' \
+	  -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | sort
+	@echo; echo "variables: ADDR=$(ADDR) METRICS_ADDR=$(METRICS_ADDR) (empty: /metrics on ADDR) NOW (run's fixed clock)"
 
 # A static binary (no cgo), reproducible from the same commit (-trimpath keeps local paths out).
 GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 
 build: ## build bin/llmbudget (static, CGO off)
-	$(GOBUILD) -o $(BIN) ./hooks
+	@echo "compiling $(BIN) (the first time takes a minute or two)"
+	$(GOBUILD) -o $(BIN) ./hooks/llmbudget
 
-run: ## serve the hooks on $(ADDR) (no cluster needed; NOW=<RFC 3339> fixes the clock)
-	@echo "compiling $(BIN) (a minute or two the first time), then serving on $(ADDR)"
-	@$(GOBUILD) -o $(BIN) ./hooks
-	$(BIN) serve --addr $(ADDR) $(if $(NOW),--now $(NOW))
+install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin)
+	@echo "compiling llmbudget $(VERSION) (the first time takes a minute or two)"
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget
+	@echo "installed $$(d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})/llmbudget"
+
+run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
+	@echo "compiling $(BIN) (the first time takes a minute or two)"
+	@$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+	@echo "serving the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
+	$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW))
 
 test: fmt-check vet unit manifests ## every check that needs no cluster: gofmt, vet, unit and golden tests, manifests render
 
@@ -53,6 +65,7 @@ MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/
 	examples/spend/litellm examples/spend/vllm examples/spend/otel-genai
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
+	@echo "rendering with kustomize (its first run compiles it: a minute or more)"
 	@for d in $(MANIFEST_DIRS); do \
 	  $(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "manifests render"
@@ -85,8 +98,8 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 image: ## OCI image (user 65532, no shell) of IMAGE_PLATFORMS into IMAGE_DIR and IMAGE_TAR, without Docker
 	@set -e; bins=; for p in $(subst $(comma), ,$(IMAGE_PLATFORMS)); do \
 	  out=$(abspath bin/image-bin)/$${p//\//_}/llmbudget; \
-	  echo 'GOOS='$${p%%/*}' GOARCH='$${p#*/}' $(GOBUILD) -o '$$out' ./hooks'; \
-	  GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $$out ./hooks; bins="$$bins -bin $$p=$$out"; \
+	  echo 'GOOS='$${p%%/*}' GOARCH='$${p#*/}' $(GOBUILD) -o '$$out' ./hooks/llmbudget'; \
+	  GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $$out ./hooks/llmbudget; bins="$$bins -bin $$p=$$out"; \
 	done; \
 	cd tools/image && GOWORK=off $(GO) run . -out $(abspath $(IMAGE_DIR)) $(if $(IMAGE_TAR),-tar $(abspath $(IMAGE_TAR))) \
 	  -version $(VERSION) -revision $(REVISION) -epoch $(SOURCE_DATE_EPOCH) $$bins

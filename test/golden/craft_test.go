@@ -212,7 +212,7 @@ var workloadCrafts = []craft{
 	{name: "workload/sync/budget-over-announces-exceeded", capture: "workload-sync", change: budgetOver},
 	{name: "workload/sync/budget-under", capture: "workload-sync", change: all(budgetOver, budgetStatus(object{
 		"state": "UnderBudget", "observedSpendUSD": "120.50", "remainingUSD": "379.50", "percentUsed": 24,
-		"thresholds": []any{}, "enforcement": object{"blocking": false},
+		"thresholds": []any{}, "enforcement": object{"blocking": false}, "lastEvaluatedTime": "2026-11-29T07:29:36Z",
 	}))},
 	{name: "workload/sync/budget-unknown", capture: "workload-sync", change: all(budgetOver, budgetStatus(object{
 		"state": "Unknown", "observedSpendUSD": nil, "percentUsed": nil, // JSON null, not absent

@@ -2,7 +2,8 @@
 // the repository root, and that everything naming a version of llmbudget names that one:
 // the image tag deploy/ installs, the Helm chart's version and appVersion, the CHANGELOG,
 // and the versioned URLs and image references in the manifests and documents.
-// The Makefile, the Dockerfile and `make image` read VERSION themselves (the image test
+// The program's default version (what go install reports) is checked here too; the Makefile,
+// the Dockerfile and `make image` read VERSION themselves (the image test
 // checks that the binary in the image reports it).
 package release_test
 
@@ -104,4 +105,13 @@ func TestEveryVersionedReferenceNamesVERSION(t *testing.T) {
 		}
 	}
 	assert.NotZero(t, found, "the documents show versioned references; the pattern must still find them")
+}
+
+// A plain `go build` or `go install` sets no -ldflags, so the program's own default is what it reports.
+func TestTheProgramReportsVERSIONWithoutLdflags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "hooks/llmbudget/version.go"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^var version = "([^"]*)"$`).FindStringSubmatch(string(data))
+	require.NotNil(t, m, "hooks/llmbudget/version.go declares var version = \"...\"")
+	assert.Equal(t, version(t), m[1], "hooks/llmbudget/version.go's default version")
 }

@@ -46,7 +46,7 @@ func scrapeServer(root string) (map[string]bool, error) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "llmbudget")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./hooks")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./hooks/llmbudget")
 	build.Dir = root
 	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {

@@ -205,7 +205,7 @@ scrape_configs:
 }
 
 // recorder passes queries on to Prometheus and keeps each query with its answer, for
-// the replay test of the spend command (hooks/testdata/spend).
+// the replay test of the spend command (hooks/llmbudget/testdata/spend).
 type recorder struct {
 	target string
 	mu     sync.Mutex
@@ -273,7 +273,7 @@ type recording struct {
 func buildLLMBudget(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "llmbudget")
-	build := exec.Command("go", "build", "-o", bin, "./hooks")
+	build := exec.Command("go", "build", "-o", bin, "./hooks/llmbudget")
 	build.Dir = repoRoot
 	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	out, err := build.CombinedOutput()

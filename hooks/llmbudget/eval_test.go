@@ -10,13 +10,13 @@ import (
 )
 
 const (
-	monthlyBudget = "../examples/monthly-total/budget.yaml"
-	monthlySpend  = "../examples/monthly-total/spend.yaml"
+	monthlyBudget = "../../examples/monthly-total/budget.yaml"
+	monthlySpend  = "../../examples/monthly-total/spend.yaml"
 	evalNow       = "2026-11-20T12:00:00Z"
 )
 
 func TestEveryWayOfAskingForHelpListsTheCommandsAndSucceeds(t *testing.T) {
-	for _, args := range [][]string{nil, {"-h"}, {"--help"}, {"help"}} {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
 		code, out, errOut := runProgram(args, "")
 		assert.Equal(t, 0, code, "llmbudget %v", args)
 		assert.Empty(t, errOut)
@@ -76,7 +76,7 @@ func TestEvalHintsAtASpendConfigMapThatWasNotGiven(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "-f", monthlyBudget, "--now", evalNow}, "")
 	require.Equal(t, 0, code, "the budget is still evaluated: %s", errOut)
 	assert.Contains(t, out, "(CostSourceMissing)")
-	assert.Contains(t, errOut, "llmbudget eval: hint: ../examples/monthly-total/budget.yaml:5: team-ml/chatbot reads ConfigMap team-ml/llm-spend")
+	assert.Contains(t, errOut, "llmbudget eval: hint: ../../examples/monthly-total/budget.yaml:5: team-ml/chatbot reads ConfigMap team-ml/llm-spend")
 }
 
 func TestEvalExits1AndPrintsNothingWhenABudgetIsInvalid(t *testing.T) {
@@ -95,8 +95,8 @@ func TestEvalExits1AndPrintsNothingWhenABudgetIsInvalid(t *testing.T) {
 }
 
 func TestEvalSaysWhatItSkippedWhenNoBudgetIsFound(t *testing.T) {
-	code, out, errOut := runProgram([]string{"eval", "-f", "../examples/namespaces/"}, "")
+	code, out, errOut := runProgram([]string{"eval", "-f", "../../examples/namespaces/"}, "")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "llmbudget eval: no LLMCostBudget (llmbudget.dev/v1alpha1) found in ../examples/namespaces/; skipped Namespace (v1)\n", errOut)
+	assert.Equal(t, "llmbudget eval: no LLMCostBudget (llmbudget.dev/v1alpha1) found in ../../examples/namespaces/; skipped Namespace (v1)\n", errOut)
 }

@@ -71,7 +71,7 @@ func (tr *tour) run(line string) string {
 		return ""
 	}
 	line = os.Expand(line, func(name string) string { return tr.vars[name] })
-	if args, ok := strings.CutPrefix(line, "go run ./hooks "); ok {
+	if args, ok := strings.CutPrefix(line, "go run ./hooks/llmbudget "); ok {
 		return tr.program(strings.Fields(args))
 	}
 	pipeline := strings.SplitN(line, " | ", 2)
@@ -161,12 +161,12 @@ func matchFrom(shown, lines []string) bool {
 }
 
 func TestTheREADMETourShowsWhatItsCommandsPrint(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	readme := string(data)
 	clock := regexp.MustCompile("`make run NOW=(\\S+)`").FindStringSubmatch(readme)
 	require.NotNil(t, clock, "the tour tells make run which clock to use")
-	t.Chdir("..") // the tour runs from the repository root
+	t.Chdir("../..") // the tour runs from the repository root
 
 	cmds := readmeCommands(t, readme)
 	require.GreaterOrEqual(t, len(cmds), 5, "the tour's commands are found")

@@ -40,7 +40,7 @@ type deployedContainer struct {
 
 func readDeployedContainer(t *testing.T) deployedContainer {
 	t.Helper()
-	b, err := os.ReadFile("../deploy/base/service/deployment.yaml")
+	b, err := os.ReadFile("../../deploy/base/service/deployment.yaml")
 	require.NoError(t, err)
 	var d struct {
 		Spec struct {

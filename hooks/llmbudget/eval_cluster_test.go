@@ -15,7 +15,7 @@ func TestEvalSumsTheDepartmentExampleOverItsTeamNamespaces(t *testing.T) {
 		"namespaces/ml-research.yaml", "namespaces/ml-serving.yaml", "namespaces/team-ml.yaml",
 		"department/department-budget.yaml", "department/spend-ml-research.yaml", "department/spend-ml-serving.yaml",
 	} {
-		args = append(args, "-f", "../examples/"+f)
+		args = append(args, "-f", "../../examples/"+f)
 	}
 	var out bytes.Buffer
 	require.NoError(t, evalCmd(append(args, "--now", "2026-12-10T12:00:00Z"), stdio{out: &out, err: io.Discard}))

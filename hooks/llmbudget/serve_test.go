@@ -218,12 +218,13 @@ func TestMetricsAndHooksListenApart(t *testing.T) {
 func TestServeRefusesHalfATLSConfiguration(t *testing.T) {
 	_, err := parseServe([]string{"--tls-cert-file", "x"})
 	assert.EqualError(t, err, "--tls-cert-file and --tls-key-file go together")
+	assert.IsType(t, &usageError{}, err, "a usage error: status 2")
 }
 
 func TestRunDispatchesCommands(t *testing.T) {
 	var out, errb bytes.Buffer
 	assert.Equal(t, 0, run([]string{"version"}, nil, &out, &errb))
-	assert.Equal(t, "llmbudget dev\n", out.String())
+	assert.Equal(t, "llmbudget "+version+"\n", out.String())
 	assert.Equal(t, 2, run([]string{"frobnicate"}, nil, &out, &errb), "an unknown command is a usage error")
 	assert.Contains(t, errb.String(), `unknown command "frobnicate"`)
 }
@@ -231,7 +232,7 @@ func TestRunDispatchesCommands(t *testing.T) {
 func TestAFixedClockServerAnswersAFixtureWithItsGolden(t *testing.T) {
 	addr := startServer(t, serveOptions{now: "2026-11-29T07:30:00Z"}).hooks
 	for _, name := range []string{"capture-over-budget-with-children", "capture-first-sync-under-budget"} {
-		body, err := os.ReadFile("../test/fixtures/budget/sync/" + name + ".request.json")
+		body, err := os.ReadFile("../../test/fixtures/budget/sync/" + name + ".request.json")
 		require.NoError(t, err)
 		resp, err := http.Post("http://"+addr+"/budget/sync", "application/json", bytes.NewReader(body))
 		require.NoError(t, err)
@@ -241,7 +242,7 @@ func TestAFixedClockServerAnswersAFixtureWithItsGolden(t *testing.T) {
 		var pretty bytes.Buffer
 		require.NoError(t, json.Indent(&pretty, bytes.TrimSpace(got), "", "  "))
 		pretty.WriteByte('\n')
-		want, err := os.ReadFile("../test/fixtures/budget/sync/" + name + ".response.json")
+		want, err := os.ReadFile("../../test/fixtures/budget/sync/" + name + ".response.json")
 		require.NoError(t, err)
 		assert.Equal(t, string(want), pretty.String(), name)
 	}

@@ -1,0 +1,20 @@
+package main
+
+import "fmt"
+
+// version is the release this source is, so that plain go build and go install report it; test/release keeps it
+// equal to the VERSION file. The Makefile and the Dockerfile also set it with -ldflags "-X main.version=...",
+// which lets a build name another version.
+var version = "0.1.0"
+
+var versionCommand = command{
+	name: "version", summary: "print the version",
+	about: "Prints the version llmbudget was built as.",
+	run: func(args []string, std stdio) error {
+		if err := parseFlags(newFlagSet("version"), args); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(std.out, "llmbudget %s\n", version)
+		return err
+	},
+}
