@@ -319,3 +319,96 @@ func TestNamespaceEditorsAndAdminsCannotLiftABlock(t *testing.T) {
 		})
 	}
 }
+
+// The other side of the control: the spend writers still write spend, and the cluster's
+// administrators can still lift a block by hand.
+func TestSpendWritersAndClusterAdministratorsStillChangeWhatABlockRestsOn(t *testing.T) {
+	installLiftControls(t)
+	s := newLiftScene(t, "lift-admins")
+	asWriter := []string{"-n", s.ns, "--as=" + spendWriter}
+
+	t.Run("the spend writer updates the spend ConfigMap", func(t *testing.T) {
+		kube.Kubectl(t, append(asWriter, "patch", "configmap", "llm-spend", "--type=merge", "-p", `{"data":{"total-usd":"640.00"}}`)...)
+		assert.Equal(t, "640.00", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
+		kube.Kubectl(t, append(asWriter, "patch", "configmap", "dept-spend", "--type=merge", "-p", `{"data":{"total-usd":"41.00"}}`)...)
+	})
+	t.Run("the spend writer may write nothing but spend sources", func(t *testing.T) {
+		for _, cm := range []string{"app-config", "batch-spend"} {
+			out, err := kube.KubectlErr(t, "", append(asWriter, "patch", "configmap", cm, "--type=merge", "-p", `{"data":{"x":"y"}}`)...)
+			require.Error(t, err, out)
+			assert.Contains(t, out, "ValidatingAdmissionPolicy 'llmbudget-spend-sources'")
+			assert.Contains(t, out, "the spend writers may write only spend sources: ConfigMap "+s.ns+"/"+cm+
+				" carries no label llmbudget.dev/spend-source")
+		}
+	})
+	t.Run("a writer's ServiceAccount name in the budget's own namespace is no writer", func(t *testing.T) {
+		// As if someone made a ServiceAccount llmbudget-spend-writer in the budgeted namespace.
+		kube.Kubectl(t, "create", "serviceaccount", "llmbudget-spend-writer", "-n", s.ns)
+		kube.Kubectl(t, "create", "rolebinding", "local-writer", "-n", s.ns, "--clusterrole=edit",
+			"--serviceaccount="+s.ns+":llmbudget-spend-writer")
+		out, err := kube.KubectlErr(t, "", "-n", s.ns, "--as=system:serviceaccount:"+s.ns+":llmbudget-spend-writer",
+			"patch", "configmap", "llm-spend", "--type=merge", "-p", `{"data":{"total-usd":"0"}}`)
+		require.Error(t, err, out)
+		assert.Contains(t, out, writersNamed)
+	})
+
+	s.assertSpend(t, "640.00")
+	t.Run("a cluster administrator raises, suspends and deletes the budget, and rewrites its spend", func(t *testing.T) {
+		kube.Kubectl(t, "-n", s.ns, "patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"limitUSD":"1000"}}`)
+		kube.Kubectl(t, "-n", s.ns, "patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+		assert.Equal(t, "1000 true", kube.Kubectl(t, "get", "llmb", "chatbot", "-n", s.ns, "-o", "jsonpath={.spec.limitUSD} {.spec.suspend}"))
+		kube.Kubectl(t, "-n", s.ns, "patch", "configmap", "batch-spend", "--type=merge", "-p", `{"data":{"total-usd":"0"}}`)
+		kube.Kubectl(t, "-n", s.ns, "label", "configmap", "dept-spend", "llmbudget.dev/spend-source-")
+		kube.Kubectl(t, "-n", s.ns, "delete", "llmb", "chatbot")
+		kube.Kubectl(t, "-n", s.ns, "delete", "configmap", "llm-spend")
+	})
+}
+
+func (s liftScene) assertSpend(t *testing.T, want string) {
+	t.Helper()
+	assert.Equal(t, want, kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
+}
+
+// The policies over spend sources touch nothing else: a namespace member writes every other
+// ConfigMap of a budgeted namespace, and a namespace without budgets is untouched.
+func TestSpendSourcePoliciesLeaveOtherConfigMapsAlone(t *testing.T) {
+	installLiftControls(t)
+	s := newLiftScene(t, "lift-others")
+	plain := kube.Namespace(t, "lift-plain")
+	for _, ns := range []string{s.ns, plain} {
+		user := "member-of-" + ns + "@example.com"
+		bind(t, ns, "edit", user)
+		cluster.WaitFor(t, time.Minute, "edit to write ConfigMaps in "+ns, func() (bool, string) {
+			got := canI(t, user, ns, "update", "configmaps")
+			return got == "yes", got
+		})
+		as := []string{"-n", ns, "--as=" + user}
+		t.Run("in "+ns, func(t *testing.T) {
+			kube.Kubectl(t, append(as, "create", "configmap", "settings", "--from-literal=mode=fast")...)
+			kube.Kubectl(t, append(as, "patch", "configmap", "settings", "--type=merge", "-p", `{"data":{"mode":"slow"}}`)...)
+			kube.Kubectl(t, append(as, "label", "configmap", "settings", "tier=gold")...)
+			kube.Kubectl(t, append(as, "delete", "configmap", "settings")...)
+			if ns == s.ns {
+				kube.Kubectl(t, append(as, "patch", "configmap", "app-config", "--type=merge", "-p", `{"data":{"color":"red"}}`)...)
+				kube.Kubectl(t, append(as, "delete", "configmap", "app-config")...)
+				return
+			}
+			assertAdmitted(t, "a Job in a namespace without budgets", append(as, "create", "job", "train", "--image="+pauseImage, "--dry-run=server")...)
+		})
+	}
+}
+
+// `kubectl auth can-i`, as the issue's closing check asks: a namespace editor reads budgets
+// and cannot change them.
+func TestAnEditorCanGetButNotUpdateBudgets(t *testing.T) {
+	installLiftControls(t)
+	ns := kube.Namespace(t, "lift-can-i")
+	user := "editor-" + ns + "@example.com"
+	bind(t, ns, "edit", user)
+	cluster.WaitFor(t, time.Minute, "edit to aggregate llmbudget-view", func() (bool, string) {
+		got := canI(t, user, ns, "get", budgetsResource)
+		return got == "yes", got
+	})
+	assert.Equal(t, "no", canI(t, user, ns, "update", budgetsResource))
+	assert.Equal(t, "yes", canI(t, user, ns, "get", budgetsResource))
+}
