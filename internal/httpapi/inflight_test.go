@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,9 +31,10 @@ func tightHandler(t *testing.T, observe func(httpapi.HookCall)) http.Handler {
 	return h
 }
 
-// holdTheBound starts a call whose chunked body declares no length, so it
-// holds the whole bound while its body is read; it returns once the handler
-// reads the first bytes, with the writer of the rest and the call's answer.
+// holdTheBound starts a call that has sent all but the end of a body of
+// MinCallWeight bytes (minimalSync after leading spaces), so it holds the whole
+// bound while the rest is awaited; it returns once the handler has counted those
+// bytes, with the writer of the rest and the call's answer.
 func holdTheBound(t *testing.T, h http.Handler) (*io.PipeWriter, <-chan *httptest.ResponseRecorder) {
 	t.Helper()
 	body, send := io.Pipe()
@@ -44,7 +47,11 @@ func holdTheBound(t *testing.T, h http.Handler) (*io.PipeWriter, <-chan *httptes
 		h.ServeHTTP(w, held)
 		done <- w
 	}()
-	_, err := io.WriteString(send, minimalSync[:10])
+	pad := strings.Repeat(" ", httpapi.MinCallWeight-len(minimalSync))
+	_, err := io.WriteString(send, pad)
+	require.NoError(t, err)
+	// The handler reads again only after it has counted what it read before.
+	_, err = io.WriteString(send, minimalSync[:1])
 	require.NoError(t, err)
 	t.Cleanup(func() { send.Close() })
 	return send, done
@@ -61,7 +68,7 @@ func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
 	assert.Equal(t, "busy: more than 65536 request bytes in flight; retry after 1 s\n", busy.Body.String())
 	assert.Equal(t, http.StatusOK, do(h, http.MethodGet, "/healthz", "", "").Code, "probes are never refused")
 
-	_, err := io.WriteString(send, minimalSync[10:])
+	_, err := io.WriteString(send, minimalSync[1:])
 	require.NoError(t, err)
 	require.NoError(t, send.Close())
 	assert.Equal(t, http.StatusOK, (<-heldDone).Code)
@@ -91,4 +98,93 @@ func TestARefusedCallsBodyIsReadSoTheCallerSeesThe429(t *testing.T) {
 	h.ServeHTTP(w, r)
 	require.Equal(t, http.StatusTooManyRequests, w.Code)
 	assert.Zero(t, refused.Len(), "the refused body was read to its end")
+}
+
+// trickle opens a connection to addr and sends a sync's headers and then one byte of its
+// body at a time, every interval, until the test ends: chunked, or declaring length bytes.
+// It returns once the headers and the first byte are sent.
+func trickle(t *testing.T, addr string, length int, interval time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	framing := "Transfer-Encoding: chunked\r\n"
+	next := func() string { return "1\r\n \r\n" }
+	if length > 0 {
+		framing = fmt.Sprintf("Content-Length: %d\r\n", length)
+		next = func() string { return " " }
+	}
+	_, err = io.WriteString(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\nContent-Type: application/json\r\n"+
+		framing+"\r\n"+next())
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := io.WriteString(conn, next()); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		conn.Close()
+	})
+}
+
+// Slow callers used to hold the bound for the declared (or, chunked, the largest) body
+// from its first byte: five callers trickling a byte a second refused every real sync
+// 429 until the server's read timeout. A body now counts only the bytes that have
+// arrived, so ten such callers leave the bound to everyone else.
+func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
+	h, err := httpapi.New(httpapi.Config{Now: func() time.Time { return fixed }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	active := make(chan struct{}, 64)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateActive {
+			active <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	const trickling = 10
+	for i := range trickling {
+		length := 0
+		if i%2 == 0 {
+			length = httpapi.DefaultMaxBodyBytes
+		}
+		trickle(t, srv.Listener.Addr().String(), length, 20*time.Millisecond)
+	}
+	for range trickling {
+		select {
+		case <-active:
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "the trickling callers did not reach the server")
+		}
+	}
+	// Long enough for every trickling call to reach its handler and send a few bytes.
+	time.Sleep(100 * time.Millisecond)
+
+	client := srv.Client()
+	for i := range 20 {
+		start := time.Now()
+		resp, err := client.Post(srv.URL+"/budget/sync", "application/json", strings.NewReader(minimalSync))
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		took := time.Since(start)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "sync %d beside %d trickling callers", i, trickling)
+		assert.Less(t, took, 100*time.Millisecond, "sync %d answered in %s", i, took)
+	}
 }

@@ -2,12 +2,12 @@
 // type, size, JSON shape), response encoding and one log line per hook call. It holds no budget logic. Every
 // hook answer is 200 with a response Metacontroller decodes strictly, or a 4xx with a one-line reason (shown
 // to users in a SyncError Event) when the request is at fault; a hook's own failure, a panic included, is a
-// 500, not a crashed process. Memory stays
-// bounded however many callers: past Config.MaxInFlightBytes, a call is answered 429 with Retry-After.
+// 500, not a crashed process. Memory stays bounded however many callers: past Config.MaxInFlightBytes, a call
+// is answered 429 with Retry-After. A body counts only the bytes that have arrived, so callers that send
+// slowly cannot starve the others.
 package httpapi
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -50,8 +50,9 @@ type Config struct {
 	Now          func() time.Time // the clock; required so tests and `eval` can fix it
 	Logger       *slog.Logger     // receives one line per hook call; required
 	MaxBodyBytes int64            // bounds request bodies; DefaultMaxBodyBytes when 0
-	// MaxInFlightBytes bounds the request bytes worked on at once (each call counts its body, at least
-	// MinCallWeight): DefaultMaxInFlightBytes when 0, never less than MaxBodyBytes, so any call can be served.
+	// MaxInFlightBytes bounds the request bytes worked on at once (each call counts its body's bytes as they
+	// arrive, and at least MinCallWeight once its body is read): DefaultMaxInFlightBytes when 0, never less than
+	// MaxBodyBytes, so any call can be served.
 	MaxInFlightBytes int64
 	Ready            func() bool    // reports readiness for /readyz; always ready when nil
 	Observe          func(HookCall) // when set, told about every hook call (for metrics)
@@ -162,7 +163,8 @@ func qualified(namespace, name string) string {
 
 type hookFunc func(body []byte, now time.Time) (any, HookCall, error)
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// bufPool holds request buffers (*[]byte) for reuse.
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
@@ -192,16 +194,9 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 }
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c HookCall) {
-	n := weight(r, s.cfg.MaxBodyBytes)
-	if !s.inFlight.TryAcquire(n) {
-		// Read the body first, through a small buffer and bounded by the body limit: a server that answers and
-		// closes while the caller still sends makes the caller see a reset connection, not the 429.
-		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-		w.Header().Set("Retry-After", retryAfterSeconds)
-		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
-		return refuse(w, http.StatusTooManyRequests, reason, c)
-	}
-	defer s.inFlight.Release(n)
+	limit := s.cfg.MaxBodyBytes
+	body := &meteredBody{r: http.MaxBytesReader(w, r.Body, limit), limit: limit, inFlight: s.inFlight}
+	defer body.release()
 	defer func() {
 		if p := recover(); p != nil {
 			c.Status = http.StatusInternalServerError
@@ -209,13 +204,28 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", c.Status)
 		}
 	}()
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	if code, reason := readBody(buf, w, r, s.cfg.MaxBodyBytes); code != 0 {
+	buf := bufPool.Get().(*[]byte)
+	req, code, reason := readBody((*buf)[:0], body, r, s.cfg.MaxBodyBytes)
+	if code == 0 && !body.hold(MinCallWeight) {
+		code = http.StatusTooManyRequests
+	}
+	if code == http.StatusTooManyRequests {
+		// Read the rest first, through a small buffer and bounded by the body limit: a server that answers and
+		// closes while the caller still sends makes the caller see a reset connection, not the 429. What is read
+		// now is discarded, so it holds nothing; what was held is given back first, and the buffer is left to
+		// the collector: kept in the pool, the buffers of many refused calls would outgrow the bound.
+		body.release()
+		_, _ = io.Copy(io.Discard, body.r)
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		reason = fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s",
+			s.cfg.MaxInFlightBytes, retryAfterSeconds)
+	} else {
+		defer func() { *buf = req[:0]; bufPool.Put(buf) }()
+	}
+	if code != 0 {
 		return refuse(w, code, reason, c)
 	}
-	resp, c, err := fn(buf.Bytes(), s.cfg.Now())
+	resp, c, err := fn(req, s.cfg.Now())
 	if err != nil {
 		return refuse(w, statusOf(err), err.Error(), c)
 	}
@@ -231,16 +241,76 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// weight counts a declared length over the body limit as the minimum: readBody refuses it unread.
-func weight(r *http.Request, maxBody int64) int64 {
-	n := r.ContentLength
-	switch {
-	case n < 0:
-		n = maxBody
-	case n > maxBody:
-		n = 0
+// errBusy stops a body's read when the in-flight bound has no room for more of it.
+var errBusy = errors.New("busy")
+
+// meteredBody reads a body while holding in-flight weight for the room it reads into, and makes that room as the
+// bytes arrive, not for the length the caller declares: a caller that trickles its body, or declares 4 MiB and
+// sends none of it, holds a few KiB (its declared length, when that is at most MinCallWeight), so slow callers
+// cannot starve the others of the bound. Room that does not fit fails the read at once with errBusy (never waits).
+type meteredBody struct {
+	r        io.Reader // bounded by limit
+	limit    int64
+	inFlight *semaphore.Weighted
+	held     int64
+}
+
+// readAll appends the body to buf until EOF; declared is the length the caller declared, or -1.
+func (m *meteredBody) readAll(buf []byte, declared int64) ([]byte, error) {
+	end := 0 // buf is read up to here: the room held so far
+	for {
+		if len(buf) == end {
+			end += room(len(buf), declared)
+			// The byte past the limit only ever reads EOF or trips the limit: it is not held.
+			if !m.hold(min(int64(end), m.limit)) {
+				return buf, errBusy
+			}
+			if cap(buf) < end {
+				grown := make([]byte, len(buf), end)
+				buf = grown[:copy(grown, buf)]
+			}
+		}
+		n, err := m.r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
 	}
-	return max(n, MinCallWeight)
+}
+
+// room is how many bytes to add to a full buffer of n bytes. A declared body of at most MinCallWeight, what every
+// call holds once read anyway, gets room for all of it at once (and the read that sees EOF). Beyond that the room
+// grows fourfold each time it fills, from 4 KiB, up to what the declared length still needs.
+func room(n int, declared int64) int {
+	if declared >= 0 && declared <= MinCallWeight && int64(n) < declared {
+		return int(declared) - n + 1
+	}
+	more := max(3*n, 4<<10)
+	if declared > int64(n) {
+		more = min(more, int(declared)-n+1)
+	}
+	return more
+}
+
+// hold tops the weight held up to at least n: the room a body is read into, then what a call holds while its
+// request is decoded and answered.
+func (m *meteredBody) hold(n int64) bool {
+	if m.held >= n {
+		return true
+	}
+	if !m.inFlight.TryAcquire(n - m.held) {
+		return false
+	}
+	m.held = n
+	return true
+}
+
+func (m *meteredBody) release() {
+	m.inFlight.Release(m.held)
+	m.held = 0
 }
 
 func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCall {
@@ -249,30 +319,31 @@ func refuse(w http.ResponseWriter, status int, reason string, c HookCall) HookCa
 	return c
 }
 
-// readBody reads r's JSON body into buf, or returns a refusal's status and reason.
-func readBody(buf *bytes.Buffer, w http.ResponseWriter, r *http.Request, limit int64) (int, string) {
+// readBody reads r's JSON body from body into buf, or returns a refusal's status and reason (429 when the in-flight
+// bound has no room for the body's bytes).
+func readBody(buf []byte, body *meteredBody, r *http.Request, limit int64) ([]byte, int, string) {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
+		return buf, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
 	}
 	if r.ContentLength > limit {
-		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
+		return buf, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
-	if r.ContentLength > 0 {
-		// Room for the body and ReadFrom's final EOF probe, so the buffer is allocated once, not doubled past it.
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	buf, err := body.readAll(buf, r.ContentLength)
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
-		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
+		return buf, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
+	}
+	if errors.Is(err, errBusy) {
+		return buf, http.StatusTooManyRequests, ""
 	}
 	if err != nil {
-		return http.StatusBadRequest, "read request body: " + err.Error()
+		return buf, http.StatusBadRequest, "read request body: " + err.Error()
 	}
-	if buf.Len() == 0 {
-		return http.StatusBadRequest, "request body is empty"
+	if len(buf) == 0 {
+		return buf, http.StatusBadRequest, "request body is empty"
 	}
-	return 0, ""
+	return buf, 0, ""
 }
 
 // writeJSON can still answer 500 on failure: the encoder marshals v whole before it writes.

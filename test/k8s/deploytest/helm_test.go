@@ -2,8 +2,10 @@ package deploytest_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -157,7 +159,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
 
 	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
-	require.Len(t, vap, 2, "the gates of LLMCostBudget and ClusterLLMCostBudget")
+	require.Len(t, vap, 4, "the gates of LLMCostBudget and ClusterLLMCostBudget, and the two over spend sources")
 	rules, _ := dig(vap["llmbudget-budgets"], "spec", "matchConstraints", "resourceRules")
 	var ruleValues []any
 	for _, r := range rules.([]any) {
@@ -175,7 +177,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, hdc, 1)
 	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
 	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
-	require.Len(t, hvap, 2)
+	require.Len(t, hvap, 4)
 	for name, p := range vap {
 		assert.Equal(t, withoutHelmLabels(t, p), withoutHelmLabels(t, hvap[name]), "%s sees the same kinds", name)
 	}
@@ -194,10 +196,73 @@ func byName(objs []object) map[string]object {
 }
 
 func TestChartWithoutThePolicyGateRendersNoAdmissionPolicy(t *testing.T) {
-	objs := renderChart(t, map[string]any{"admissionPolicy": map[string]any{"enabled": false}})
+	objs := renderChart(t, map[string]any{
+		"admissionPolicy": map[string]any{"enabled": false},
+		"spendSources":    map[string]any{"enabled": false},
+	})
 	assert.Empty(t, ofKind(objs, "ValidatingAdmissionPolicy"))
 	assert.Empty(t, ofKind(objs, "ValidatingAdmissionPolicyBinding"))
 	assert.NotEmpty(t, ofKind(objs, "CompositeController"), "the rest is still rendered")
+}
+
+// The Policy gate and the protection of spend sources are separate controls: a cluster
+// without the gate (every budget gate: Quota) still keeps spend to its writers.
+func TestChartWithoutThePolicyGateStillProtectsSpendSources(t *testing.T) {
+	objs := renderChart(t, map[string]any{"admissionPolicy": map[string]any{"enabled": false}})
+	assert.ElementsMatch(t, []string{"llmbudget-spend-sources", "llmbudget-budget-spend-sources"},
+		slices.Collect(maps.Keys(byName(ofKind(objs, "ValidatingAdmissionPolicy")))))
+}
+
+// spendWriterLists are the writer lists of a spend-source policy, as its CEL variables.
+func spendWriterLists(t *testing.T, policy object) map[string]any {
+	t.Helper()
+	vars, _ := dig(policy, "spec", "variables")
+	out := map[string]any{}
+	for _, v := range vars.([]any) {
+		name, _ := dig(v, "name")
+		expr, _ := dig(v, "expression")
+		switch name {
+		case "writerUsers", "writerGroups", "writerServiceAccountNamespaces":
+			out[name.(string)] = expr
+		}
+	}
+	require.Len(t, out, 3)
+	return out
+}
+
+func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
+	objs := byName(ofKind(renderChart(t, map[string]any{"spendSources": map[string]any{"writers": map[string]any{
+		"users":                    []any{"finops-bot@example.com"},
+		"groups":                   []any{"system:masters", "finops"},
+		"serviceAccountNamespaces": []any{"llmbudget-system", "spend-collectors"},
+	}}}), "ValidatingAdmissionPolicy"))
+	want := map[string]any{
+		"writerUsers":                    `["finops-bot@example.com"]`,
+		"writerGroups":                   `["system:masters","finops"]`,
+		"writerServiceAccountNamespaces": `["llmbudget-system","spend-collectors"]`,
+	}
+	for _, name := range []string{"llmbudget-spend-sources", "llmbudget-budget-spend-sources"} {
+		require.Contains(t, objs, name)
+		assert.Equal(t, want, spendWriterLists(t, objs[name]), name)
+	}
+}
+
+// aggregateToDefaultRoles.edit opts back into llmbudget 0.1's RBAC exactly as the kustomize
+// component budget-writers-in-edit does; by default neither edit nor admin writes budgets.
+func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
+	byDefault := byKey(t, renderChart(t, nil))
+	assert.NotContains(t, byDefault, "ClusterRole llmbudget-edit")
+	assert.Contains(t, byDefault, "ClusterRole llmbudget-budget-admin")
+	labels, _ := dig(byDefault["ClusterRole llmbudget-budget-admin"], "metadata", "labels")
+	for k := range labels.(map[string]any) {
+		assert.False(t, strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-"), "llmbudget-budget-admin is aggregated into nothing: %s", k)
+	}
+
+	var component object
+	readYAML(t, "deploy/components/budget-writers-in-edit/llmbudget-edit.yaml", &component)
+	charted := byKey(t, renderChart(t, map[string]any{"aggregateToDefaultRoles": map[string]any{"edit": true}}))
+	require.Contains(t, charted, "ClusterRole llmbudget-edit")
+	assert.Equal(t, withoutHelmLabels(t, component), withoutHelmLabels(t, charted["ClusterRole llmbudget-edit"]))
 }
 
 func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {

@@ -22,12 +22,30 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 		"args": []any{"--prometheus=http://prometheus-operated.monitoring:9090", "--source=vllm", "--namespace=team-support"},
 	}}}))
 
-	kRole, hRole := kustomized["Role team-support/llmbudget-spend-writer"], charted["Role team-support/vllm-serving-spend-writer"]
-	require.NotNil(t, kRole)
-	require.NotNil(t, hRole)
-	assert.Equal(t, kRole["rules"], hRole["rules"])
+	// The writer runs in llmbudget-system, never in the budget's namespace, as one ServiceAccount for every
+	// budget, bound cluster-wide to a ClusterRole that admission bounds to spend sources.
+	for _, key := range []string{"ServiceAccount llmbudget-system/llmbudget-spend-writer",
+		"ClusterRole llmbudget-spend-writer", "ClusterRoleBinding llmbudget-spend-writer"} {
+		require.Contains(t, kustomized, key)
+		require.Contains(t, charted, key)
+	}
+	for _, o := range kustomized {
+		if ns, _ := dig(o, "metadata", "namespace"); ns == "team-support" {
+			assert.Contains(t, []any{"LLMCostBudget", "ConfigMap"}, o["kind"], "only the budget and its spend stay in its namespace")
+		}
+	}
+	assert.Equal(t, kustomized["ClusterRole llmbudget-spend-writer"]["rules"], charted["ClusterRole llmbudget-spend-writer"]["rules"])
+	assert.Equal(t, withoutHelmLabels(t, kustomized["ClusterRoleBinding llmbudget-spend-writer"]),
+		withoutHelmLabels(t, charted["ClusterRoleBinding llmbudget-spend-writer"]))
+	spend := "ConfigMap team-support/vllm-serving-spend"
+	require.Contains(t, kustomized, spend)
+	require.Contains(t, charted, spend)
+	for _, rendered := range []map[string]object{kustomized, charted} {
+		label, _ := dig(rendered[spend], "metadata", "labels", "llmbudget.dev/spend-source")
+		assert.Equal(t, "vllm-serving-spend", label, "the spend ConfigMap is a spend source, which the writer may patch")
+	}
 
-	kJob, hJob := kustomized["CronJob team-support/llmbudget-spend-writer"], charted["CronJob team-support/vllm-serving-spend-writer"]
+	kJob, hJob := kustomized["CronJob llmbudget-system/vllm-serving-spend-writer"], charted["CronJob llmbudget-system/vllm-serving-spend-writer"]
 	require.NotNil(t, kJob)
 	require.NotNil(t, hJob)
 	for _, path := range [][]any{
@@ -35,6 +53,7 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 		{"spec", "jobTemplate", "spec", "template", "spec", "initContainers", 0, "args"},
 		{"spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "args"},
 		{"spec", "jobTemplate", "spec", "template", "spec", "securityContext"},
+		{"spec", "jobTemplate", "spec", "template", "spec", "serviceAccountName"},
 	} {
 		want, ok := dig(kJob, path...)
 		require.True(t, ok, "%v", path)
@@ -47,7 +66,7 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 			assert.Equal(t, budget["spec"], o["spec"], k)
 		}
 	}
-	input := charted["ConfigMap team-support/vllm-serving-spend-input"]
+	input := charted["ConfigMap llmbudget-system/vllm-serving-spend-input"]
 	require.NotNil(t, input)
 	data, _ := dig(input, "data", "budget.yaml")
 	var read object

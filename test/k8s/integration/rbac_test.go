@@ -41,9 +41,10 @@ func bind(t *testing.T, namespace, role, user string) {
 const budgetsResource = "llmcostbudgets.llmbudget.dev"
 
 // TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles installs deploy/'s user ClusterRoles
-// and binds three people to the built-in view, edit and admin roles in team-ml: the viewer
-// reads budgets there and changes none, the editor and the admin create and delete them, and
-// nobody writes a budget's status, which is Metacontroller's.
+// and binds people to the built-in view, edit and admin roles in team-ml, and one to
+// llmbudget-budget-admin: as with a ResourceQuota, the viewer, the editor and the admin read
+// budgets there and change none; only the budget admin creates and deletes them; and nobody
+// writes a budget's status, which is Metacontroller's.
 func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 	installBudgetCRD(t)
 	roles := filepath.Join(repoRoot, "deploy", "base", "rbac", "user-clusterroles.yaml")
@@ -53,12 +54,14 @@ func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 	const ns = "team-ml"
 	kube.EnsureNamespace(t, ns)
 	viewer, editor, admin := "viewer@example.com", "editor@example.com", "admin@example.com"
+	finops := "finops@example.com"
 	bind(t, ns, "view", viewer)
 	bind(t, ns, "edit", editor)
 	bind(t, ns, "admin", admin)
+	bind(t, ns, "llmbudget-budget-admin", finops)
 	// kube-controller-manager aggregates the rules into view, edit and admin asynchronously.
 	cluster.WaitFor(t, time.Minute, "view, edit and admin to aggregate llmbudget's rules", func() (bool, string) {
-		got := canI(t, viewer, ns, "list", budgetsResource) + canI(t, editor, ns, "create", budgetsResource) + canI(t, admin, ns, "delete", budgetsResource)
+		got := canI(t, viewer, ns, "list", budgetsResource) + canI(t, editor, ns, "get", budgetsResource) + canI(t, admin, ns, "watch", budgetsResource)
 		return got == "yesyesyes", got
 	})
 
@@ -75,15 +78,23 @@ func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 		{viewer, "delete", ns, "", "no"},
 		{viewer, "list", "default", "", "no"},
 		{editor, "list", ns, "", "yes"},
-		{editor, "create", ns, "", "yes"},
-		{editor, "update", ns, "", "yes"},
-		{editor, "patch", ns, "", "yes"},
-		{editor, "delete", ns, "", "yes"},
+		{editor, "get", ns, "", "yes"},
+		{editor, "create", ns, "", "no"},
+		{editor, "update", ns, "", "no"},
+		{editor, "patch", ns, "", "no"},
+		{editor, "delete", ns, "", "no"},
+		{editor, "deletecollection", ns, "", "no"},
 		{editor, "update", ns, "status", "no"},
-		{editor, "create", "default", "", "no"},
-		{admin, "create", ns, "", "yes"},
-		{admin, "delete", ns, "", "yes"},
+		{admin, "get", ns, "", "yes"},
+		{admin, "create", ns, "", "no"},
+		{admin, "update", ns, "", "no"},
+		{admin, "delete", ns, "", "no"},
 		{admin, "patch", ns, "status", "no"},
+		{finops, "create", ns, "", "yes"},
+		{finops, "update", ns, "", "yes"},
+		{finops, "delete", ns, "", "yes"},
+		{finops, "patch", ns, "status", "no"},
+		{finops, "create", "default", "", "no"},
 	}
 	for _, tc := range cases {
 		name := fmt.Sprintf("%s %s llmcostbudgets %s in %s is %s", tc.user, tc.verb, tc.subresource, tc.namespace, tc.want)
@@ -96,7 +107,7 @@ func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 		})
 	}
 
-	t.Run("the editor creates a budget that the viewer then reads", func(t *testing.T) {
+	t.Run("the budget admin creates a budget that the viewer then reads and the editor cannot delete", func(t *testing.T) {
 		budget := `apiVersion: llmbudget.dev/v1alpha1
 kind: LLMCostBudget
 metadata:
@@ -105,14 +116,16 @@ spec:
   limitUSD: "10"
   costSource: {configMapName: llm-spend, format: Total, key: total-usd}
 `
-		kube.ApplyYAML(t, ns, budget, "--as="+editor)
+		kube.ApplyYAML(t, ns, budget, "--as="+finops)
 		t.Cleanup(func() {
 			_, _, _ = kube.Run(context.Background(), "", "delete", "llmb", "rbac-check", "-n", ns, "--ignore-not-found")
 		})
 		out := kube.Kubectl(t, "get", "llmb", "rbac-check", "-n", ns, "--as="+viewer, "-o", "name")
 		assert.Equal(t, "llmcostbudget.llmbudget.dev/rbac-check\n", out)
-		msg, err := kube.KubectlErr(t, "", "delete", "llmb", "rbac-check", "-n", ns, "--as="+viewer)
-		require.Error(t, err)
-		assert.Contains(t, msg, "Forbidden")
+		for _, user := range []string{viewer, editor, admin} {
+			msg, err := kube.KubectlErr(t, "", "delete", "llmb", "rbac-check", "-n", ns, "--as="+user)
+			require.Error(t, err)
+			assert.Contains(t, msg, "Forbidden")
+		}
 	})
 }

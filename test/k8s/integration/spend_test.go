@@ -416,24 +416,29 @@ spec:
 		}
 	})
 
-	t.Run("the writer of a component may patch its budget's ConfigMap and nothing else", func(t *testing.T) {
+	t.Run("the writer of a component may patch spend sources and nothing else", func(t *testing.T) {
+		installSpendSourcePolicies(t)
 		example := filepath.Join(repoRoot, "examples", "spend", "vllm")
 		kube.EnsureNamespace(t, "team-support")
+		kube.EnsureNamespace(t, "llmbudget-system")
 		kube.Kubectl(t, "apply", "--server-side", "--field-manager=llmbudget-test", "-k", example)
 		t.Cleanup(func() { _, _, _ = kube.Run(context.Background(), "", "delete", "-k", example, "--wait=false") })
 		kube.ApplyYAML(t, "team-support", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: someone-elses}\n")
-		as := []string{"--as=system:serviceaccount:team-support:llmbudget-spend-writer", "--namespace=team-support"}
+		as := []string{"--as=" + spendWriter, "--namespace=team-support"}
 		patch := `{"data":{"spend-2026-11-29":"{\"costUSD\":\"1.00\",\"inputTokens\":1,\"outputTokens\":1}"}}`
 		kube.Kubectl(t, append(as, "patch", "configmap", "vllm-serving-spend", "--type=merge", "-p", patch)...)
-		for _, args := range [][]string{
-			{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
-			{"get", "configmap", "someone-elses"},
-			{"get", "configmaps"},
-			{"create", "configmap", "new-one"},
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
+				"the spend writers may write only spend sources: ConfigMap team-support/someone-elses carries no label llmbudget.dev/spend-source"},
+			{[]string{"create", "configmap", "new-one"}, `cannot create resource "configmaps"`},
+			{[]string{"delete", "configmap", "vllm-serving-spend"}, `cannot delete resource "configmaps"`},
 		} {
-			out, err := kube.KubectlErr(t, "", append(as, args...)...)
-			require.Error(t, err, "%v: %s", args, out)
-			assert.Contains(t, out, "forbidden", "%v", args)
+			out, err := kube.KubectlErr(t, "", append(as, tc.args...)...)
+			require.Error(t, err, "%v: %s", tc.args, out)
+			assert.Contains(t, out, tc.want, "%v", tc.args)
 		}
 	})
 
