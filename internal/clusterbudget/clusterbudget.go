@@ -295,6 +295,7 @@ func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evalu
 	sp.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
 		len(rs), what, api.LabelSpendSource, src.SpendSource)
 	if len(bad) > 0 {
+		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
 			len(bad), bad[0].message)
 	}

@@ -44,6 +44,9 @@ type Spend struct {
 	Reason string
 	// Message says what was read, or what could not be, naming the ConfigMap and key.
 	Message string
+	// Skipped says what could not be read and was left out of Usage (a cluster budget's unreadable namespaces
+	// under failurePolicy Open); empty when everything was read.
+	Skipped string
 }
 
 // Namespaces is what a ClusterLLMCostBudget's caller found in the namespaces it selects.
@@ -114,7 +117,7 @@ func Evaluate(in Input) Result {
 	v := verdictOf(in)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev)
-	enf, quota := enforce(in, v, m, p)
+	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, m, enf)
 	anns := announce(prev.Announcements, occurrences(in, prev, v, p, m, enf), in.Budget.Spec.Suspend, in.Now)

@@ -663,3 +663,84 @@ func TestMessagesNameTheLimitReachedWithItsFigures(t *testing.T) {
 		})
 	}
 }
+
+// A budget's own users can delete or garble its spend ConfigMap: an unreadable source must not lift a block on
+// spend read in the same period, whatever the failurePolicy.
+func TestAnUnreadableSourceNeverLiftsABlockInTheSamePeriod(t *testing.T) {
+	blocking := func(b *api.LLMCostBudget) {
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+			Gate: api.GateBoth, FailurePolicy: api.FailOpen}
+	}
+	later := now.Add(10 * time.Minute)
+	cases := map[string]struct {
+		change func(*api.LLMCostBudget)
+		data   map[string]string
+		at     time.Time
+		blocks bool
+		state  api.State
+	}{
+		"the ConfigMap goes": {data: nil, at: later, blocks: true, state: api.Unknown},
+		"the key goes":       {data: map[string]string{"other": "0"}, at: later, blocks: true, state: api.Unknown},
+		"the value is garbage": {
+			data: total("garbage"), at: later, blocks: true, state: api.Unknown,
+		},
+		"readable spend under the limit lifts it": {data: total("10"), at: later, state: api.UnderBudget},
+		"a new period lifts it, as failurePolicy Open says": {
+			data: nil, at: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC), state: api.Unknown,
+		},
+		"an administrator's spec change lifts it, as failurePolicy Open says": {
+			change: func(b *api.LLMCostBudget) { b.Metadata.Generation++ }, data: nil, at: later, state: api.Unknown,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := budget(blocking)
+			over := eval(b, total("612"), now)
+			require.True(t, over.Status.Enforcement.Blocking)
+			require.NotNil(t, over.Status.Enforcement.BlockedOn)
+			assert.Equal(t, "spend 612.00 of 500.00 USD", over.Status.Enforcement.BlockedOn.Reading)
+			b.Status = &over.Status
+			if tc.change != nil {
+				tc.change(&b)
+			}
+			r := eval(b, tc.data, tc.at)
+			assert.Equal(t, tc.state, r.Status.State)
+			assert.Equal(t, tc.blocks, r.Status.Enforcement.Blocking)
+			assert.Equal(t, tc.blocks, r.Quota != nil)
+			if !tc.blocks {
+				return
+			}
+			enf := r.Status.Enforcement
+			assert.Equal(t, over.Status.Enforcement.BlockedOn, enf.BlockedOn, "the reading that blocks is kept")
+			assert.Contains(t, enf.Reason, "it read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			assert.Contains(t, enf.Reason, "its spend cannot be read now")
+			assert.Contains(t, enf.Message, "last read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			assert.Equal(t, enf.Reason, condition(t, r.Status, api.ConditionBlocking).Message)
+			for _, a := range r.Announcements {
+				assert.NotEqual(t, evaluate.ReasonUnblocked, a.Reason)
+			}
+
+			// The block holds sync after sync while the source stays unreadable.
+			b.Status = &r.Status
+			again := eval(b, tc.data, tc.at.Add(time.Hour))
+			assert.True(t, again.Status.Enforcement.Blocking)
+			assert.Equal(t, r.Status.Enforcement, again.Status.Enforcement)
+		})
+	}
+}
+
+func TestFailurePolicyDecidesForASourceNotReadableThisPeriod(t *testing.T) {
+	for policy, blocks := range map[api.FailurePolicy]bool{api.FailOpen: false, api.FailClosed: true} {
+		t.Run(string(policy), func(t *testing.T) {
+			b := budget(func(b *api.LLMCostBudget) {
+				b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+					FailurePolicy: policy}
+			})
+			under := eval(b, total("10"), now)
+			b.Status = &under.Status
+			r := eval(b, nil, now.Add(time.Minute))
+			assert.Equal(t, blocks, r.Status.Enforcement.Blocking)
+			assert.Nil(t, r.Status.Enforcement.BlockedOn, "no spend read blocks")
+		})
+	}
+}

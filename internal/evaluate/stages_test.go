@@ -208,7 +208,7 @@ func TestEnforceDecides(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p)
+			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p, nil)
 			assert.Equal(t, tc.blocks, enf.Blocking)
 			assert.Equal(t, tc.blocks, quota != nil)
 			if quota != nil {
@@ -226,7 +226,7 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 		Namespaces: &Namespaces{Selected: []string{"a", "b"}},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p)
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)
 	require.NotNil(t, quota)
 	assert.Equal(t, []string{"a", "b"}, quota.Namespaces)
 	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
