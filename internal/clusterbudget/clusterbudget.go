@@ -250,13 +250,14 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 		return fmt.Errorf("format Total needs the annotation %s, the start of the period its key covers "+
 			"(the budget's period starts %s)", api.AnnotationPeriodStart, start)
 	}
+	// The value is the namespace's to write, up to 256 KiB: it is echoed shortened, or as the time it parsed to.
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return fmt.Errorf("annotation %s: %q is not an RFC 3339 time", api.AnnotationPeriodStart, v)
+		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, money.Quote(v))
 	}
 	if !t.Equal(w.Start) {
 		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+
-			"starts %s", api.AnnotationPeriodStart, v, start)
+			"starts %s", api.AnnotationPeriodStart, t.Format(time.RFC3339Nano), start)
 	}
 	return nil
 }

@@ -3,8 +3,10 @@ package clusterbudget
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -405,6 +407,51 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 			}
 			require.NotEmpty(t, ns.Breakdown)
 			assert.JSONEq(t, tc.namespace, string(mustJSON(t, ns.Breakdown[0])))
+		})
+	}
+}
+
+// Nothing a namespace controls can make its department's budget unstorable: 50 namespaces, each with 256 KiB of
+// annotations on its spend ConfigMap, echoed in messages, must leave a status far below what etcd stores.
+func TestAStatusStaysSmallWhateverTheNamespacesWrite(t *testing.T) {
+	huge := strings.Repeat("2026-12-01T00:00:00Z", 256*1024/20)
+	cases := map[string]func(ns string) configMap{
+		"a period-start annotation of 256 KiB": func(ns string) configMap {
+			return total(ns, "1", huge)
+		},
+		"a ledger key of 256 KiB": func(ns string) configMap {
+			cm := ledger(ns, "1")
+			cm.data[strings.Repeat("k", 256*1024)] = "1"
+			cm.annotations = map[string]string{"note": huge}
+			return cm
+		},
+	}
+	for name, cm := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := request{namespaces: map[string]map[string]string{}}
+			if name == "a period-start annotation of 256 KiB" {
+				r.spec = map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}}
+			}
+			for i := range 50 {
+				ns := fmt.Sprintf("team-%02d", i)
+				r.namespaces[ns] = map[string]string{"department": "ml"}
+				r.configMaps = append(r.configMaps, cm(ns))
+			}
+			st, kids, _ := sync(t, r)
+			require.Equal(t, api.Unknown, st.State)
+			encoded := mustJSON(t, st)
+			assert.Less(t, len(encoded), 256*1024, "the encoded status")
+			for _, k := range kids {
+				assert.Less(t, len(mustJSON(t, k)), 16*1024, "each child")
+			}
+			for _, ns := range st.Namespaces {
+				assert.Less(t, len(ns.Message), 600, ns.Namespace)
+				assert.Contains(t, ns.Message, "ConfigMap "+ns.Namespace+"/llm-spend")
+			}
+			for _, c := range st.Conditions {
+				assert.Less(t, len(c.Message), 2048, c.Type)
+				assert.True(t, utf8.ValidString(c.Message), c.Type)
+			}
 		})
 	}
 }
