@@ -72,15 +72,19 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 		"namespaceSelector": map[string]any{"matchLabels": map[string]string{"department": "ml"}},
 		"limitUSD":          "1000",
 		"costSource":        map[string]any{"spendSource": "llm-spend", "format": "DailyLedger"},
-		"enforcement":       map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Both"},
+		"enforcement": map[string]any{
+			"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Both",
+		},
 	}
 	for k, v := range r.spec {
 		spec[k] = v
 	}
 	parent := map[string]any{
 		"apiVersion": api.APIVersion, "kind": api.ClusterKind,
-		"metadata": map[string]any{"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z"},
-		"spec":     spec,
+		"metadata": map[string]any{
+			"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z",
+		},
+		"spec": spec,
 	}
 	req := hookwire.CompositeRequest{
 		Parent:     mustJSON(t, parent),
@@ -89,14 +93,21 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 		Finalizing: r.finalizing,
 	}
 	for name, labels := range r.namespaces {
-		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": name, "labels": labels}})
+		md := map[string]any{"name": name, "labels": labels}
+		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": md})
 	}
 	for _, cm := range r.configMaps {
-		md := map[string]any{"name": cm.name, "namespace": cm.namespace, "labels": map[string]string{api.LabelSpendSource: cm.source}, "annotations": cm.annotations}
-		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
+		md := map[string]any{
+			"name": cm.name, "namespace": cm.namespace, "annotations": cm.annotations,
+			"labels": map[string]string{api.LabelSpendSource: cm.source},
+		}
+		obj := mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
+		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = obj
 	}
 	for _, ns := range r.quotasIn {
-		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, "llmbudget-cluster-ml-department")] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": "llmbudget-cluster-ml-department", "namespace": ns}})
+		const name = "llmbudget-cluster-ml-department"
+		md := map[string]any{"name": name, "namespace": ns}
+		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, name)] = mustJSON(t, map[string]any{"metadata": md})
 	}
 	return req
 }
@@ -152,18 +163,23 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 				configMaps: []configMap{ledger("a", "1200"), ledger("gone", "5000")},
 				quotasIn:   []string{"a", "gone"},
 			},
-			state: api.OverBudget, reason: api.ReasonEvaluated, spent: "1200.00", quotas: []string{"a"}, namespaces: []string{"a"},
+			state: api.OverBudget, reason: api.ReasonEvaluated, spent: "1200.00", quotas: []string{"a"},
+			namespaces: []string{"a"},
 		},
 		{
-			name:  "a ConfigMap labelled for another source is not read",
-			req:   request{namespaces: ml("a"), configMaps: []configMap{ledger("a", "10"), {namespace: "a", name: "other", source: "other", data: map[string]string{"2026-12-05": "900"}}}},
+			name: "a ConfigMap labelled for another source is not read",
+			req: request{namespaces: ml("a"), configMaps: []configMap{
+				ledger("a", "10"),
+				{namespace: "a", name: "other", source: "other", data: map[string]string{"2026-12-05": "900"}},
+			}},
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "10.00", namespaces: []string{"a"},
 		},
 		{
 			name: "Total sources that declare the budget's period are summed",
 			req: request{
 				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
-				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-12-01T01:00:00+01:00")},
+				namespaces: ml("a", "b"),
+				configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-12-01T01:00:00+01:00")},
 			},
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "3.00", namespaces: []string{"b", "a"},
 		},
@@ -171,7 +187,8 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 			name: "mixed periods are refused even under failurePolicy Open",
 			req: request{
 				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
-				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-11-01T00:00:00Z")},
+				namespaces: ml("a", "b"),
+				configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-11-01T00:00:00Z")},
 			},
 			state: api.Unknown, reason: api.ReasonPeriodMismatch, namespaces: []string{"b", "a"},
 		},
@@ -191,7 +208,10 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 		{
 			name: "under Closed an unreadable namespace makes the sum Unknown and closes every namespace",
 			req: request{
-				spec:       map[string]any{"enforcement": map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Quota", "failurePolicy": "Closed"}},
+				spec: map[string]any{"enforcement": map[string]any{
+					"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Quota",
+					"failurePolicy": "Closed",
+				}},
 				namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100")},
 			},
 			state: api.Unknown, reason: api.ReasonCostSourceMissing, quotas: []string{"a", "b"}, namespaces: []string{"b", "a"},
@@ -207,8 +227,10 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "0.00",
 		},
 		{
-			name:  "an invalid selector is InvalidSpec and selects nothing",
-			req:   request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In"}}}}, namespaces: ml("a")},
+			name: "an invalid selector is InvalidSpec and selects nothing",
+			req: request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
+				map[string]any{"key": "department", "operator": "In"},
+			}}}, namespaces: ml("a")},
 			state: api.Unknown, reason: api.ReasonInvalidSpec,
 		},
 	}
@@ -229,7 +251,9 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 }
 
 func TestAnUnreadableNamespaceIsNamedInTheBreakdownAndTheCondition(t *testing.T) {
-	st, _, _ := sync(t, request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")}})
+	st, _, _ := sync(t, request{
+		namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")},
+	})
 	require.Len(t, st.Namespaces, 2)
 	assert.Equal(t, api.ReasonInvalidCostData, st.Namespaces[0].Reading)
 	assert.Contains(t, st.Namespaces[0].Message, "ConfigMap b/llm-spend")
@@ -307,7 +331,9 @@ func TestFinalizeWaitsForTheQuotasOfEveryNamespace(t *testing.T) {
 }
 
 func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
-	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}}}}}}
+	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}},
+	}}}}
 	resp, err := Customize(hookwire.CustomizeRequest{Parent: req.build(t).Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 2)
