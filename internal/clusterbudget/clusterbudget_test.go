@@ -31,6 +31,7 @@ type request struct {
 	configMaps []configMap
 	quotasIn   []string
 	finalizing bool
+	status     *api.Status // the previous sync's
 }
 
 type configMap struct {
@@ -85,6 +86,9 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 			"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z",
 		},
 		"spec": spec,
+	}
+	if r.status != nil {
+		parent["status"] = r.status
 	}
 	req := hookwire.CompositeRequest{
 		Parent:     mustJSON(t, parent),
@@ -477,6 +481,38 @@ func TestAStatusStaysSmallWhateverTheNamespacesWrite(t *testing.T) {
 			for _, c := range st.Conditions {
 				assert.Less(t, len(c.Message), 2048, c.Type)
 				assert.True(t, utf8.ValidString(c.Message), c.Type)
+			}
+		})
+	}
+}
+
+func TestAnUnreadableNamespaceNeverLiftsTheBlockInTheSamePeriod(t *testing.T) {
+	over := request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "900"), ledger("b", "300")}}
+	st, _, _ := sync(t, over)
+	require.True(t, st.Enforcement.Blocking, "1200 of 1000 USD")
+	cases := map[string]struct {
+		configMaps []configMap
+		blocks     bool
+	}{
+		"a namespace's ConfigMap goes": {configMaps: []configMap{ledger("b", "300")}, blocks: true},
+		"a namespace's data is garbled": {
+			configMaps: []configMap{ledger("a", "garbage"), ledger("b", "300")}, blocks: true,
+		},
+		"readable spend under the limit lifts it": {configMaps: []configMap{ledger("a", "100"), ledger("b", "300")}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			later := request{
+				namespaces: ml("a", "b"), configMaps: tc.configMaps, status: &st, quotasIn: []string{"a", "b"},
+			}
+			got, kids, _ := sync(t, later)
+			assert.Equal(t, tc.blocks, got.Enforcement.Blocking)
+			if tc.blocks {
+				assert.Equal(t, []string{"a", "b"}, quotaNamespaces(kids), "every selected namespace stays closed")
+				assert.Contains(t, got.Enforcement.Reason, "cannot be read in full now (1 unreadable namespaces")
+				require.NotNil(t, got.Enforcement.BlockedOn)
+				assert.Equal(t, st.Enforcement.BlockedOn.Reading, got.Enforcement.BlockedOn.Reading)
+				assert.True(t, st.Enforcement.BlockedOn.ReadAt.Equal(&got.Enforcement.BlockedOn.ReadAt))
 			}
 		})
 	}
