@@ -68,7 +68,9 @@ type Owner struct {
 
 // BudgetOwner is the Owner for a budget.
 func BudgetOwner(m api.ObjectMeta) Owner {
-	return Owner{APIVersion: api.APIVersion, Kind: api.Kind, Name: m.Name, Namespace: m.Namespace, UID: m.UID, Budget: m.Name}
+	return Owner{
+		APIVersion: api.APIVersion, Kind: api.Kind, Name: m.Name, Namespace: m.Namespace, UID: m.UID, Budget: m.Name,
+	}
 }
 
 // ClusterOwner is the Owner for a cluster budget.
@@ -145,8 +147,9 @@ func Quota(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 			Namespace: namespace,
 			Labels:    owner.labels(),
 			Annotations: map[string]string{
-				AnnotationWhy:  q.Why,
-				AnnotationLift: "raise spec.limitUSD, set spec.suspend: true, or wait for the next period: " + patch + ` --type=merge -p '{"spec":{"suspend":true}}'`,
+				AnnotationWhy: q.Why,
+				AnnotationLift: "raise spec.limitUSD, set spec.suspend: true, or wait for the next period: " + patch +
+					` --type=merge -p '{"spec":{"suspend":true}}'`,
 			},
 		},
 	}

@@ -250,13 +250,14 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 		return fmt.Errorf("format Total needs the annotation %s, the start of the period its key covers "+
 			"(the budget's period starts %s)", api.AnnotationPeriodStart, start)
 	}
+	// The value is the namespace's to write, up to 256 KiB: it is echoed shortened, or as the time it parsed to.
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return fmt.Errorf("annotation %s: %q is not an RFC 3339 time", api.AnnotationPeriodStart, v)
+		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, money.Quote(v))
 	}
 	if !t.Equal(w.Start) {
 		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+
-			"starts %s", api.AnnotationPeriodStart, v, start)
+			"starts %s", api.AnnotationPeriodStart, t.Format(time.RFC3339Nano), start)
 	}
 	return nil
 }
@@ -295,6 +296,7 @@ func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evalu
 	sp.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
 		len(rs), what, api.LabelSpendSource, src.SpendSource)
 	if len(bad) > 0 {
+		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
 			len(bad), bad[0].message)
 	}

@@ -3,8 +3,10 @@ package clusterbudget
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,6 +31,7 @@ type request struct {
 	configMaps []configMap
 	quotasIn   []string
 	finalizing bool
+	status     *api.Status // the previous sync's
 }
 
 type configMap struct {
@@ -70,15 +73,22 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 		"namespaceSelector": map[string]any{"matchLabels": map[string]string{"department": "ml"}},
 		"limitUSD":          "1000",
 		"costSource":        map[string]any{"spendSource": "llm-spend", "format": "DailyLedger"},
-		"enforcement":       map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Both"},
+		"enforcement": map[string]any{
+			"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Both",
+		},
 	}
 	for k, v := range r.spec {
 		spec[k] = v
 	}
 	parent := map[string]any{
 		"apiVersion": api.APIVersion, "kind": api.ClusterKind,
-		"metadata": map[string]any{"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z"},
-		"spec":     spec,
+		"metadata": map[string]any{
+			"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z",
+		},
+		"spec": spec,
+	}
+	if r.status != nil {
+		parent["status"] = r.status
 	}
 	req := hookwire.CompositeRequest{
 		Parent:     mustJSON(t, parent),
@@ -87,14 +97,21 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 		Finalizing: r.finalizing,
 	}
 	for name, labels := range r.namespaces {
-		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": name, "labels": labels}})
+		md := map[string]any{"name": name, "labels": labels}
+		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": md})
 	}
 	for _, cm := range r.configMaps {
-		md := map[string]any{"name": cm.name, "namespace": cm.namespace, "labels": map[string]string{api.LabelSpendSource: cm.source}, "annotations": cm.annotations}
-		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
+		md := map[string]any{
+			"name": cm.name, "namespace": cm.namespace, "annotations": cm.annotations,
+			"labels": map[string]string{api.LabelSpendSource: cm.source},
+		}
+		obj := mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
+		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = obj
 	}
 	for _, ns := range r.quotasIn {
-		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, "llmbudget-cluster-ml-department")] = mustJSON(t, map[string]any{"metadata": map[string]any{"name": "llmbudget-cluster-ml-department", "namespace": ns}})
+		const name = "llmbudget-cluster-ml-department"
+		md := map[string]any{"name": name, "namespace": ns}
+		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, name)] = mustJSON(t, map[string]any{"metadata": md})
 	}
 	return req
 }
@@ -150,18 +167,23 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 				configMaps: []configMap{ledger("a", "1200"), ledger("gone", "5000")},
 				quotasIn:   []string{"a", "gone"},
 			},
-			state: api.OverBudget, reason: api.ReasonEvaluated, spent: "1200.00", quotas: []string{"a"}, namespaces: []string{"a"},
+			state: api.OverBudget, reason: api.ReasonEvaluated, spent: "1200.00", quotas: []string{"a"},
+			namespaces: []string{"a"},
 		},
 		{
-			name:  "a ConfigMap labelled for another source is not read",
-			req:   request{namespaces: ml("a"), configMaps: []configMap{ledger("a", "10"), {namespace: "a", name: "other", source: "other", data: map[string]string{"2026-12-05": "900"}}}},
+			name: "a ConfigMap labelled for another source is not read",
+			req: request{namespaces: ml("a"), configMaps: []configMap{
+				ledger("a", "10"),
+				{namespace: "a", name: "other", source: "other", data: map[string]string{"2026-12-05": "900"}},
+			}},
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "10.00", namespaces: []string{"a"},
 		},
 		{
 			name: "Total sources that declare the budget's period are summed",
 			req: request{
 				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
-				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-12-01T01:00:00+01:00")},
+				namespaces: ml("a", "b"),
+				configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-12-01T01:00:00+01:00")},
 			},
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "3.00", namespaces: []string{"b", "a"},
 		},
@@ -169,7 +191,8 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 			name: "mixed periods are refused even under failurePolicy Open",
 			req: request{
 				spec:       map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}},
-				namespaces: ml("a", "b"), configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-11-01T00:00:00Z")},
+				namespaces: ml("a", "b"),
+				configMaps: []configMap{total("a", "1", periodStart), total("b", "2", "2026-11-01T00:00:00Z")},
 			},
 			state: api.Unknown, reason: api.ReasonPeriodMismatch, namespaces: []string{"b", "a"},
 		},
@@ -189,7 +212,10 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 		{
 			name: "under Closed an unreadable namespace makes the sum Unknown and closes every namespace",
 			req: request{
-				spec:       map[string]any{"enforcement": map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Quota", "failurePolicy": "Closed"}},
+				spec: map[string]any{"enforcement": map[string]any{
+					"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": "Quota",
+					"failurePolicy": "Closed",
+				}},
 				namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100")},
 			},
 			state: api.Unknown, reason: api.ReasonCostSourceMissing, quotas: []string{"a", "b"}, namespaces: []string{"b", "a"},
@@ -205,8 +231,10 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 			state: api.UnderBudget, reason: api.ReasonEvaluated, spent: "0.00",
 		},
 		{
-			name:  "an invalid selector is InvalidSpec and selects nothing",
-			req:   request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In"}}}}, namespaces: ml("a")},
+			name: "an invalid selector is InvalidSpec and selects nothing",
+			req: request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
+				map[string]any{"key": "department", "operator": "In"},
+			}}}, namespaces: ml("a")},
 			state: api.Unknown, reason: api.ReasonInvalidSpec,
 		},
 	}
@@ -227,7 +255,9 @@ func TestSpendOfTheSelectedNamespacesIsSummed(t *testing.T) {
 }
 
 func TestAnUnreadableNamespaceIsNamedInTheBreakdownAndTheCondition(t *testing.T) {
-	st, _, _ := sync(t, request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")}})
+	st, _, _ := sync(t, request{
+		namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "100"), ledger("b", "12,5")},
+	})
 	require.Len(t, st.Namespaces, 2)
 	assert.Equal(t, api.ReasonInvalidCostData, st.Namespaces[0].Reading)
 	assert.Contains(t, st.Namespaces[0].Message, "ConfigMap b/llm-spend")
@@ -305,7 +335,9 @@ func TestFinalizeWaitsForTheQuotasOfEveryNamespace(t *testing.T) {
 }
 
 func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
-	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}}}}}}
+	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}},
+	}}}}
 	resp, err := Customize(hookwire.CustomizeRequest{Parent: req.build(t).Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 2)
@@ -405,6 +437,83 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 			}
 			require.NotEmpty(t, ns.Breakdown)
 			assert.JSONEq(t, tc.namespace, string(mustJSON(t, ns.Breakdown[0])))
+		})
+	}
+}
+
+// Nothing a namespace controls can make its department's budget unstorable: 50 namespaces, each with 256 KiB of
+// annotations on its spend ConfigMap, echoed in messages, must leave a status far below what etcd stores.
+func TestAStatusStaysSmallWhateverTheNamespacesWrite(t *testing.T) {
+	huge := strings.Repeat("2026-12-01T00:00:00Z", 256*1024/20)
+	cases := map[string]func(ns string) configMap{
+		"a period-start annotation of 256 KiB": func(ns string) configMap {
+			return total(ns, "1", huge)
+		},
+		"a ledger key of 256 KiB": func(ns string) configMap {
+			cm := ledger(ns, "1")
+			cm.data[strings.Repeat("k", 256*1024)] = "1"
+			cm.annotations = map[string]string{"note": huge}
+			return cm
+		},
+	}
+	for name, cm := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := request{namespaces: map[string]map[string]string{}}
+			if name == "a period-start annotation of 256 KiB" {
+				r.spec = map[string]any{"costSource": map[string]any{"spendSource": "llm-spend", "key": "spend-usd"}}
+			}
+			for i := range 50 {
+				ns := fmt.Sprintf("team-%02d", i)
+				r.namespaces[ns] = map[string]string{"department": "ml"}
+				r.configMaps = append(r.configMaps, cm(ns))
+			}
+			st, kids, _ := sync(t, r)
+			require.Equal(t, api.Unknown, st.State)
+			encoded := mustJSON(t, st)
+			assert.Less(t, len(encoded), 256*1024, "the encoded status")
+			for _, k := range kids {
+				assert.Less(t, len(mustJSON(t, k)), 16*1024, "each child")
+			}
+			for _, ns := range st.Namespaces {
+				assert.Less(t, len(ns.Message), 600, ns.Namespace)
+				assert.Contains(t, ns.Message, "ConfigMap "+ns.Namespace+"/llm-spend")
+			}
+			for _, c := range st.Conditions {
+				assert.Less(t, len(c.Message), 2048, c.Type)
+				assert.True(t, utf8.ValidString(c.Message), c.Type)
+			}
+		})
+	}
+}
+
+func TestAnUnreadableNamespaceNeverLiftsTheBlockInTheSamePeriod(t *testing.T) {
+	over := request{namespaces: ml("a", "b"), configMaps: []configMap{ledger("a", "900"), ledger("b", "300")}}
+	st, _, _ := sync(t, over)
+	require.True(t, st.Enforcement.Blocking, "1200 of 1000 USD")
+	cases := map[string]struct {
+		configMaps []configMap
+		blocks     bool
+	}{
+		"a namespace's ConfigMap goes": {configMaps: []configMap{ledger("b", "300")}, blocks: true},
+		"a namespace's data is garbled": {
+			configMaps: []configMap{ledger("a", "garbage"), ledger("b", "300")}, blocks: true,
+		},
+		"readable spend under the limit lifts it": {configMaps: []configMap{ledger("a", "100"), ledger("b", "300")}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			later := request{
+				namespaces: ml("a", "b"), configMaps: tc.configMaps, status: &st, quotasIn: []string{"a", "b"},
+			}
+			got, kids, _ := sync(t, later)
+			assert.Equal(t, tc.blocks, got.Enforcement.Blocking)
+			if tc.blocks {
+				assert.Equal(t, []string{"a", "b"}, quotaNamespaces(kids), "every selected namespace stays closed")
+				assert.Contains(t, got.Enforcement.Reason, "cannot be read in full now (1 unreadable namespaces")
+				require.NotNil(t, got.Enforcement.BlockedOn)
+				assert.Equal(t, st.Enforcement.BlockedOn.Reading, got.Enforcement.BlockedOn.Reading)
+				assert.True(t, st.Enforcement.BlockedOn.ReadAt.Equal(&got.Enforcement.BlockedOn.ReadAt))
+			}
 		})
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// enforce decides whether the budget closes its namespaces to new workloads, and by which gates.
-func enforce(in Input, v verdict, m measurement, p periodView) (*api.EnforcementStatus, *Quota) {
+// enforce decides whether the budget closes its namespaces to new workloads, and by which gates. A block on spend
+// read this period (last) holds while the spend cannot be read in full, whatever the failurePolicy: a source that
+// its budget's own users can delete or garble must not lift the block they are under.
+func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendReading) (
+	*api.EnforcementStatus, *Quota) {
 	spec := in.Budget.Spec
 	idle := func(reason string) (*api.EnforcementStatus, *Quota) {
 		return &api.EnforcementStatus{Reason: reason}, nil
@@ -22,21 +26,50 @@ func enforce(in Input, v verdict, m measurement, p periodView) (*api.Enforcement
 		return idle("enforcement.action is None: the budget only reports")
 	case spec.Suspend:
 		return idle("the budget is suspended: nothing is enforced")
-	case m.state == api.OverBudget, m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
-		return block(in, v, m, p)
+	case m.state == api.OverBudget:
+		return block(in, v, m, p, last)
+	case last != nil && (!v.evaluated() || in.Spend.Skipped != ""):
+		return block(in, v, m, p, last)
+	case m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
+		return block(in, v, m, p, nil)
 	}
 	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
 }
 
+// lastReading is the reading the previous status blocked on, if it is of the current period and the current
+// spec: a new period or an administrator's change to the spec (a new generation) starts afresh.
+func lastReading(in Input, p periodView, prev api.Status) *api.SpendReading {
+	enf := prev.Enforcement
+	if enf == nil || !enf.Blocking || enf.BlockedOn == nil || !p.same ||
+		prev.ObservedGeneration != in.Budget.Metadata.Generation {
+		return nil
+	}
+	return enf.BlockedOn
+}
+
 // block closes the namespaces by the spec's gates and explains why twice: in full (why) on the quota and in the
 // status, and briefly (detail) in the sentence the admission policy's message starts with; the policy adds what
-// is refused where. Only a valid spec blocks, so the period is known.
-func block(in Input, v verdict, m measurement, p periodView) (*api.EnforcementStatus, *Quota) {
+// is refused where. Only a valid spec blocks, so the period is known. last is the reading a previous sync blocked
+// on, if any.
+func block(in Input, v verdict, m measurement, p periodView, last *api.SpendReading) (
+	*api.EnforcementStatus, *Quota) {
 	spec, who := in.Budget.Spec, in.Subject
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit: %s) for the period %s to %s",
 		who.Named, m.driver, m.driver.figures(), p.status.Start, p.status.End)
 	detail := m.driver.String() + " " + m.driver.figures() // "total tokens 1200 of 1000"
+	reading := readingOf(m, last, in.Now)
 	switch {
+	case reading == nil && last != nil: // held: the spend cannot be read in full now
+		reading = last
+		unreadable := "cannot be read now (" + v.reason + ": " + v.message + ")"
+		if v.evaluated() {
+			unreadable = "cannot be read in full now (" + abbreviate(in.Spend.Skipped, maxMessage) + ")"
+		}
+		readAt := last.ReadAt.UTC().Format(time.RFC3339)
+		why = fmt.Sprintf("%s keeps blocking: it read %s at %s in this period, and its spend %s; an unreadable "+
+			"spend source does not lift a block before readable spend is under the limit, the period ends or the "+
+			"spec changes", who.Named, last.Reading, readAt, unreadable)
+		detail = fmt.Sprintf("last read %s at %s, unreadable now;", last.Reading, readAt)
 	case m.state == api.Unknown:
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", who.Named, v.reason)
 		detail = v.reason + ", failurePolicy Closed;"
@@ -45,7 +78,8 @@ func block(in Input, v verdict, m measurement, p periodView) (*api.EnforcementSt
 	}
 	enf := spec.Enforcement
 	st := &api.EnforcementStatus{
-		Blocking: true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources),
+		BlockedOn: reading,
+		Blocking:  true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources),
 		Message: fmt.Sprintf("%s is %s (%s this %s period, ends %s)",
 			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
 	}
@@ -64,6 +98,19 @@ func block(in Input, v verdict, m measurement, p periodView) (*api.EnforcementSt
 	}
 	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, who.Where, gates(spec, who, false))
 	return st, quota
+}
+
+// readingOf is the reading an OverBudget measurement blocks on, first made when last was if it is the same
+// reading; nil when the budget is not OverBudget.
+func readingOf(m measurement, last *api.SpendReading, now time.Time) *api.SpendReading {
+	if m.state != api.OverBudget {
+		return nil
+	}
+	r := &api.SpendReading{Reading: m.driver.String() + " " + m.driver.figures(), ReadAt: *metaTime(now)}
+	if last != nil && last.Reading == r.Reading {
+		r.ReadAt = last.ReadAt
+	}
+	return r
 }
 
 // gates names the objects that enforce the spec's gates; when lifted, it also says that each has stopped refusing.

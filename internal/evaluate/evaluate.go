@@ -12,7 +12,9 @@ package evaluate
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -44,6 +46,9 @@ type Spend struct {
 	Reason string
 	// Message says what was read, or what could not be, naming the ConfigMap and key.
 	Message string
+	// Skipped says what could not be read and was left out of Usage (a cluster budget's unreadable namespaces
+	// under failurePolicy Open); empty when everything was read.
+	Skipped string
 }
 
 // Namespaces is what a ClusterLLMCostBudget's caller found in the namespaces it selects.
@@ -114,7 +119,7 @@ func Evaluate(in Input) Result {
 	v := verdictOf(in)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev)
-	enf, quota := enforce(in, v, m, p)
+	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, m, enf)
 	anns := announce(prev.Announcements, occurrences(in, prev, v, p, m, enf), in.Budget.Spec.Suspend, in.Now)
@@ -134,11 +139,30 @@ func (v verdict) invalidSpec() bool { return v.reason == api.ReasonInvalidSpec }
 func verdictOf(in Input) verdict {
 	switch {
 	case in.Invalid != nil:
-		return verdict{api.ReasonInvalidSpec, in.Invalid.Error()}
+		return verdict{api.ReasonInvalidSpec, abbreviate(in.Invalid.Error(), maxMessage)}
 	case in.Spend.Reason != "":
-		return verdict{in.Spend.Reason, in.Spend.Message}
+		return verdict{in.Spend.Reason, abbreviate(in.Spend.Message, maxMessage)}
 	}
-	return verdict{api.ReasonEvaluated, in.Spend.Message}
+	return verdict{api.ReasonEvaluated, abbreviate(in.Spend.Message, maxMessage)}
+}
+
+// The most of a message from the caller that the status repeats: its callers abbreviate each value they echo,
+// and this bounds what they compose, so that a status stays far below what etcd stores whatever the input.
+const (
+	maxMessage          = 1024 // a condition's, an announcement's, the enforcement reason's share
+	maxNamespaceMessage = 512  // each of status.namespaces
+)
+
+// abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...".
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // statusOf gathers the stages' figures into the status; conditions and announcements follow.
@@ -159,7 +183,11 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 		History:            p.history,
 	}
 	if ns := in.Namespaces; ns != nil && in.Invalid == nil {
-		st.NamespaceCount, st.Namespaces, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Breakdown, ns.Omitted
+		st.NamespaceCount, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Omitted
+		st.Namespaces = slices.Clone(ns.Breakdown)
+		for i := range st.Namespaces {
+			st.Namespaces[i].Message = abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
+		}
 	}
 	return st
 }

@@ -27,7 +27,9 @@ func ptr[T any](v T) *T { return &v }
 // budget is a Monthly UTC budget of 500 USD reading key total-usd.
 func budget(mut ...func(*api.LLMCostBudget)) api.LLMCostBudget {
 	b := api.LLMCostBudget{
-		Metadata: api.ObjectMeta{Name: "chatbot", Namespace: "team-ml", UID: "u-1", Generation: 3, CreationTimestamp: created},
+		Metadata: api.ObjectMeta{
+			Name: "chatbot", Namespace: "team-ml", UID: "u-1", Generation: 3, CreationTimestamp: created,
+		},
 		Spec: api.Spec{
 			LimitUSD:   ptr("500"),
 			CostSource: api.CostSource{ConfigMapName: "llm-spend", Key: "total-usd"},
@@ -185,41 +187,73 @@ func TestUnreadableSpendIsUnknownWithTheReason(t *testing.T) {
 	}
 }
 
+// Validation is the caller's (package api's rules); what evaluate guarantees is that an invalid spec is Unknown,
+// names the field in its conditions, and never blocks.
 func TestInvalidSpecIsUnknownNamingTheField(t *testing.T) {
 	cases := map[string]struct {
 		mut  func(*api.LLMCostBudget)
 		want string
 	}{
-		"a zero limit":            {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("0") }, "spec.limitUSD"},
-		"seven decimals":          {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("1.0000001") }, "spec.limitUSD"},
-		"an unknown time zone":    {func(b *api.LLMCostBudget) { b.Spec.Period.TimeZone = "Mars/Olympus" }, "spec.period.timeZone"},
-		"startDay 29 for Monthly": {func(b *api.LLMCostBudget) { b.Spec.Period.StartDay = ptr[int32](29) }, "spec.period.startDay: Invalid value: 29: must be less than or equal to 28"},
-		"startDay 8 for Weekly":   {func(b *api.LLMCostBudget) { b.Spec.Period.Type = api.Weekly; b.Spec.Period.StartDay = ptr[int32](8) }, "spec.period.startDay: Invalid value: 8: period.startDay must be between 1 (Monday) and 7 (Sunday)"},
-		"an unknown period type":  {func(b *api.LLMCostBudget) { b.Spec.Period.Type = "Hourly" }, `spec.period.type: Unsupported value: "Hourly": supported values: "Daily", "Weekly", "Monthly"`},
-		"warn threshold 0":        {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](0) }, "spec.warnThresholdPercent: Invalid value: 0: must be greater than or equal to 1"},
-		"warn threshold 101":      {func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](101) }, "spec.warnThresholdPercent: Invalid value: 101: must be less than or equal to 100"},
+		"a zero limit":   {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("0") }, "spec.limitUSD"},
+		"seven decimals": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = ptr("1.0000001") }, "spec.limitUSD"},
+		"an unknown time zone": {
+			func(b *api.LLMCostBudget) { b.Spec.Period.TimeZone = "Mars/Olympus" }, "spec.period.timeZone",
+		},
+		"startDay 29 for Monthly": {
+			func(b *api.LLMCostBudget) { b.Spec.Period.StartDay = ptr[int32](29) }, "spec.period.startDay",
+		},
+		"startDay 8 for Weekly": {func(b *api.LLMCostBudget) {
+			b.Spec.Period.Type = api.Weekly
+			b.Spec.Period.StartDay = ptr[int32](8)
+		}, "spec.period.startDay"},
+		"an unknown period type": {func(b *api.LLMCostBudget) { b.Spec.Period.Type = "Hourly" }, "spec.period.type"},
+		"warn threshold 0": {
+			func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](0) }, "spec.warnThresholdPercent",
+		},
+		"warn threshold 101": {
+			func(b *api.LLMCostBudget) { b.Spec.WarnThresholdPercent = ptr[int32](101) }, "spec.warnThresholdPercent",
+		},
 		"duplicate thresholds": {func(b *api.LLMCostBudget) {
 			b.Spec.Thresholds = []api.Threshold{{Percent: 50}, {Percent: 50, Basis: api.Actual}}
-		}, `spec.thresholds[1]: Duplicate value: {"percent":50,"basis":"Actual"}`},
-		"a threshold of 1001":       {func(b *api.LLMCostBudget) { b.Spec.Thresholds = []api.Threshold{{Percent: 1001}} }, "spec.thresholds[0].percent: Invalid value: 1001: must be less than or equal to 1000"},
-		"eleven thresholds":         {func(b *api.LLMCostBudget) { b.Spec.Thresholds = elevenThresholds() }, "spec.thresholds: Too many: 11: must have at most 10 items"},
-		"no configMapName":          {func(b *api.LLMCostBudget) { b.Spec.CostSource.ConfigMapName = "" }, "spec.costSource.configMapName: Required value"},
-		"Total without a key":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.Key = "" }, "spec.costSource.key: Required value: costSource.key is required when costSource.format is Total"},
-		"a prefix with Total":       {func(b *api.LLMCostBudget) { b.Spec.CostSource.KeyPrefix = "spend-" }, "spec.costSource.keyPrefix: Forbidden: costSource.keyPrefix is only allowed when costSource.format is DailyLedger"},
-		"blocking with no resource": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.BlockNewWorkloads }, "spec.enforcement.resources: Required value: enforcement.resources must list at least one resource"},
+		}, "spec.thresholds[1]"},
+		"a threshold of 1001": {
+			func(b *api.LLMCostBudget) { b.Spec.Thresholds = []api.Threshold{{Percent: 1001}} },
+			"spec.thresholds[0].percent",
+		},
+		"eleven thresholds": {func(b *api.LLMCostBudget) { b.Spec.Thresholds = elevenThresholds() }, "spec.thresholds"},
+		"no configMapName": {
+			func(b *api.LLMCostBudget) { b.Spec.CostSource.ConfigMapName = "" }, "spec.costSource.configMapName",
+		},
+		"Total without a key": {func(b *api.LLMCostBudget) { b.Spec.CostSource.Key = "" }, "spec.costSource.key"},
+		"a prefix with Total": {
+			func(b *api.LLMCostBudget) { b.Spec.CostSource.KeyPrefix = "spend-" }, "spec.costSource.keyPrefix",
+		},
+		"blocking with no resource": {
+			func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.BlockNewWorkloads },
+			"spec.enforcement.resources",
+		},
 		"a malformed resource": {func(b *api.LLMCostBudget) {
 			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"Jobs/batch"}}
-		}, `spec.enforcement.resources[0]: Invalid value: "Jobs/batch": must be <plural> or <plural>.<group>`},
+		}, "spec.enforcement.resources[0]"},
 		"the labelled scope through a quota": {func(b *api.LLMCostBudget) {
-			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth, Scope: api.ScopeLabelled}
-		}, `spec.enforcement.scope: Invalid value: "Labelled": enforcement.scope Labelled needs enforcement.gate Policy`},
-		"an unknown gate":        {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Gate = "Webhook" }, `spec.enforcement.gate: Unsupported value: "Webhook": supported values: "Policy", "Quota", "Both"`},
-		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD: Required value: spec.limitUSD is required unless spec.tokenLimits sets input, output or total"},
-		"a negative token limit": {func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} }, "spec.tokenLimits.total: Invalid value: -1: must be greater than or equal to 0"},
+			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+				Gate: api.GateBoth, Scope: api.ScopeLabelled}
+		}, "spec.enforcement.scope"},
+		"an unknown gate": {
+			func(b *api.LLMCostBudget) { b.Spec.Enforcement.Gate = "Webhook" }, "spec.enforcement.gate",
+		},
+		"no limit and no tokens": {func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }, "spec.limitUSD"},
+		"a negative token limit": {
+			func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr[int64](-1)} },
+			"spec.tokenLimits.total",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := eval(budget(tc.mut), total("1"), now)
+			b := budget(tc.mut, func(b *api.LLMCostBudget) {
+				b.Spec.Enforcement.FailurePolicy = api.FailClosed // an invalid spec never blocks, even so
+			})
+			r := eval(b, total("1"), now)
 			assert.Equal(t, api.Unknown, r.Status.State)
 			c := condition(t, r.Status, api.ConditionBudgetEvaluated)
 			assert.Equal(t, api.ReasonInvalidSpec, c.Reason)
@@ -227,6 +261,7 @@ func TestInvalidSpecIsUnknownNamingTheField(t *testing.T) {
 			ready := condition(t, r.Status, api.ConditionReady)
 			assert.Equal(t, metav1.ConditionFalse, ready.Status)
 			assert.Nil(t, r.Quota, "an invalid spec never blocks")
+			assert.False(t, r.Status.Enforcement.Blocking)
 		})
 	}
 }
@@ -270,7 +305,10 @@ func TestThresholdsFireOncePerPeriodAndResetAtRollover(t *testing.T) {
 	next := eval(b, total("0"), dec)
 	assert.Nil(t, next.Status.Thresholds[0].CrossedAt)
 	require.Len(t, next.Status.History, 1)
-	assert.Equal(t, api.HistoryEntry{Start: "2026-11-01T00:00:00Z", End: "2026-12-01T00:00:00Z", SpentUSD: "420.00", LimitUSD: "500.00", State: api.Warning}, next.Status.History[0])
+	assert.Equal(t, api.HistoryEntry{
+		Start: "2026-11-01T00:00:00Z", End: "2026-12-01T00:00:00Z", SpentUSD: "420.00", LimitUSD: "500.00",
+		State: api.Warning,
+	}, next.Status.History[0])
 	require.Len(t, next.Announcements, 1)
 	assert.Equal(t, "BudgetPeriodReset", next.Announcements[0].Reason)
 	assert.Contains(t, next.Announcements[0].Message, "previous period ended Warning with 420.00 of 500.00 USD spent")
@@ -337,7 +375,9 @@ func TestConditionsKeepTheirTransitionTimeWhileUnchanged(t *testing.T) {
 func TestEnforcement(t *testing.T) {
 	blocking := func(policy api.FailurePolicy) func(*api.LLMCostBudget) {
 		return func(b *api.LLMCostBudget) {
-			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch", "deployments.apps"}, FailurePolicy: policy}
+			b.Spec.Enforcement = api.Enforcement{
+				Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch", "deployments.apps"}, FailurePolicy: policy,
+			}
 		}
 	}
 	suspended := func(b *api.LLMCostBudget) { b.Spec.Suspend = true }
@@ -389,7 +429,10 @@ func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
 	block := func(gate api.Gate, scope api.Scope, policy api.FailurePolicy) func(*api.LLMCostBudget) {
 		return func(b *api.LLMCostBudget) {
 			b.Spec.Period.TimeZone = "Europe/Berlin"
-			b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: gate, Scope: scope, FailurePolicy: policy}
+			b.Spec.Enforcement = api.Enforcement{
+				Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: gate, Scope: scope,
+				FailurePolicy: policy,
+			}
 		}
 	}
 	tokens := func(b *api.LLMCostBudget) { b.Spec.TokenLimits = &api.TokenLimits{Total: ptr(int64(1000))} }
@@ -401,29 +444,43 @@ func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
 	}{
 		"spend over the limit": {
 			budget(block(api.GatePolicy, "", "")), total("512.4"),
-			"LLMCostBudget team-ml/chatbot is OverBudget (512.40 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 512.40 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+			"LLMCostBudget team-ml/chatbot is OverBudget (512.40 of 500.00 USD this Monthly period, ends " +
+				"2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 512.40 of 500.00 USD) for the period " +
+				"2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by " +
+				"ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 		"labelled scope": {
 			budget(block(api.GatePolicy, api.ScopeLabelled, "")), total("600"),
-			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends " +
+				"2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period " +
+				"2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch labelled llmbudget.dev/budget=chatbot " +
+				"are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 		"both gates": {
 			budget(block(api.GateBoth, "", "")), total("600"),
-			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets and ResourceQuota llmbudget-chatbot",
+			"LLMCostBudget team-ml/chatbot is OverBudget (600.00 of 500.00 USD this Monthly period, ends " +
+				"2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (spend reached its limit: 600.00 of 500.00 USD) for the period " +
+				"2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by " +
+				"ValidatingAdmissionPolicy llmbudget-budgets and ResourceQuota llmbudget-chatbot",
 		},
 		"tokens over their limit": {
 			budget(block(api.GateQuota, "", ""), tokens, func(b *api.LLMCostBudget) { b.Spec.LimitUSD = nil }),
 			total(`{"costUSD": "1", "inputTokens": 700, "outputTokens": 500}`),
-			"LLMCostBudget team-ml/chatbot is OverBudget (total tokens 1200 of 1000 this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot is OverBudget (total tokens reached its limit: 1200 of 1000) for the period 2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by ResourceQuota llmbudget-chatbot",
+			"LLMCostBudget team-ml/chatbot is OverBudget (total tokens 1200 of 1000 this Monthly period, ends " +
+				"2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot is OverBudget (total tokens reached its limit: 1200 of 1000) for the period " +
+				"2026-11-01T00:00:00+01:00 to 2026-12-01T00:00:00+01:00: new jobs.batch are refused in namespace team-ml by " +
+				"ResourceQuota llmbudget-chatbot",
 		},
 		"unknown spend, failing closed": {
 			budget(block(api.GatePolicy, "", api.FailClosed)), nil,
-			"LLMCostBudget team-ml/chatbot is Unknown (CostSourceMissing, failurePolicy Closed; this Monthly period, ends 2026-12-01T00:00:00+01:00)",
-			"LLMCostBudget chatbot cannot read its spend (CostSourceMissing) and its failurePolicy is Closed: new jobs.batch are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
+			"LLMCostBudget team-ml/chatbot is Unknown (CostSourceMissing, failurePolicy Closed; this Monthly period, ends " +
+				"2026-12-01T00:00:00+01:00)",
+			"LLMCostBudget chatbot cannot read its spend (CostSourceMissing) and its failurePolicy is Closed: new jobs.batch " +
+				"are refused in namespace team-ml by ValidatingAdmissionPolicy llmbudget-budgets",
 		},
 	}
 	for name, tc := range cases {
@@ -434,7 +491,8 @@ func TestBlockingStatusSaysWhatThePolicyTells(t *testing.T) {
 			require.True(t, enf.Blocking)
 			assert.Equal(t, tc.message, enf.Message)
 			assert.Equal(t, tc.reason, enf.Reason)
-			assert.Equal(t, tc.reason, condition(t, r.Status, api.ConditionBlocking).Message, "the BlockingNewWorkloads Event names the gate")
+			assert.Equal(t, tc.reason, condition(t, r.Status, api.ConditionBlocking).Message,
+				"the BlockingNewWorkloads Event names the gate")
 		})
 	}
 }
@@ -451,7 +509,9 @@ func TestSuspendedBudgetAnnouncesNothing(t *testing.T) {
 func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Result) {
 	t.Helper()
 	b := budget(func(b *api.LLMCostBudget) {
-		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateQuota}
+		b.Spec.Enforcement = api.Enforcement{
+			Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateQuota,
+		}
 	})
 	over := eval(b, total("600"), now)
 	require.NotNil(t, over.Quota)
@@ -487,9 +547,11 @@ func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
 		change func(*api.LLMCostBudget)
 		reason string
 	}{
-		"nothing changes":     {func(*api.LLMCostBudget) {}, evaluate.ReasonNotBlocking},
-		"suspend: true":       {func(b *api.LLMCostBudget) { b.Spec.Suspend = true }, evaluate.ReasonSuspended},
-		"enforcement is None": {func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.ActionNone }, evaluate.ReasonEnforcementDisabled},
+		"nothing changes": {func(*api.LLMCostBudget) {}, evaluate.ReasonNotBlocking},
+		"suspend: true":   {func(b *api.LLMCostBudget) { b.Spec.Suspend = true }, evaluate.ReasonSuspended},
+		"enforcement is None": {
+			func(b *api.LLMCostBudget) { b.Spec.Enforcement.Action = api.ActionNone }, evaluate.ReasonEnforcementDisabled,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -508,9 +570,11 @@ func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
 
 func TestTheUnblockedEventNamesTheGatesThatOpened(t *testing.T) {
 	cases := map[api.Gate]string{
-		api.GatePolicy: "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot: new workloads are admitted again in namespace team-ml",
-		api.GateQuota:  "ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
-		api.GateBoth:   "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot and ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
+		api.GatePolicy: "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot: new " +
+			"workloads are admitted again in namespace team-ml",
+		api.GateQuota: "ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
+		api.GateBoth: "ValidatingAdmissionPolicy llmbudget-budgets no longer refuses for LLMCostBudget chatbot and " +
+			"ResourceQuota llmbudget-chatbot was lifted: new workloads are admitted again in namespace team-ml",
 	}
 	for gate, want := range cases {
 		t.Run(string(gate), func(t *testing.T) {
@@ -660,6 +724,87 @@ func TestMessagesNameTheLimitReachedWithItsFigures(t *testing.T) {
 			c := condition(t, r.Status, api.ConditionOverBudget)
 			assert.Equal(t, tc.condition, c.Message[:strings.Index(c.Message, ":")])
 			assert.Contains(t, r.Status.Enforcement.Reason, tc.condition[:strings.Index(tc.condition, " (")])
+		})
+	}
+}
+
+// A budget's own users can delete or garble its spend ConfigMap: an unreadable source must not lift a block on
+// spend read in the same period, whatever the failurePolicy.
+func TestAnUnreadableSourceNeverLiftsABlockInTheSamePeriod(t *testing.T) {
+	blocking := func(b *api.LLMCostBudget) {
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+			Gate: api.GateBoth, FailurePolicy: api.FailOpen}
+	}
+	later := now.Add(10 * time.Minute)
+	cases := map[string]struct {
+		change func(*api.LLMCostBudget)
+		data   map[string]string
+		at     time.Time
+		blocks bool
+		state  api.State
+	}{
+		"the ConfigMap goes": {data: nil, at: later, blocks: true, state: api.Unknown},
+		"the key goes":       {data: map[string]string{"other": "0"}, at: later, blocks: true, state: api.Unknown},
+		"the value is garbage": {
+			data: total("garbage"), at: later, blocks: true, state: api.Unknown,
+		},
+		"readable spend under the limit lifts it": {data: total("10"), at: later, state: api.UnderBudget},
+		"a new period lifts it, as failurePolicy Open says": {
+			data: nil, at: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC), state: api.Unknown,
+		},
+		"an administrator's spec change lifts it, as failurePolicy Open says": {
+			change: func(b *api.LLMCostBudget) { b.Metadata.Generation++ }, data: nil, at: later, state: api.Unknown,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := budget(blocking)
+			over := eval(b, total("612"), now)
+			require.True(t, over.Status.Enforcement.Blocking)
+			require.NotNil(t, over.Status.Enforcement.BlockedOn)
+			assert.Equal(t, "spend 612.00 of 500.00 USD", over.Status.Enforcement.BlockedOn.Reading)
+			b.Status = &over.Status
+			if tc.change != nil {
+				tc.change(&b)
+			}
+			r := eval(b, tc.data, tc.at)
+			assert.Equal(t, tc.state, r.Status.State)
+			assert.Equal(t, tc.blocks, r.Status.Enforcement.Blocking)
+			assert.Equal(t, tc.blocks, r.Quota != nil)
+			if !tc.blocks {
+				return
+			}
+			enf := r.Status.Enforcement
+			assert.Equal(t, over.Status.Enforcement.BlockedOn, enf.BlockedOn, "the reading that blocks is kept")
+			assert.Contains(t, enf.Reason, "it read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			assert.Contains(t, enf.Reason, "its spend cannot be read now")
+			assert.Contains(t, enf.Message, "last read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			assert.Equal(t, enf.Reason, condition(t, r.Status, api.ConditionBlocking).Message)
+			for _, a := range r.Announcements {
+				assert.NotEqual(t, evaluate.ReasonUnblocked, a.Reason)
+			}
+
+			// The block holds sync after sync while the source stays unreadable.
+			b.Status = &r.Status
+			again := eval(b, tc.data, tc.at.Add(time.Hour))
+			assert.True(t, again.Status.Enforcement.Blocking)
+			assert.Equal(t, r.Status.Enforcement, again.Status.Enforcement)
+		})
+	}
+}
+
+func TestFailurePolicyDecidesForASourceNotReadableThisPeriod(t *testing.T) {
+	for policy, blocks := range map[api.FailurePolicy]bool{api.FailOpen: false, api.FailClosed: true} {
+		t.Run(string(policy), func(t *testing.T) {
+			b := budget(func(b *api.LLMCostBudget) {
+				b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+					FailurePolicy: policy}
+			})
+			under := eval(b, total("10"), now)
+			b.Status = &under.Status
+			r := eval(b, nil, now.Add(time.Minute))
+			assert.Equal(t, blocks, r.Status.Enforcement.Blocking)
+			assert.Nil(t, r.Status.Enforcement.BlockedOn, "no spend read blocks")
 		})
 	}
 }

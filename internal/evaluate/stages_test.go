@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,7 +209,7 @@ func TestEnforceDecides(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p)
+			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p, nil)
 			assert.Equal(t, tc.blocks, enf.Blocking)
 			assert.Equal(t, tc.blocks, quota != nil)
 			if quota != nil {
@@ -226,7 +227,7 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 		Namespaces: &Namespaces{Selected: []string{"a", "b"}},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p)
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)
 	require.NotNil(t, quota)
 	assert.Equal(t, []string{"a", "b"}, quota.Namespaces)
 	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
@@ -294,6 +295,29 @@ func TestForecast(t *testing.T) {
 			if ok {
 				assert.Equal(t, tc.want, f.String())
 			}
+		})
+	}
+}
+
+func TestAbbreviate(t *testing.T) {
+	cases := map[string]struct {
+		in   string
+		n    int
+		want string
+	}{
+		"a short message is kept":         {"spend read", 16, "spend read"},
+		"a long one is cut and marked":    {"0123456789abcdef", 10, "0123456..."},
+		"a cut never splits a character":  {"aaaaaaaéxyz", 11, "aaaaaaa..."},
+		"exactly the bound is kept as is": {"0123456789", 10, "0123456789"},
+		"a namespace's message is bounded": {
+			strings.Repeat("x", 4096), maxNamespaceMessage, strings.Repeat("x", maxNamespaceMessage-3) + "...",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := abbreviate(tc.in, tc.n)
+			assert.Equal(t, tc.want, got)
+			assert.LessOrEqual(t, len(got), tc.n)
 		})
 	}
 }

@@ -27,7 +27,7 @@
 //     for one deletion.
 //   - Cleanup tolerates Apply never having run: the object may be deleted before its first sync, or carry a
 //     status this version never wrote.
-//   - Remains reads only what Metacontroller observed (the request's children), never the answer being built.
+//   - Remains is a function of the request alone: what Metacontroller observed of the controller's objects.
 //
 // # Caveats
 //

@@ -92,11 +92,11 @@ func Read(src Source, data map[string]string, w period.Window) (Usage, error) {
 	}
 	value, ok := data[src.Key]
 	if !ok {
-		return Usage{}, fmt.Errorf("key %q is %w", src.Key, errMissing)
+		return Usage{}, fmt.Errorf("key %s is %w", money.Quote(src.Key), errMissing)
 	}
 	u, err := ParseValue(value)
 	if err != nil {
-		return Usage{}, fmt.Errorf("key %q: %w", src.Key, err)
+		return Usage{}, fmt.Errorf("key %s: %w", money.Quote(src.Key), err)
 	}
 	return u, nil
 }
@@ -123,7 +123,7 @@ func readLedger(prefix string, data map[string]string, w period.Window) (Usage, 
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
 		if err != nil {
-			return Usage{}, fmt.Errorf("key %q: %w", k, err)
+			return Usage{}, fmt.Errorf("key %s: %w", money.Quote(k), err)
 		}
 		if inPeriod {
 			sum = sum.Add(u)

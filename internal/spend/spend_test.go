@@ -137,7 +137,8 @@ func TestReadTotalErrors(t *testing.T) {
 		},
 		"a JSON number cost with an exponent": {
 			src: src, data: map[string]string{"total-usd": `{"costUSD": 1E2}`},
-			reason: api.ReasonInvalidCostData, key: "total-usd", msg: `key "total-usd": costUSD: "1E2": exponents are not allowed`,
+			reason: api.ReasonInvalidCostData, key: "total-usd",
+			msg: `key "total-usd": costUSD: "1E2": exponents are not allowed`,
 		},
 	}
 	for name, tc := range tests {
@@ -297,7 +298,8 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 	t.Run("a period whose spend passes what money holds is refused", func(t *testing.T) {
 		data := map[string]string{"spend-2026-03-01": "9000000000", "spend-2026-03-02": "9000000000"}
 		_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
-		requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
+		requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02",
+			`key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
 	})
 	t.Run("the first bad key in sorted order is reported, every time", func(t *testing.T) {
 		data := map[string]string{
@@ -306,7 +308,8 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 		}
 		for range 20 {
 			_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
-			requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02", `key "spend-2026-03-02": "also bad" is not a decimal number`)
+			requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02",
+				`key "spend-2026-03-02": "also bad" is not a decimal number`)
 		}
 	})
 }
@@ -347,7 +350,8 @@ func FuzzParseValue(f *testing.F) {
 // the data (or the Total key that is missing), and returns non-negative usage.
 func FuzzRead(f *testing.F) {
 	f.Add(false, "", "total-usd", "12.34", "other", "x", int64(1773576000), uint8(2))
-	f.Add(true, "spend-", "spend-2026-03-15", `{"costUSD": 2.25, "inputTokens": 1000}`, "spend-2026-13-01", "1", int64(1773576000), uint8(2))
+	f.Add(true, "spend-", "spend-2026-03-15", `{"costUSD": 2.25, "inputTokens": 1000}`, "spend-2026-13-01", "1",
+		int64(1773576000), uint8(2))
 	f.Add(true, "spend-", "spend-2026-03-15", "1", "spend-2026-03-16", "2", int64(1773576000), uint8(1))
 	f.Add(true, "", "2026-03-15", "1", "notes", "x", int64(1773576000), uint8(0))
 	f.Add(true, "spend-", "spend-2026-03-29", "-1", "spend-", "", int64(1774742400), uint8(0))

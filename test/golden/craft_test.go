@@ -6,17 +6,24 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmbudget/llmbudget/internal/httpapi"
 )
 
 // The request fixtures are crafted from Metacontroller's own requests, captured in test/metacontroller/wire:
@@ -77,6 +84,17 @@ var budgetCrafts = []craft{
 	{name: "budget/sync/configmap-deleted-closed-blocks", capture: "budget-sync-configmap-deleted",
 		change: enforcement(object{"failurePolicy": "Closed", "gate": "Quota"})},
 	{name: "budget/sync/cost-key-missing", capture: "budget-sync-first", change: spend(object{"spend": "1"})},
+	// A block rests on the spend it read this period: a source that goes, or turns unreadable, does not lift it.
+	{name: "budget/sync/blocking-then-the-configmap-goes", capture: "budget-sync-over-budget-with-children",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-over-budget-with-children"),
+			func(r object) { at(r, "related")["ConfigMap.v1"] = object{} })},
+	{name: "budget/sync/blocking-then-the-key-is-garbage", capture: "budget-sync-over-budget-with-children",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-over-budget-with-children"),
+			spend(object{"total-usd": "garbage"}))},
+	// failurePolicy Open keeps its meaning for a source that blocked nothing.
+	{name: "budget/sync/not-blocking-source-unreadable-open", capture: "budget-sync-first",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-first-sync-under-budget"),
+			func(r object) { at(r, "related")["ConfigMap.v1"] = object{} })},
 	// Related objects the API server would never send: each is named, never read as no spend.
 	{name: "budget/sync/cost-value-not-a-string", capture: "budget-sync-first",
 		change: spend(object{"total-usd": json.Number("120.5")})},
@@ -264,6 +282,15 @@ var clusterCrafts = []craft{
 	{name: "clusterbudget/sync/total-source-of-another-period-is-unknown", capture: "clusterbudget-sync-first",
 		now: clusterNow, change: all(clusterTotal, clusterSpend("ml-serving", object{"spend-usd": "1200.50"},
 			object{"llmbudget.dev/period-start": "2026-11-01T00:00:00Z"}))},
+	// Over budget blocks under Open too; a namespace's source that goes then does not lift the block.
+	{name: "clusterbudget/sync/over-budget-open-blocks", capture: "clusterbudget-sync-namespace-left",
+		now: clusterNow, change: all(clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil),
+			enforcement(object{"failurePolicy": "Open"}))},
+	{name: "clusterbudget/sync/blocking-then-a-namespaces-configmap-goes", capture: "clusterbudget-sync-namespace-left",
+		now: "2026-12-01T08:56:00Z", change: all(
+			statusAfter("clusterbudget/sync/over-budget-open-blocks"),
+			enforcement(object{"failurePolicy": "Open"}),
+			func(r object) { delete(at(r, "related", "ConfigMap.v1"), "ml-research/llm-spend") })},
 	// Related objects the API server would never send: each is named, never skipped as if absent.
 	{name: "clusterbudget/sync/configmap-value-not-a-string", capture: "clusterbudget-sync-first", now: clusterNow,
 		change: clusterSpend("ml-serving", object{"2026-12-01": json.Number("3890")}, nil)},
@@ -281,6 +308,47 @@ var clusterCrafts = []craft{
 			first := capture("clusterbudget-sync-first")
 			cms["ml-serving/llm-spend-copy"] = at(first, "related", "ConfigMap.v1", "ml-serving/llm-spend")
 		}},
+}
+
+// craftsByName finds a case by its name. It is filled in by init, since the cases that look others up are part
+// of crafts themselves.
+var craftsByName = map[string]craft{}
+
+func init() {
+	for _, c := range crafts {
+		craftsByName[c.name] = c
+	}
+}
+
+// statusAfter sets the parent's status to what the fixture named answered, as Metacontroller would have written
+// it: the case follows that sync.
+func statusAfter(name string) func(object) {
+	return func(r object) {
+		c, ok := craftsByName[name]
+		if !ok {
+			panic(fmt.Sprintf("fixture case: no case %q", name))
+		}
+		now := captureTime
+		if c.now != "" {
+			now, _ = time.Parse(time.RFC3339, c.now)
+		}
+		h, err := httpapi.New(httpapi.Config{
+			Now: func() time.Time { return now }, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			panic(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/"+strings.Join(strings.Split(name, "/")[:2], "/"),
+			bytes.NewReader(c.request()))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		resp, err := decodeObject(w.Body.Bytes())
+		if w.Code != http.StatusOK || err != nil {
+			panic(fmt.Sprintf("fixture case: %s answered %d: %v", name, w.Code, err))
+		}
+		at(r, "parent")["status"] = resp["status"]
+	}
 }
 
 // twice writes the member last of the encoded request as first, then last: the same member written twice.

@@ -234,6 +234,16 @@ type EnforcementStatus struct {
 	Namespaces []string `json:"namespaces,omitempty"` // for ClusterKind: the namespaces closed while blocking
 	Message    string   `json:"message,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
+	// BlockedOn is, while blocking on spend read this period, the reading that blocks: a spend source that
+	// becomes unreadable cannot lift the block until readable spend is below the limit, the period ends, or the
+	// spec changes.
+	BlockedOn *SpendReading `json:"blockedOn,omitempty"`
+}
+
+// SpendReading is a reading of spend that reached a limit.
+type SpendReading struct {
+	Reading string      `json:"reading"` // the limit reached and its figures: "spend 612.00 of 500.00 USD"
+	ReadAt  metav1.Time `json:"readAt"`  // when that reading was first made
 }
 
 // AnnouncementStatus records an Event while it is announced (55 minutes from its occurrence), so that the Event
