@@ -137,7 +137,10 @@ func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse,
 	})
 }
 
-func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
+// compositeSync is a CompositeController's sync (and finalize) hook.
+type compositeSync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)
+
+func composite(sync compositeSync) hookFunc {
 	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
 		resp, sum, err := sync(req, now)
 		return resp, HookCall{Budget: qualified(sum.Namespace, sum.Name), State: string(sum.State), Reason: sum.Reason}, err
@@ -178,7 +181,8 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 			// Milliseconds as a number to microsecond precision, which log tools plot (slog's Duration is integer ns).
 			slog.Float64("duration_ms", float64(c.Duration.Microseconds())/1e3),
 		}
-		for _, kv := range [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}} {
+		optional := [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}}
+		for _, kv := range optional {
 			if kv[1] != "" {
 				attrs = append(attrs, slog.String(kv[0], kv[1]))
 			}
@@ -198,7 +202,8 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c H
 		// closes while the caller still sends makes the caller see a reset connection, not the 429.
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 		w.Header().Set("Retry-After", retryAfterSeconds)
-		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s", s.cfg.MaxInFlightBytes, retryAfterSeconds)
+		reason := fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s",
+			s.cfg.MaxInFlightBytes, retryAfterSeconds)
 		return refuse(w, http.StatusTooManyRequests, reason, c)
 	}
 	defer s.inFlight.Release(n)
