@@ -95,8 +95,9 @@ func TypeMismatch(err error) (field, want, got string, ok bool) {
 
 // schemaTypes names a Go kind as an OpenAPI schema does; the rest (maps, structs, interfaces) are objects.
 var schemaTypes = map[reflect.Kind]string{
-	reflect.Int: "integer", reflect.Int8: "integer", reflect.Int16: "integer", reflect.Int32: "integer", reflect.Int64: "integer",
-	reflect.Uint: "integer", reflect.Uint8: "integer", reflect.Uint16: "integer", reflect.Uint32: "integer", reflect.Uint64: "integer",
+	reflect.Int: "integer", reflect.Int8: "integer", reflect.Int16: "integer", reflect.Int32: "integer",
+	reflect.Int64: "integer", reflect.Uint: "integer", reflect.Uint8: "integer", reflect.Uint16: "integer",
+	reflect.Uint32: "integer", reflect.Uint64: "integer",
 	reflect.Float32: "number", reflect.Float64: "number", reflect.String: "string", reflect.Bool: "boolean",
 	reflect.Slice: "array", reflect.Array: "array",
 }

@@ -38,7 +38,9 @@ func TestErrorsNameTheJSONPathAndTypeAsTheAPIServerDoes(t *testing.T) {
 		"a fraction for an integer": {
 			in: `{"period":{"startDay":1.5}}`, want: `spec.period.startDay: Invalid value: "number": must be of type integer`,
 		},
-		"a number for a string": {in: `{"limitUSD":5}`, want: `spec.limitUSD: Invalid value: "number": must be of type string`},
+		"a number for a string": {
+			in: `{"limitUSD":5}`, want: `spec.limitUSD: Invalid value: "number": must be of type string`,
+		},
 		"a boolean for a string": {
 			in: `{"limitUSD":true}`, want: `spec.limitUSD: Invalid value: "boolean": must be of type string`,
 		},

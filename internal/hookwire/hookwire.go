@@ -14,7 +14,10 @@ import (
 // mistake, answered 400. Any other error a hook returns is the service's own fault, answered 500.
 type RequestError struct{ Err error }
 
+// Error is the reason alone: the status code says whose fault it is.
 func (e *RequestError) Error() string { return e.Err.Error() }
+
+// Unwrap is the reason, for errors.Is and errors.As.
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // BadRequest is a RequestError for the reason format and args give, as fmt.Errorf words it (%w wraps).

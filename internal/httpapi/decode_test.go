@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// syncStatus posts minimalSync with old replaced by new and returns the
+// syncStatus posts minimalSync with old replaced by replacement and returns the
 // budget's state and BudgetEvaluated condition, which must be answered 200.
-func syncStatus(t *testing.T, old, new string) (state, reason, message string) {
+func syncStatus(t *testing.T, old, replacement string) (state, reason, message string) {
 	t.Helper()
 	require.Contains(t, minimalSync, old)
-	w := do(newHandler(t, nil, 0), http.MethodPost, "/budget/sync", "application/json", strings.Replace(minimalSync, old, new, 1))
+	body := strings.Replace(minimalSync, old, replacement, 1)
+	w := do(newHandler(t, nil, 0), http.MethodPost, "/budget/sync", "application/json", body)
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	var resp struct {
 		Status struct {
@@ -33,11 +34,11 @@ func syncStatus(t *testing.T, old, new string) (state, reason, message string) {
 	return "", "", ""
 }
 
-// assertUnknown checks that minimalSync with old replaced by new leaves the
+// assertUnknown checks that minimalSync with old replaced by replacement leaves the
 // budget Unknown for reason, with a message containing want.
-func assertUnknown(t *testing.T, old, new, reason, want string) {
+func assertUnknown(t *testing.T, old, replacement, reason, want string) {
 	t.Helper()
-	state, gotReason, message := syncStatus(t, old, new)
+	state, gotReason, message := syncStatus(t, old, replacement)
 	assert.Equal(t, "Unknown", state)
 	assert.Equal(t, reason, gotReason)
 	assert.Contains(t, message, want)
@@ -54,13 +55,19 @@ func TestFieldNamesMatchCaseSensitively(t *testing.T) {
 }
 
 func TestARepeatedSpecFieldIsAnInvalidSpec(t *testing.T) {
-	assertUnknown(t, `"limitUSD":"10"`, `"limitUSD":"10","limitUSD":"20"`, "InvalidSpec", `duplicate field "spec.limitUSD"`)
+	assertUnknown(t, `"limitUSD":"10"`, `"limitUSD":"10","limitUSD":"20"`, "InvalidSpec",
+		`duplicate field "spec.limitUSD"`)
 }
 
 func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
 	cases := map[string]struct{ old, new, message string }{
-		"a creationTimestamp that is not a time": {`"generation":1`, `"generation":1,"creationTimestamp":"yesterday"`, `parent: parsing time "yesterday"`},
-		"a generation that is a string":          {`"generation":1`, `"generation":"1"`, `parent.metadata.generation: Invalid value: "string": must be of type integer`},
+		"a creationTimestamp that is not a time": {
+			`"generation":1`, `"generation":1,"creationTimestamp":"yesterday"`, `parent: parsing time "yesterday"`,
+		},
+		"a generation that is a string": {
+			`"generation":1`, `"generation":"1"`,
+			`parent.metadata.generation: Invalid value: "string": must be of type integer`,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) { assertUnknown(t, tc.old, tc.new, "InvalidSpec", tc.message) })
@@ -70,9 +77,13 @@ func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
 func TestASpendValueThatIsNotAStringIsInvalidCostData(t *testing.T) {
 	const ledger = `"key":"k"}}},"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2.50"}}}}`
 	cases := map[string]struct{ old, new, message string }{
-		"Total":                          {`"data":{"k":"2.50"}`, `"data":{"k":2.5}`, `key "k": the value is 2.5, not a string`},
-		"a key other than the Total key": {`"data":{"k":"2.50"}`, `"data":{"k":"2.50","other":{"costUSD":"1"}}`, `key "other": the value is an object, not a string`},
-		"DailyLedger": {ledger, `"format":"DailyLedger","keyPrefix":"spend-"}}},"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"spend-2026-11-01":"1","spend-2026-11-02":true}}}}`,
+		"Total": {`"data":{"k":"2.50"}`, `"data":{"k":2.5}`, `key "k": the value is 2.5, not a string`},
+		"a key other than the Total key": {
+			`"data":{"k":"2.50"}`, `"data":{"k":"2.50","other":{"costUSD":"1"}}`,
+			`key "other": the value is an object, not a string`,
+		},
+		"DailyLedger": {ledger, `"format":"DailyLedger","keyPrefix":"spend-"}}},"children":{},"related":` +
+			`{"ConfigMap.v1":{"ns/cm":{"data":{"spend-2026-11-01":"1","spend-2026-11-02":true}}}}`,
 			`key "spend-2026-11-02": the value is true, not a string`},
 	}
 	for name, tc := range cases {

@@ -83,7 +83,9 @@ func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
 }
 
 func TestTheInFlightBoundMustAdmitTheLargestBody(t *testing.T) {
-	_, err := httpapi.New(httpapi.Config{Now: time.Now, Logger: slog.Default(), MaxBodyBytes: 2 << 20, MaxInFlightBytes: 1 << 20})
+	_, err := httpapi.New(httpapi.Config{
+		Now: time.Now, Logger: slog.Default(), MaxBodyBytes: 2 << 20, MaxInFlightBytes: 1 << 20,
+	})
 	assert.EqualError(t, err, "httpapi: Config.MaxInFlightBytes (1048576) must be at least MaxBodyBytes (2097152)")
 }
 

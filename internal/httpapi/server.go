@@ -138,7 +138,10 @@ func customize(hook func(hookwire.CustomizeRequest) (hookwire.CustomizeResponse,
 	})
 }
 
-func composite(sync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)) hookFunc {
+// compositeSync is a CompositeController's sync (and finalize) hook.
+type compositeSync func(hookwire.CompositeRequest, time.Time) (hookwire.CompositeResponse, budget.Summary, error)
+
+func composite(sync compositeSync) hookFunc {
 	return lenient(func(req hookwire.CompositeRequest, now time.Time) (any, HookCall, error) {
 		resp, sum, err := sync(req, now)
 		return resp, HookCall{Budget: qualified(sum.Namespace, sum.Name), State: string(sum.State), Reason: sum.Reason}, err
@@ -180,7 +183,8 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 			// Milliseconds as a number to microsecond precision, which log tools plot (slog's Duration is integer ns).
 			slog.Float64("duration_ms", float64(c.Duration.Microseconds())/1e3),
 		}
-		for _, kv := range [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}} {
+		optional := [][2]string{{"budget", c.Budget}, {"state", c.State}, {"reason", c.Reason}, {"workload", c.Workload}}
+		for _, kv := range optional {
 			if kv[1] != "" {
 				attrs = append(attrs, slog.String(kv[0], kv[1]))
 			}

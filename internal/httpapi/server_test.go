@@ -43,7 +43,10 @@ func do(h http.Handler, method, path, contentType, body string) *httptest.Respon
 	return w
 }
 
-const minimalSync = `{"parent":{"apiVersion":"llmbudget.dev/v1alpha1","kind":"LLMCostBudget","metadata":{"name":"b","namespace":"ns","generation":1},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2.50"}}}},"finalizing":false}`
+const minimalSync = `{"parent":{"apiVersion":"llmbudget.dev/v1alpha1","kind":"LLMCostBudget",` +
+	`"metadata":{"name":"b","namespace":"ns","generation":1},` +
+	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
+	`"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2.50"}}}},"finalizing":false}`
 
 func TestMalformedRequestsAreRefusedWithOneLineReasons(t *testing.T) {
 	cases := map[string]struct {
@@ -69,7 +72,8 @@ func TestMalformedRequestsAreRefusedWithOneLineReasons(t *testing.T) {
 			`request.finalizing: Invalid value: "string": must be of type boolean`},
 		"a workload that is not an object": {"/workload/sync", "application/json", `{"object":5}`, 400,
 			`object: Invalid value: "number": must be of type object`},
-		"workload labels that are not an object": {"/workload/sync", "application/json", `{"object":{"metadata":{"name":"w","labels":"x"}}}`, 400,
+		"workload labels that are not an object": {"/workload/sync", "application/json",
+			`{"object":{"metadata":{"name":"w","labels":"x"}}}`, 400,
 			`object.metadata.labels: Invalid value: "string": must be of type object`},
 		"a parent that is not an object": {"/budget/sync", "application/json", `{"parent":[]}`, 400,
 			`parent: Invalid value: "array": must be of type object`},
@@ -119,7 +123,8 @@ func TestABadBudgetIsAnswered200WithStateUnknown(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
 	assert.Equal(t, "Unknown", resp.Status.State)
 	assert.Equal(t, "InvalidSpec", resp.Status.Conditions[0].Reason)
-	assert.Contains(t, resp.Status.Conditions[0].Message, `spec.limitUSD: Invalid value: "ten dollars": must be a decimal greater than 0 with at most 6 decimals`)
+	assert.Contains(t, resp.Status.Conditions[0].Message,
+		`spec.limitUSD: Invalid value: "ten dollars": must be a decimal greater than 0 with at most 6 decimals`)
 }
 
 func TestEachHookCallLogsOneLine(t *testing.T) {
@@ -149,7 +154,9 @@ func TestHealthAndReadiness(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, do(h, http.MethodGet, "/budget/sync", "", "").Code)
 	assert.Equal(t, http.StatusNotFound, do(h, http.MethodPost, "/nope", "application/json", "{}").Code)
 
-	notReady, err := httpapi.New(httpapi.Config{Now: time.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Ready: func() bool { return false }})
+	notReady, err := httpapi.New(httpapi.Config{
+		Now: time.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Ready: func() bool { return false },
+	})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusServiceUnavailable, do(notReady, http.MethodGet, "/readyz", "", "").Code)
 }

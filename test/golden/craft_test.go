@@ -142,7 +142,8 @@ var budgetCrafts = []craft{
 		change: spec(object{"suspend": true})},
 	// The budget was over in October and blocked; November has begun.
 	{name: "budget/sync/rollover-lifts-the-block", capture: "budget-sync-over-budget-with-children",
-		now: "2026-11-01T00:20:00+01:00", change: all(enforcement(object{"gate": "Quota"}), spend(object{"total-usd": "3.20"}),
+		now: "2026-11-01T00:20:00+01:00",
+		change: all(enforcement(object{"gate": "Quota"}), spend(object{"total-usd": "3.20"}),
 			func(r object) {
 				at(r, "parent", "metadata")["creationTimestamp"] = "2026-09-15T10:00:00Z"
 				at(r, "parent")["status"] = object{
