@@ -16,6 +16,9 @@ import (
 	"github.com/llmbudget/llmbudget/internal/auth"
 )
 
+// missingToken is the answer to a call without a bearer token.
+const missingToken = "unauthorized: missing bearer token (configure the controller's webhook.authorization)\n"
+
 func tokenFile(t *testing.T, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "token")
@@ -33,8 +36,8 @@ func TestRequireChecksTheBearerToken(t *testing.T) {
 		status       int
 		body         string
 	}{
-		"no header is refused":           {"/budget/sync", "", 401, "unauthorized: missing bearer token (configure the controller's webhook.authorization)\n"},
-		"basic auth is refused":          {"/budget/sync", "Basic czNjcmV0", 401, "unauthorized: missing bearer token (configure the controller's webhook.authorization)\n"},
+		"no header is refused":           {"/budget/sync", "", 401, missingToken},
+		"basic auth is refused":          {"/budget/sync", "Basic czNjcmV0", 401, missingToken},
 		"a wrong token is refused":       {"/budget/sync", "Bearer s3cre", 401, "unauthorized: wrong bearer token\n"},
 		"a longer token is refused":      {"/budget/sync", "Bearer s3cret2", 401, "unauthorized: wrong bearer token\n"},
 		"the right token passes":         {"/budget/sync", "Bearer s3cret", 418, ""},

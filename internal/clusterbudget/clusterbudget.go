@@ -164,7 +164,7 @@ func members(spec api.Spec, related hookwire.ObjectMap) []member {
 		// spend cannot be read.
 		switch ns, err := decodeNamespace(related[hookwire.NamespaceGroup][key]); {
 		case err != nil:
-			byName[key] = &member{namespace: key, err: fmt.Errorf("Namespace %s: %w", key, err)}
+			byName[key] = &member{namespace: key, err: err}
 		case ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)):
 			byName[ns.Metadata.Name] = &member{namespace: ns.Metadata.Name}
 		}
@@ -217,7 +217,7 @@ func (m member) read(cs api.CostSource, w period.Window) reading {
 	}
 	switch {
 	case m.err != nil:
-		return unread(api.ReasonInvalidCostData, m.err.Error())
+		return unread(api.ReasonInvalidCostData, fmt.Sprintf("Namespace %s: %v", m.namespace, m.err))
 	case len(m.sources) == 0:
 		return unread(api.ReasonCostSourceMissing, fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s",
 			m.namespace, api.LabelSpendSource, cs.SpendSource))

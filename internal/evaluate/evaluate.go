@@ -94,10 +94,12 @@ type Quota struct {
 	Namespaces []string // the budget's own, or the namespaces a cluster budget selects
 }
 
+// The types of an Event, the reasons of the Blocking condition (ReasonUnblocked is the reason of the Event that
+// announces a lift, never a condition's), and how long announcements last.
 const (
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
-	// Blocking condition reasons; ReasonUnblocked is the reason of the Event announcing a lift, never a condition's.
+
 	ReasonBlocking            = "BlockingNewWorkloads"
 	ReasonUnblocked           = "Unblocked"
 	ReasonNotBlocking         = "NotBlocking"

@@ -162,7 +162,7 @@ func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.Threshol
 		g.Thresholds = crossings(actual, carried[ml.Model], func(t api.Threshold) bool {
 			return g.worst.percent >= int64(t.Percent)
 		}, now)
-		out = append(out, modelGauge{ModelStatus: g.ModelStatus, worst: g.worst})
+		out = append(out, modelGauge(g))
 	}
 	return out
 }

@@ -50,6 +50,7 @@ import (
 // Event is what the controller is asked to do, kube-rs's Event.
 type Event int
 
+// The two events of kube-rs's finalizer.
 const (
 	Apply   Event = iota // bring the world in line with the object
 	Cleanup              // tear down what Apply set up, before the object goes

@@ -30,7 +30,8 @@ func New(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_", reg))
-	f.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."}, []string{"version", "goversion"}).
+	buildInfo := prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."}
+	f.NewGaugeVec(buildInfo, []string{"version", "goversion"}).
 		WithLabelValues(version, runtime.Version()).Set(1)
 	return &Metrics{
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
@@ -43,7 +44,8 @@ func New(version string) *Metrics {
 		}, []string{"hook"}),
 		rejected: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hook_rejected_total",
-			Help: "Hook requests refused with 429 because the request bytes in flight were at their bound (--max-in-flight-bytes), by hook.",
+			Help: "Hook requests refused with 429 because the request bytes in flight were at their bound " +
+				"(--max-in-flight-bytes), by hook.",
 		}, []string{"hook"}),
 		outcomes: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "evaluations_total", Help: "Budget evaluations by resulting state and BudgetEvaluated reason.",

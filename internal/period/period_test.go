@@ -299,11 +299,15 @@ func TestLoadLocation(t *testing.T) {
 		name    string
 		wantErr string
 	}{
-		"UTC loads":                             {name: "UTC"},
-		"a region/city zone loads":              {name: "Europe/Berlin"},
-		"a three-part zone loads":               {name: "America/Argentina/Buenos_Aires"},
-		"an empty name is refused":              {name: "", wantErr: `time zone is empty; use an IANA name such as "UTC" or "Europe/Berlin"`},
-		"Local is refused":                      {name: "Local", wantErr: `time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`},
+		"UTC loads":                {name: "UTC"},
+		"a region/city zone loads": {name: "Europe/Berlin"},
+		"a three-part zone loads":  {name: "America/Argentina/Buenos_Aires"},
+		"an empty name is refused": {
+			name: "", wantErr: `time zone is empty; use an IANA name such as "UTC" or "Europe/Berlin"`,
+		},
+		"Local is refused": {
+			name: "Local", wantErr: `time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`,
+		},
 		"an unknown zone is named":              {name: "Mars/Base", wantErr: `unknown time zone "Mars/Base"`},
 		"zone names are case-sensitive":         {name: "europe/berlin", wantErr: `unknown time zone "europe/berlin"`},
 		"a path outside the database fails":     {name: "../../etc/passwd", wantErr: `unknown time zone "../../etc/passwd"`},
@@ -330,7 +334,8 @@ func TestLoadLocationLoadsAZoneOnceAndAnswersLikeTheFirstLoad(t *testing.T) {
 	assert.Same(t, first, again, "the zone is parsed once, not on every sync")
 	fresh, err := time.LoadLocation("America/New_York")
 	require.NoError(t, err)
-	for _, at := range []string{"1883-11-18T17:00:00Z", "2026-03-08T07:00:00Z", "2026-11-01T06:00:00Z", "2099-07-01T00:00:00Z"} {
+	instants := []string{"1883-11-18T17:00:00Z", "2026-03-08T07:00:00Z", "2026-11-01T06:00:00Z", "2099-07-01T00:00:00Z"}
+	for _, at := range instants {
 		ts := mustTime(t, at)
 		assert.Equal(t, ts.In(fresh).Format(time.RFC3339), ts.In(again).Format(time.RFC3339), at)
 	}

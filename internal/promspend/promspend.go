@@ -70,7 +70,7 @@ func Preset(name string, sel Selection) (Source, error) {
 	}
 	for _, pl := range sel.PodLabels {
 		k, v, ok := strings.Cut(pl, "=")
-		if !ok || !model.LabelName(k).IsValid() {
+		if !ok || !model.UTF8Validation.IsValidLabelName(k) {
 			return Source{}, fmt.Errorf("--pod-label %q: want label=value with a Prometheus label name", pl)
 		}
 		add(k, v)
@@ -137,7 +137,7 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	if step < 10*time.Millisecond || step%time.Millisecond != 0 {
 		return Plan{}, fmt.Errorf("step %s must be a whole number of milliseconds, at least 10ms", step)
 	}
-	if !model.LabelName(src.ModelLabel).IsValid() {
+	if !model.UTF8Validation.IsValidLabelName(src.ModelLabel) {
 		return Plan{}, fmt.Errorf("model label %q is not a Prometheus label name", src.ModelLabel)
 	}
 	ps := spec.PeriodSpec()
@@ -162,7 +162,8 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 		}
 		for _, t := range []time.Time{w.Start, w.End} {
 			if t.UnixMilli()%step.Milliseconds() != 0 {
-				return Plan{}, fmt.Errorf("%s (key %q) is not a multiple of the step %s; use a step that divides 15m", t.Format(time.RFC3339), w.Key, step)
+				return Plan{}, fmt.Errorf("%s (key %q) is not a multiple of the step %s; use a step that divides 15m",
+					t.Format(time.RFC3339), w.Key, step)
 			}
 		}
 		for _, m := range []Measure{Cost, Input, Output} {

@@ -114,16 +114,24 @@ type Enforcement struct {
 
 type (
 	// PeriodType is Daily, Weekly or Monthly: the calendar's own kind, so that the spec and period.Spec agree.
-	PeriodType    = period.Kind
-	Basis         string // what a threshold compares: spend so far (Actual) or the forecast (Forecasted)
-	SourceFormat  string // how the spend ConfigMap holds spend: one Total key, or a DailyLedger of keys
-	Action        string // None or BlockNewWorkloads
-	FailurePolicy string // whether Unknown spend blocks (Closed) or not (Open)
-	Gate          string // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
-	Scope         string // which new workloads blocking refuses: all in its Namespace, or only the Labelled ones
-	State         string // where a budget stands
+	PeriodType = period.Kind
+	// Basis is what a threshold compares: spend so far (Actual) or the forecast (Forecasted).
+	Basis string
+	// SourceFormat is how the spend ConfigMap holds spend: one Total key, or a DailyLedger of keys.
+	SourceFormat string
+	// Action is what an exhausted budget does: None or BlockNewWorkloads.
+	Action string
+	// FailurePolicy is whether Unknown spend blocks (Closed) or not (Open).
+	FailurePolicy string
+	// Gate is how new workloads are refused: by the admission Policy, a ResourceQuota, or Both.
+	Gate string
+	// Scope is which new workloads blocking refuses: all in its Namespace, or only the Labelled ones.
+	Scope string
+	// State is where a budget stands.
+	State string
 )
 
+// The values of the spec's and the status's enums, spelled as in the CRD.
 const (
 	Daily   = period.Daily
 	Weekly  = period.Weekly
@@ -132,9 +140,9 @@ const (
 	Actual     Basis = "Actual"
 	Forecasted Basis = "Forecasted"
 
-	// Total: one key holds the current period's spend; the writer resets it when a period starts.
+	// Total is one key holding the current period's spend; the writer resets it when a period starts.
 	Total SourceFormat = "Total"
-	// DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
+	// DailyLedger is a ledger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 	DailyLedger SourceFormat = "DailyLedger"
 
 	ActionNone        Action = "None"

@@ -44,7 +44,7 @@ func TestTheTableJudgesSyncBodiesOnly(t *testing.T) {
 	order, results, err := parse(strings.NewReader(rounds))
 	require.NoError(t, err)
 	var out bytes.Buffer
-	print(&out, order, results)
+	report(&out, order, results)
 	lines := strings.Split(out.String(), "\n")
 	require.GreaterOrEqual(t, len(lines), 3)
 	assert.Contains(t, lines[1], "budget/sync/capture-a")
