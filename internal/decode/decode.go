@@ -32,6 +32,11 @@ func Strict(data []byte, v any, root string) error {
 	if err != nil {
 		return describe(root, err)
 	}
+	return strictErrors(root, strict)
+}
+
+// strictErrors words the unknown and repeated members a strict decoding found, by their path under root.
+func strictErrors(root string, strict []error) error {
 	if len(strict) == 0 {
 		return nil
 	}

@@ -1,11 +1,6 @@
 package decode
 
-import (
-	"errors"
-	"strings"
-
-	kjson "sigs.k8s.io/json"
-)
+import kjson "sigs.k8s.io/json"
 
 // Unique is Lenient that also refuses a member repeated within one object, as the API server does: for a related
 // object, whose unknown members are Kubernetes' and none of ours, a repeated member would otherwise be read
@@ -15,15 +10,5 @@ func Unique(data []byte, v any, root string) error {
 	if err != nil {
 		return describe(root, err)
 	}
-	if len(strict) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(strict))
-	for i, e := range strict {
-		if fe, ok := e.(kjson.FieldError); ok {
-			fe.SetFieldPath(join(root, fe.FieldPath()))
-		}
-		msgs[i] = e.Error()
-	}
-	return errors.New(strings.Join(msgs, "; "))
+	return strictErrors(root, strict)
 }
