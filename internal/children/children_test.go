@@ -13,7 +13,8 @@ import (
 )
 
 func TestEventNamesAreDeterministicAndValid(t *testing.T) {
-	assert.Equal(t, "chatbot.threshold-80-actual.1795939200", children.EventName("chatbot", "threshold-80-actual", 1795939200))
+	assert.Equal(t, "chatbot.threshold-80-actual.1795939200",
+		children.EventName("chatbot", "threshold-80-actual", 1795939200))
 	long := strings.Repeat("a", 250)
 	n := children.EventName(long, "periodreset", 1)
 	assert.LessOrEqual(t, len(n), 253)
@@ -22,7 +23,8 @@ func TestEventNamesAreDeterministicAndValid(t *testing.T) {
 }
 
 func TestQuotaCountsEachResource(t *testing.T) {
-	q := children.Quota(children.Owner{Name: "b", Namespace: "ns", Budget: "b"}, &evaluate.Quota{Name: "llmbudget-b", Resources: []string{"jobs.batch", "pods"}, Why: "over"}, "ns")
+	q := children.Quota(children.Owner{Name: "b", Namespace: "ns", Budget: "b"},
+		&evaluate.Quota{Name: "llmbudget-b", Resources: []string{"jobs.batch", "pods"}, Why: "over"}, "ns")
 	assert.Equal(t, map[string]string{"count/jobs.batch": "0", "count/pods": "0"}, q.Spec.Hard)
 	assert.Equal(t, "llmbudget-b", q.Metadata.Name)
 	assert.Equal(t, "over", q.Metadata.Annotations[children.AnnotationWhy])
@@ -31,7 +33,8 @@ func TestQuotaCountsEachResource(t *testing.T) {
 
 func TestEventsAreSortedByName(t *testing.T) {
 	at := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
-	evs := children.Events(children.Owner{Name: "b", Namespace: "ns"}, []evaluate.Announcement{{Slug: "z", At: at}, {Slug: "a", At: at}})
+	evs := children.Events(children.Owner{Name: "b", Namespace: "ns"},
+		[]evaluate.Announcement{{Slug: "z", At: at}, {Slug: "a", At: at}})
 	assert.Equal(t, "b.a.1795935600", evs[0].Metadata.Name)
 	assert.Equal(t, "b.z.1795935600", evs[1].Metadata.Name)
 	assert.Equal(t, int32(1), evs[0].Count)

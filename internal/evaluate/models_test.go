@@ -17,7 +17,8 @@ func withModels(limits ...api.ModelLimit) func(*api.LLMCostBudget) {
 	}
 }
 
-const breakdown = `{"costUSD": "150", "models": {"gpt-4o": {"costUSD": "120", "inputTokens": 9000, "outputTokens": 1000}, "claude-3-5-haiku": {"costUSD": "30"}}}`
+const breakdown = `{"costUSD": "150", "models": {` +
+	`"gpt-4o": {"costUSD": "120", "inputTokens": 9000, "outputTokens": 1000}, "claude-3-5-haiku": {"costUSD": "30"}}}`
 
 func TestPerModelLimits(t *testing.T) {
 	cases := map[string]struct {
@@ -27,26 +28,35 @@ func TestPerModelLimits(t *testing.T) {
 		announced []string
 	}{
 		"one model over its limit while the total is under makes the budget OverBudget": {
-			limits:    []api.ModelLimit{{Model: "gpt-4o", LimitUSD: ptr("100")}},
-			state:     api.OverBudget,
-			models:    []api.ModelStatus{{Model: "gpt-4o", State: api.OverBudget, LimitUSD: "100.00", ObservedSpendUSD: "120.00", PercentUsed: 120}},
+			limits: []api.ModelLimit{{Model: "gpt-4o", LimitUSD: ptr("100")}},
+			state:  api.OverBudget,
+			models: []api.ModelStatus{{
+				Model: "gpt-4o", State: api.OverBudget, LimitUSD: "100.00", ObservedSpendUSD: "120.00", PercentUsed: 120,
+			}},
 			announced: []string{"BlockingNewWorkloads", "OverBudget", "BudgetWarning"},
 		},
 		"a model at its warning threshold makes the budget warn": {
-			limits:    []api.ModelLimit{{Model: "claude-3-5-haiku", LimitUSD: ptr("37.5")}},
-			state:     api.Warning,
-			models:    []api.ModelStatus{{Model: "claude-3-5-haiku", State: api.Warning, LimitUSD: "37.50", ObservedSpendUSD: "30.00", PercentUsed: 80}},
+			limits: []api.ModelLimit{{Model: "claude-3-5-haiku", LimitUSD: ptr("37.5")}},
+			state:  api.Warning,
+			models: []api.ModelStatus{{
+				Model: "claude-3-5-haiku", State: api.Warning, LimitUSD: "37.50", ObservedSpendUSD: "30.00", PercentUsed: 80,
+			}},
 			announced: []string{"BudgetWarning"},
 		},
 		"a model absent from the data has spent nothing": {
 			limits: []api.ModelLimit{{Model: "o1-preview", LimitUSD: ptr("10")}},
 			state:  api.UnderBudget,
-			models: []api.ModelStatus{{Model: "o1-preview", State: api.UnderBudget, LimitUSD: "10.00", ObservedSpendUSD: "0.00", PercentUsed: 0}},
+			models: []api.ModelStatus{{
+				Model: "o1-preview", State: api.UnderBudget, LimitUSD: "10.00", ObservedSpendUSD: "0.00", PercentUsed: 0,
+			}},
 		},
 		"a model token limit counts that model's tokens only": {
-			limits:    []api.ModelLimit{{Model: "gpt-4o", TokenLimits: &api.TokenLimits{Total: ptr[int64](10000)}}},
-			state:     api.OverBudget,
-			models:    []api.ModelStatus{{Model: "gpt-4o", State: api.OverBudget, ObservedSpendUSD: "120.00", PercentUsed: 100, Tokens: &api.TokenUsage{Input: 9000, Output: 1000, Total: 10000}}},
+			limits: []api.ModelLimit{{Model: "gpt-4o", TokenLimits: &api.TokenLimits{Total: ptr[int64](10000)}}},
+			state:  api.OverBudget,
+			models: []api.ModelStatus{{
+				Model: "gpt-4o", State: api.OverBudget, ObservedSpendUSD: "120.00", PercentUsed: 100,
+				Tokens: &api.TokenUsage{Input: 9000, Output: 1000, Total: 10000},
+			}},
 			announced: []string{"BlockingNewWorkloads", "OverBudget", "BudgetWarning"},
 		},
 	}
@@ -91,13 +101,16 @@ func TestModelNamesMustBeUsable(t *testing.T) {
 	assert.Equal(t, api.ReasonInvalidSpec, c.Reason)
 	assert.Contains(t, c.Message, `spec.modelLimits[0].model: Invalid value: "gpt 4o": must be a model name`)
 
-	dup := budget(withModels(api.ModelLimit{Model: "m", LimitUSD: ptr("1")}, api.ModelLimit{Model: "m", LimitUSD: ptr("2")}))
+	dup := budget(withModels(api.ModelLimit{Model: "m", LimitUSD: ptr("1")},
+		api.ModelLimit{Model: "m", LimitUSD: ptr("2")}))
 	r = eval(dup, total("1"), now)
-	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, `spec.modelLimits[1]: Duplicate value: {"model":"m"}`)
+	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message,
+		`spec.modelLimits[1]: Duplicate value: {"model":"m"}`)
 
 	none := budget(withModels(api.ModelLimit{Model: "m"}))
 	r = eval(none, total("1"), now)
-	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message, "spec.modelLimits[0]: Required value: each modelLimits entry needs limitUSD or a tokenLimits field")
+	assert.Contains(t, condition(t, r.Status, api.ConditionBudgetEvaluated).Message,
+		"spec.modelLimits[0]: Required value: each modelLimits entry needs limitUSD or a tokenLimits field")
 
 	data := budget(withModels(api.ModelLimit{Model: "m", LimitUSD: ptr("1")}))
 	r = eval(data, total(`{"costUSD": "1", "models": {"bad name": {"costUSD": "1"}}}`), now)

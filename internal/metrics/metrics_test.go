@@ -25,10 +25,18 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 
 func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 	m := metrics.New("v1.2.3")
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: 3 * time.Millisecond, State: "OverBudget", Reason: "Evaluated"})
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "Unknown", Reason: "CostKeyMissing"})
-	m.ObserveHook(httpapi.HookCall{Hook: "workload/sync", Status: 200, Duration: time.Millisecond, State: "OverBudget", Reason: ""})
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 400, Duration: time.Millisecond, State: "", Reason: "malformed JSON"})
+	m.ObserveHook(httpapi.HookCall{
+		Hook: "budget/sync", Status: 200, Duration: 3 * time.Millisecond, State: "OverBudget", Reason: "Evaluated",
+	})
+	m.ObserveHook(httpapi.HookCall{
+		Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "Unknown", Reason: "CostKeyMissing",
+	})
+	m.ObserveHook(httpapi.HookCall{
+		Hook: "workload/sync", Status: 200, Duration: time.Millisecond, State: "OverBudget", Reason: "",
+	})
+	m.ObserveHook(httpapi.HookCall{
+		Hook: "budget/sync", Status: 400, Duration: time.Millisecond, State: "", Reason: "malformed JSON",
+	})
 	text := scrape(t, m)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="200",hook="budget/sync"} 2`)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="400",hook="budget/sync"} 1`)
@@ -46,7 +54,9 @@ func TestCallsRefusedForLoadAreCountedApartFromLatency(t *testing.T) {
 	m := metrics.New("v1.2.3")
 	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
 	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "UnderBudget", Reason: "Evaluated"})
+	m.ObserveHook(httpapi.HookCall{
+		Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "UnderBudget", Reason: "Evaluated",
+	})
 	text := scrape(t, m)
 	assert.Contains(t, text, `llmbudget_hook_rejected_total{hook="budget/sync"} 2`)
 	assert.Contains(t, text, `llmbudget_hook_requests_total{code="429",hook="budget/sync"} 2`)

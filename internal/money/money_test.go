@@ -27,17 +27,19 @@ func TestParseAcceptsPlainDecimals(t *testing.T) {
 		nanos int64
 		str   string
 	}{
-		"a whole number has no decimals":              {"12", 12_000_000_000, "12.00"},
-		"zero is allowed":                             {"0", 0, "0.00"},
-		"zero with decimals is zero":                  {"0.000", 0, "0.00"},
-		"two decimals are kept":                       {"12.34", 12_340_000_000, "12.34"},
-		"one decimal is padded to two":                {"12.3", 12_300_000_000, "12.30"},
-		"nine decimals are the full precision":        {"0.123456789", 123_456_789, "0.123456789"},
-		"one nano is the smallest positive amount":    {"0.000000001", 1, "0.000000001"},
-		"trailing zeros are trimmed past two":         {"1.500000000", 1_500_000_000, "1.50"},
-		"leading zeros are fine":                      {"007.5", 7_500_000_000, "7.50"},
-		"many leading zeros are fine":                 {strings.Repeat("0", 200) + "1", 1_000_000_000, "1.00"},
-		"nine digits before the point parse":          {"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999"},
+		"a whole number has no decimals":           {"12", 12_000_000_000, "12.00"},
+		"zero is allowed":                          {"0", 0, "0.00"},
+		"zero with decimals is zero":               {"0.000", 0, "0.00"},
+		"two decimals are kept":                    {"12.34", 12_340_000_000, "12.34"},
+		"one decimal is padded to two":             {"12.3", 12_300_000_000, "12.30"},
+		"nine decimals are the full precision":     {"0.123456789", 123_456_789, "0.123456789"},
+		"one nano is the smallest positive amount": {"0.000000001", 1, "0.000000001"},
+		"trailing zeros are trimmed past two":      {"1.500000000", 1_500_000_000, "1.50"},
+		"leading zeros are fine":                   {"007.5", 7_500_000_000, "7.50"},
+		"many leading zeros are fine":              {strings.Repeat("0", 200) + "1", 1_000_000_000, "1.00"},
+		"nine digits before the point parse": {
+			"999999999.999999999", 999_999_999_999_999_999, "999999999.999999999",
+		},
 		"ten digits before the point parse":           {"1000000000", 1_000_000_000_000_000_000, "1000000000.00"},
 		"the largest int64 of nanos parses":           {"9223372036.854775807", math.MaxInt64, "9223372036.854775807"},
 		"six decimals like a limit parse under Parse": {"500.123456", 500_123_456_000, "500.123456"},
@@ -92,8 +94,11 @@ func TestParseRefusesEveryInvalidForm(t *testing.T) {
 		"a JSON-quoted number":               {`"12"`, `"\"12\"" is not a decimal number`},
 		"non-ASCII digits":                   {"١٢", `"١٢" is not a decimal number`},
 		"a fraction":                         {"1/2", `"1/2" is not a decimal number`},
-		"one nano beyond the largest amount": {"9223372036.854775808", `"9223372036.854775808" is too large (at most 9223372036.854775807)`},
-		"ten billion dollars":                {"10000000000", `"10000000000" is too large (at most 9223372036.854775807)`},
+		"one nano beyond the largest amount": {
+			"9223372036.854775808",
+			`"9223372036.854775808" is too large (at most 9223372036.854775807)`,
+		},
+		"ten billion dollars": {"10000000000", `"10000000000" is too large (at most 9223372036.854775807)`},
 		"a huge integer part": {
 			"1" + strings.Repeat("0", 64),
 			`"1` + strings.Repeat("0", 47) + `"... is too large (at most 9223372036.854775807)`,
@@ -191,10 +196,12 @@ func TestMulDivTruncatesTowardZero(t *testing.T) {
 		"a sub-nano result truncates to zero":        {money.FromNanos(1), 1, 2, "0.00"},
 		"an int64-overflowing product is exact":      {money.Max, 1_000_000, 1_000_000, "9223372036.854775807"},
 		"the int64 minimum over minus one saturates": {money.FromNanos(math.MinInt64), 1, -1, "9223372036.854775807"},
-		"a quotient beyond the bounds saturates":     {mustParse("9000000000"), 2_678_400_000, 604_800_000, "9223372036.854775807"},
-		"a negative quotient beyond saturates":       {money.FromNanos(math.MinInt64), 3, 2, "-9223372036.854775808"},
-		"a numerator of zero gives zero":             {mustParse("12"), 0, 5, "0.00"},
-		"scaling by one over one is an identity":     {mustParse("0.123456789"), 1, 1, "0.123456789"},
+		"a quotient beyond the bounds saturates": {
+			mustParse("9000000000"), 2_678_400_000, 604_800_000, "9223372036.854775807",
+		},
+		"a negative quotient beyond saturates":   {money.FromNanos(math.MinInt64), 3, 2, "-9223372036.854775808"},
+		"a numerator of zero gives zero":         {mustParse("12"), 0, 5, "0.00"},
+		"scaling by one over one is an identity": {mustParse("0.123456789"), 1, 1, "0.123456789"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

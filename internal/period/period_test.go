@@ -306,7 +306,8 @@ func TestLoadLocation(t *testing.T) {
 			name: "", wantErr: `time zone is empty; use an IANA name such as "UTC" or "Europe/Berlin"`,
 		},
 		"Local is refused": {
-			name: "Local", wantErr: `time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`,
+			name:    "Local",
+			wantErr: `time zone "Local" depends on the machine; use an IANA name such as "UTC" or "Europe/Berlin"`,
 		},
 		"an unknown zone is named":              {name: "Mars/Base", wantErr: `unknown time zone "Mars/Base"`},
 		"zone names are case-sensitive":         {name: "europe/berlin", wantErr: `unknown time zone "europe/berlin"`},

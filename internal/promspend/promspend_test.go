@@ -46,35 +46,61 @@ func growthOf(sel, label, rangeDur, step string, atMillis int64) string {
 }
 
 func TestEachPresetQueriesItsExportersCountersForTheSelectedSeries(t *testing.T) {
+	const hashedKey = "88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"
 	tests := map[string]struct {
 		preset string
 		sel    promspend.Selection
 		label  string
 		series map[promspend.Measure]string
 	}{
-		"litellm by team": {"litellm", promspend.Selection{Team: "team-a"}, "model", map[promspend.Measure]string{
-			promspend.Cost:   `litellm_spend_metric_total{team="team-a"}`,
-			promspend.Input:  `litellm_input_tokens_metric_total{team="team-a"}`,
-			promspend.Output: `litellm_output_tokens_metric_total{team="team-a"}`,
-		}},
-		"litellm by key": {"litellm", promspend.Selection{Key: "88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"}, "model", map[promspend.Measure]string{
-			promspend.Cost:   `litellm_spend_metric_total{hashed_api_key="88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"}`,
-			promspend.Input:  `litellm_input_tokens_metric_total{hashed_api_key="88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"}`,
-			promspend.Output: `litellm_output_tokens_metric_total{hashed_api_key="88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"}`,
-		}},
-		"vllm by namespace and pod label": {"vllm", promspend.Selection{Namespace: "team-ml", PodLabels: []string{"app=chat"}}, "model_name", map[promspend.Measure]string{
-			promspend.Input:  `vllm:prompt_tokens_total{app="chat",namespace="team-ml"}`,
-			promspend.Output: `vllm:generation_tokens_total{app="chat",namespace="team-ml"}`,
-		}},
-		"otel-genai by service with an extra matcher": {"otel-genai", promspend.Selection{Service: "support-bot", Match: []string{`env="prod"`}}, "gen_ai_request_model", map[promspend.Measure]string{
-			promspend.Input:  `gen_ai_client_token_usage_sum{gen_ai_token_type="input",job="support-bot",env="prod"}`,
-			promspend.Output: `gen_ai_client_token_usage_sum{gen_ai_token_type="output",job="support-bot",env="prod"}`,
-		}},
-		"a label value is quoted as a PromQL string": {"litellm", promspend.Selection{Team: `a"b\c`}, "model", map[promspend.Measure]string{
-			promspend.Cost:   `litellm_spend_metric_total{team="a\"b\\c"}`,
-			promspend.Input:  `litellm_input_tokens_metric_total{team="a\"b\\c"}`,
-			promspend.Output: `litellm_output_tokens_metric_total{team="a\"b\\c"}`,
-		}},
+		"litellm by team": {
+			"litellm",
+			promspend.Selection{Team: "team-a"},
+			"model",
+			map[promspend.Measure]string{
+				promspend.Cost:   `litellm_spend_metric_total{team="team-a"}`,
+				promspend.Input:  `litellm_input_tokens_metric_total{team="team-a"}`,
+				promspend.Output: `litellm_output_tokens_metric_total{team="team-a"}`,
+			},
+		},
+		"litellm by key": {
+			"litellm",
+			promspend.Selection{Key: hashedKey},
+			"model",
+			map[promspend.Measure]string{
+				promspend.Cost:   `litellm_spend_metric_total{hashed_api_key="` + hashedKey + `"}`,
+				promspend.Input:  `litellm_input_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
+				promspend.Output: `litellm_output_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
+			},
+		},
+		"vllm by namespace and pod label": {
+			"vllm",
+			promspend.Selection{Namespace: "team-ml", PodLabels: []string{"app=chat"}},
+			"model_name",
+			map[promspend.Measure]string{
+				promspend.Input:  `vllm:prompt_tokens_total{app="chat",namespace="team-ml"}`,
+				promspend.Output: `vllm:generation_tokens_total{app="chat",namespace="team-ml"}`,
+			},
+		},
+		"otel-genai by service with an extra matcher": {
+			"otel-genai",
+			promspend.Selection{Service: "support-bot", Match: []string{`env="prod"`}},
+			"gen_ai_request_model",
+			map[promspend.Measure]string{
+				promspend.Input:  `gen_ai_client_token_usage_sum{gen_ai_token_type="input",job="support-bot",env="prod"}`,
+				promspend.Output: `gen_ai_client_token_usage_sum{gen_ai_token_type="output",job="support-bot",env="prod"}`,
+			},
+		},
+		"a label value is quoted as a PromQL string": {
+			"litellm",
+			promspend.Selection{Team: `a"b\c`},
+			"model",
+			map[promspend.Measure]string{
+				promspend.Cost:   `litellm_spend_metric_total{team="a\"b\\c"}`,
+				promspend.Input:  `litellm_input_tokens_metric_total{team="a\"b\\c"}`,
+				promspend.Output: `litellm_output_tokens_metric_total{team="a\"b\\c"}`,
+			},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -172,9 +198,11 @@ func TestPlanMeasuresTheCurrentPeriodInTheBudgetsZone(t *testing.T) {
 			var got []wantQuery
 			for _, q := range plan.Queries {
 				w := plan.Windows[q.Window]
-				want := growthOf(tc.src.Series[q.Measure], tc.src.ModelLabel, dur(w.End.Sub(w.Start)-time.Millisecond), "15s", w.End.UnixMilli())
+				want := growthOf(tc.src.Series[q.Measure], tc.src.ModelLabel, dur(w.End.Sub(w.Start)-time.Millisecond),
+					"15s", w.End.UnixMilli())
 				assert.Equal(t, want, q.PromQL)
-				got = append(got, wantQuery{w.Key, q.Measure, dur(w.End.Sub(w.Start) - time.Millisecond), w.End.UTC().Format(time.RFC3339)})
+				got = append(got, wantQuery{w.Key, q.Measure, dur(w.End.Sub(w.Start) - time.Millisecond),
+					w.End.UTC().Format(time.RFC3339)})
 			}
 			assert.Equal(t, tc.want, got)
 		})
@@ -187,7 +215,11 @@ func TestAQueryIsExactlyTheDocumentedPromQL(t *testing.T) {
 	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.Total), at("2026-11-20T06:00:00Z"), src, 30*time.Second)
 	require.NoError(t, err)
 	require.Len(t, plan.Queries, 2)
-	assert.Equal(t, `sum_over_time((sum by (model_name) ((last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h]) - last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h] offset 30s)) >= 0 or last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h])))[5h59m59s999ms:30s] @ 1795154400.000)`, plan.Queries[0].PromQL)
+	const want = `sum_over_time((sum by (model_name) (` +
+		`(last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h]) - ` +
+		`last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h] offset 30s)) >= 0 ` +
+		`or last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h])))[5h59m59s999ms:30s] @ 1795154400.000)`
+	assert.Equal(t, want, plan.Queries[0].PromQL)
 }
 
 func TestAPeriodThatJustStartedHasNoQueryAndZeroSpend(t *testing.T) {
@@ -204,11 +236,13 @@ func TestAPeriodThatJustStartedHasNoQueryAndZeroSpend(t *testing.T) {
 func TestPlanRefusesAStepThatDoesNotDivideThePeriodOrAnInvalidBudget(t *testing.T) {
 	src, err := promspend.Preset("litellm", promspend.Selection{Team: "t"})
 	require.NoError(t, err)
-	_, err = promspend.NewPlan(budget(api.Daily, "Asia/Kathmandu", 1, api.Total), at("2026-11-20T12:00:00Z"), src, 7*time.Minute)
+	_, err = promspend.NewPlan(budget(api.Daily, "Asia/Kathmandu", 1, api.Total),
+		at("2026-11-20T12:00:00Z"), src, 7*time.Minute)
 	assert.ErrorContains(t, err, "is not a multiple of the step 7m0s")
 	_, err = promspend.NewPlan(budget(api.Daily, "UTC", 1, api.Total), at("2026-11-20T12:00:00Z"), src, time.Millisecond)
 	assert.ErrorContains(t, err, "at least 10ms")
-	_, err = promspend.NewPlan(budget(api.Daily, "Mars/Olympus", 1, api.Total), at("2026-11-20T12:00:00Z"), src, 15*time.Second)
+	_, err = promspend.NewPlan(budget(api.Daily, "Mars/Olympus", 1, api.Total),
+		at("2026-11-20T12:00:00Z"), src, 15*time.Second)
 	assert.ErrorContains(t, err, `spec.period.timeZone: Invalid value: "Mars/Olympus"`)
 }
 

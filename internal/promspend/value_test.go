@@ -41,7 +41,8 @@ func totalPlan(t *testing.T, preset string) promspend.Plan {
 	t.Helper()
 	src, err := promspend.Preset(preset, promspend.Selection{Namespace: "ns"})
 	require.NoError(t, err)
-	plan, err := promspend.NewPlan(budget(api.Monthly, "UTC", 1, api.Total), at("2026-11-20T12:00:00Z"), src, 15*time.Second)
+	plan, err := promspend.NewPlan(budget(api.Monthly, "UTC", 1, api.Total),
+		at("2026-11-20T12:00:00Z"), src, 15*time.Second)
 	require.NoError(t, err)
 	return plan
 }
@@ -118,7 +119,8 @@ func TestAModelWithoutAPriceIsAnErrorUnlessThereIsADefault(t *testing.T) {
 	_, err := plan.Data(answers, mustPrices(t, `models: {gpt-4o: {input: "1", output: "1"}}`))
 	assert.EqualError(t, err, `key "total": no price for model "mistral-large", "qwen" and no default price`)
 
-	data, err := plan.Data(answers, mustPrices(t, `{models: {gpt-4o: {input: "1", output: "1"}}, default: {input: "1000", output: "0"}}`))
+	data, err := plan.Data(answers,
+		mustPrices(t, `{models: {gpt-4o: {input: "1", output: "1"}}, default: {input: "1000", output: "0"}}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"costUSD": "0.0112", "inputTokens": 111, "outputTokens": 100, "models": {
 		"gpt-4o": {"costUSD": "0.0002", "inputTokens": 100, "outputTokens": 100},
@@ -151,8 +153,10 @@ func TestDataRefusesWhatWouldBeAWrongNumber(t *testing.T) {
 		"no series for a query": {[]prommodel.Vector{ok, {}, ok}, `key "total", input: no series matched: sum_over_time(`},
 		"a model name the hooks cannot read": {[]prommodel.Vector{byModel("model", map[string]float64{"gpt 4o": 1}), ok, ok},
 			`key "total": model "gpt 4o" is not a valid model name`},
-		"a token count beyond float64's exact integers": {[]prommodel.Vector{ok, byModel("model", map[string]float64{"m": math.Pow(2, 54)}), ok},
-			`key "total": model "m": input tokens: 1.8014398509481984e+16 is not a token count between 0 and 2^53`},
+		"a token count beyond float64's exact integers": {
+			[]prommodel.Vector{ok, byModel("model", map[string]float64{"m": math.Pow(2, 54)}), ok},
+			`key "total": model "m": input tokens: 1.8014398509481984e+16 is not a token count between 0 and 2^53`,
+		},
 		"a negative cost": {[]prommodel.Vector{byModel("model", map[string]float64{"m": -1}), ok, ok},
 			`key "total": model "m": cost: -1 is not a non-negative amount`},
 		"NaN tokens": {[]prommodel.Vector{ok, ok, byModel("model", map[string]float64{"m": math.NaN()})},
@@ -173,13 +177,19 @@ func TestParsePricesRefusesAmbiguousTables(t *testing.T) {
 		doc     string
 		wantErr string
 	}{
-		"a price that is not a decimal": {`models: {m: {input: 1e-9, output: "1"}}`, `price table: line 1: "1e-9": exponents are not allowed`},
-		"an empty price":                {`models: {m: {input: , output: "1"}}`, "models.m: input is missing"},
-		"a direction is missing":        {`models: {m: {input: "1"}}`, "models.m: output is missing"},
-		"ten decimals":                  {`models: {m: {input: "0.0000000001", output: "1"}}`, `line 1: "0.0000000001" has more than 9 decimals`},
-		"an unknown field":              {`models: {m: {input: "1", output: "1", cached: "1"}}`, `field cached not found`},
-		"a bad model name":              {`models: {"a b": {input: "1", output: "1"}}`, `"a b" is not a valid model name`},
-		"a negative default":            {`default: {input: "-1", output: "1"}`, `line 1: "-1" is negative`},
+		"a price that is not a decimal": {
+			`models: {m: {input: 1e-9, output: "1"}}`,
+			`price table: line 1: "1e-9": exponents are not allowed`,
+		},
+		"an empty price":         {`models: {m: {input: , output: "1"}}`, "models.m: input is missing"},
+		"a direction is missing": {`models: {m: {input: "1"}}`, "models.m: output is missing"},
+		"ten decimals": {
+			`models: {m: {input: "0.0000000001", output: "1"}}`,
+			`line 1: "0.0000000001" has more than 9 decimals`,
+		},
+		"an unknown field":   {`models: {m: {input: "1", output: "1", cached: "1"}}`, `field cached not found`},
+		"a bad model name":   {`models: {"a b": {input: "1", output: "1"}}`, `"a b" is not a valid model name`},
+		"a negative default": {`default: {input: "-1", output: "1"}`, `line 1: "-1" is negative`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -194,7 +204,8 @@ func TestAFinishedDayWithoutSeriesIsLeftAsItIsButTodayMustHaveThem(t *testing.T)
 	src, err := promspend.Preset("vllm", promspend.Selection{Namespace: "ns"})
 	require.NoError(t, err)
 	// Daily in UTC: yesterday (finished) and today (open), input and output each.
-	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.DailyLedger), at("2026-11-20T12:00:00Z"), src, 15*time.Second)
+	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.DailyLedger),
+		at("2026-11-20T12:00:00Z"), src, 15*time.Second)
 	require.NoError(t, err)
 	require.Len(t, plan.Queries, 4)
 	prices := mustPrices(t, `default: {input: "1", output: "1"}`)
@@ -202,7 +213,10 @@ func TestAFinishedDayWithoutSeriesIsLeftAsItIsButTodayMustHaveThem(t *testing.T)
 
 	data, err := plan.Data([]prommodel.Vector{{}, {}, some, some}, prices)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"spend-2026-11-20": `{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000,"models":{"m":{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000}}}`}, data)
+	assert.Equal(t, map[string]string{
+		"spend-2026-11-20": `{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000,` +
+			`"models":{"m":{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000}}}`,
+	}, data)
 
 	_, err = plan.Data([]prommodel.Vector{{}, some, some, some}, prices)
 	assert.ErrorContains(t, err, `key "spend-2026-11-19", input: no series matched`)

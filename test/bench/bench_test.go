@@ -205,7 +205,8 @@ func ledgerBody(t testing.TB) body {
 	day := captureTime.AddDate(0, 0, 1-ledgerDays)
 	for i := range ledgerDays {
 		key := "spend-" + day.AddDate(0, 0, i).Format(time.DateOnly)
-		data[key] = fmt.Sprintf(`{"costUSD": "%d.%06d", "inputTokens": %d, "outputTokens": %d}`, 9+i%7, (i*7919)%1_000_000, 1_000_000+i*1013, 200_000+i*317)
+		data[key] = fmt.Sprintf(`{"costUSD": "%d.%06d", "inputTokens": %d, "outputTokens": %d}`,
+			9+i%7, (i*7919)%1_000_000, 1_000_000+i*1013, 200_000+i*317)
 		fields["f:"+key] = map[string]any{}
 	}
 	cm["data"] = data
@@ -218,7 +219,10 @@ func ledgerBody(t testing.TB) body {
 
 	// Steady state: Metacontroller sends back the status the last sync wrote.
 	delete(dig(req, "parent").(map[string]any), "status")
-	bd := body{name: "budget/sync/synthetic-ledger-366d-10-thresholds", path: "/budget/sync", req: mustEncode(t, req), now: captureTime}
+	bd := body{
+		name: "budget/sync/synthetic-ledger-366d-10-thresholds", path: "/budget/sync",
+		req: mustEncode(t, req), now: captureTime,
+	}
 	first := mustDecode(t, serve(t, newHandler(t, bd.now), bd))
 	dig(req, "parent").(map[string]any)["status"] = first["status"]
 	bd.req = mustEncode(t, req)
@@ -245,7 +249,9 @@ func eventsBody(t testing.TB) body {
 		events["team-ml/"+name] = ev
 	}
 	req["children"].(map[string]any)["Event.v1"] = events
-	return body{name: "budget/sync/synthetic-parent-20-events", path: "/budget/sync", req: mustEncode(t, req), now: captureTime}
+	return body{
+		name: "budget/sync/synthetic-parent-20-events", path: "/budget/sync", req: mustEncode(t, req), now: captureTime,
+	}
 }
 
 func dig(v any, keys ...string) any {

@@ -87,12 +87,14 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.StringVar(&o.bin, "bin", "bin/llmbudget", "the llmbudget binary to start")
 	fs.StringVar(&o.addr, "addr", "", "load an already running server at this loopback host:port instead (no RSS figures)")
-	fs.StringVar(&o.capture, "capture", "test/fixtures/budget/sync/capture-over-budget-with-children.request.json", "budget sync capture the requests are built from")
+	fs.StringVar(&o.capture, "capture", "test/fixtures/budget/sync/capture-over-budget-with-children.request.json",
+		"budget sync capture the requests are built from")
 	fs.IntVar(&o.budgets, "budgets", 10_000, "distinct budgets the requests are spread over")
 	fs.IntVar(&o.requests, "requests", 100_000, "requests per concurrency level")
 	levels := fs.String("concurrency", "1,16,64", "comma-separated concurrency levels, run in order")
 	fs.DurationVar(&o.maxRun, "max-run", 3*time.Minute, "time limit of one concurrency level")
-	fs.StringVar(&o.logLevel, "log-level", "info", "the server's --log-level: info (one line per call, as in production) or debug")
+	fs.StringVar(&o.logLevel, "log-level", "info",
+		"the server's --log-level: info (one line per call, as in production) or debug")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the server (taken through --pprof) to this file")
 	fs.IntVar(&o.profileAt, "profile-concurrency", 16, "the concurrency level -cpuprofile profiles")
 	fs.BoolVar(&o.floor, "floor", true, "also load a floor server (encoding/json decode and encode only) at each level")
@@ -184,9 +186,11 @@ func run(o options, out io.Writer) (failed bool, err error) {
 			return false, fmt.Errorf("floor server: %w", err)
 		}
 		defer floor.stop()
-		fmt.Fprintf(out, "floor     http://%s (pid %d), answering with a captured response of %d bytes\n", floor.addr, floor.cmd.Process.Pid, len(resp))
+		fmt.Fprintf(out, "floor     http://%s (pid %d), answering with a captured response of %d bytes\n",
+			floor.addr, floor.cmd.Process.Pid, len(resp))
 	}
-	fmt.Fprintf(out, "client GOMAXPROCS %d, %d CPUs; each level runs llmbudget, then the floor\n\n", runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Fprintf(out, "client GOMAXPROCS %d, %d CPUs; each level runs llmbudget, then the floor\n\n",
+		runtime.GOMAXPROCS(0), runtime.NumCPU())
 
 	var levels, floors []level
 	for _, c := range o.concurrency {
@@ -290,7 +294,9 @@ func runLevel(url string, bodies [][]byte, c, n int, maxRun time.Duration, srv *
 		}()
 	}
 	wg.Wait()
-	l := level{concurrency: c, wall: time.Since(start), sent: int(sent.Load()), errors: int(errs.Load()), firstError: firstError}
+	l := level{
+		concurrency: c, wall: time.Since(start), sent: int(sent.Load()), errors: int(errs.Load()), firstError: firstError,
+	}
 	l.serverCPU, l.clientCPU = cpuOf(srv)-cpu0, selfCPU()-self0
 	l.handled = hookHistogram(srv).minus(hist0)
 	l.latencies = latencies[:0]
@@ -336,22 +342,27 @@ func call(ctx context.Context, client *http.Client, url string, body []byte, buf
 
 func report(out io.Writer, o options, levels, floors []level, own bool, rssBefore, rssAfter, hwm int64) {
 	fmt.Fprintf(out, "%-9s %11s %9s %9s %7s %8s %9s %9s %9s %9s %10s %10s %11s\n",
-		"server", "concurrency", "requests", "completed", "errors", "seconds", "req/s", "p50", "p99", "max", "server µs", "client µs", "RSS after")
+		"server", "concurrency", "requests", "completed", "errors", "seconds", "req/s",
+		"p50", "p99", "max", "server µs", "client µs", "RSS after")
 	for i, l := range levels {
 		row(out, "llmbudget", l, own)
 		if i < len(floors) {
 			row(out, "floor", floors[i], true)
 		}
 	}
-	fmt.Fprintln(out, "(server µs, client µs: CPU time, user+system, per completed request, of the server and of this load generator)")
-	fmt.Fprintln(out, "\nllmbudget's own view (llmbudget_hook_duration_seconds, from reading the request to writing the answer):")
+	fmt.Fprintln(out, "(server µs, client µs: CPU time, user+system, per completed request, "+
+		"of the server and of this load generator)")
+	fmt.Fprintln(out, "\nllmbudget's own view (llmbudget_hook_duration_seconds, "+
+		"from reading the request to writing the answer):")
 	for _, l := range levels {
 		if q := l.handled.quantile(0.99); q > 0 && q < math.MaxInt64 {
-			fmt.Fprintf(out, "  concurrency %-3d p99 of the time in the handler <= %s; %.1f%% of calls took <= 1ms\n", l.concurrency, ms(q), 100*l.handled.share(time.Millisecond))
+			fmt.Fprintf(out, "  concurrency %-3d p99 of the time in the handler <= %s; %.1f%% of calls took <= 1ms\n",
+				l.concurrency, ms(q), 100*l.handled.share(time.Millisecond))
 		}
 	}
 	if own {
-		fmt.Fprintf(out, "\nllmbudget RSS: %s before, %s after, growth %s, peak %s\n", mib(rssBefore), mib(rssAfter), mib(rssAfter-rssBefore), mib(hwm))
+		fmt.Fprintf(out, "\nllmbudget RSS: %s before, %s after, growth %s, peak %s\n",
+			mib(rssBefore), mib(rssAfter), mib(rssAfter-rssBefore), mib(hwm))
 	}
 
 	fmt.Fprintln(out, "\ntargets:")
@@ -364,7 +375,8 @@ func report(out io.Writer, o options, levels, floors []level, own bool, rssBefor
 	for _, l := range levels {
 		calls += l.completed
 	}
-	verdict(out, errorsTotal == 0 && !short, fmt.Sprintf("zero errors over %d calls", len(levels)*o.requests), fmt.Sprintf("%d errors, %d calls answered", errorsTotal, calls))
+	verdict(out, errorsTotal == 0 && !short, fmt.Sprintf("zero errors over %d calls", len(levels)*o.requests),
+		fmt.Sprintf("%d errors, %d calls answered", errorsTotal, calls))
 	if own {
 		growth := rssAfter - rssBefore
 		verdict(out, growth <= 20<<20, "RSS growth <= 20 MiB over the run", "growth "+mib(growth))

@@ -48,7 +48,8 @@ func TestBodiesAreDistinctBudgetsTheServiceAnswers(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &req))
 		md := req.Parent.Metadata
 		names[md.Namespace+"/"+md.Name] = true
-		require.Contains(t, req.Related["ConfigMap.v1"], md.Namespace+"/llm-spend", "the spend ConfigMap follows the budget's namespace")
+		require.Contains(t, req.Related["ConfigMap.v1"], md.Namespace+"/llm-spend",
+			"the spend ConfigMap follows the budget's namespace")
 
 		r := httptest.NewRequest(http.MethodPost, "/budget/sync", bytes.NewReader(b))
 		r.Header.Set("Content-Type", "application/json")
@@ -60,7 +61,8 @@ func TestBodiesAreDistinctBudgetsTheServiceAnswers(t *testing.T) {
 		states[resp.Status.State] = true
 	}
 	assert.Len(t, names, 300, "every body is a different budget")
-	assert.ElementsMatch(t, []string{"UnderBudget", "Warning", "OverBudget"}, keys(states), "spends range over every state")
+	assert.ElementsMatch(t, []string{"UnderBudget", "Warning", "OverBudget"}, keys(states),
+		"spends range over every state")
 }
 
 func TestOnlyLoopbackAddressesAreLoaded(t *testing.T) {

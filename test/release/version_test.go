@@ -86,11 +86,15 @@ func TestTheChangelogHasAnEntryForVERSION(t *testing.T) {
 
 // versionRefs finds versions of llmbudget named in text: kustomize remote refs
 // (`//deploy?ref=v0.1.0`) and image references (`ghcr.io/llmbudget/llmbudget:0.1.0`).
-var versionRefs = regexp.MustCompile(`llmbudget//[^\s?]*\?ref=v([0-9][0-9A-Za-z.-]*)|ghcr\.io/llmbudget/llmbudget:([0-9][0-9A-Za-z.-]*)`)
+var versionRefs = regexp.MustCompile(`llmbudget//[^\s?]*\?ref=v([0-9][0-9A-Za-z.-]*)` +
+	`|ghcr\.io/llmbudget/llmbudget:([0-9][0-9A-Za-z.-]*)`)
 
 func TestEveryVersionedReferenceNamesVERSION(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"*.md", "docs/*.md", "Dockerfile", "deploy/*.yaml", "deploy/*/*.yaml", "deploy/*/*/*.yaml", "deploy/helm/llmbudget/*.md"} {
+	for _, pattern := range []string{
+		"*.md", "docs/*.md", "Dockerfile",
+		"deploy/*.yaml", "deploy/*/*.yaml", "deploy/*/*/*.yaml", "deploy/helm/llmbudget/*.md",
+	} {
 		matches, err := filepath.Glob(filepath.Join(root, pattern))
 		require.NoError(t, err)
 		files = append(files, matches...)

@@ -142,7 +142,8 @@ const (
 
 	// Total is one key holding the current period's spend; the writer resets it when a period starts.
 	Total SourceFormat = "Total"
-	// DailyLedger is a ledger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
+	// DailyLedger is a ledger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of
+	// its days.
 	DailyLedger SourceFormat = "DailyLedger"
 
 	ActionNone        Action = "None"
