@@ -91,6 +91,12 @@ func installSpendSourcePolicies(t *testing.T) {
 		warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status.typeChecking.expressionWarnings}")
 		assert.Empty(t, warnings, "%s type-checks without warnings", name)
 	}
+	// The API server resolves paramKind through discovery, which may lag behind the CRD just
+	// (re)applied; with failurePolicy Fail every ConfigMap write is refused until it has.
+	cluster.WaitFor(t, 30*time.Second, "the policies over spend sources to admit an ordinary ConfigMap", func() (bool, string) {
+		out, err := kube.KubectlErr(t, "", "create", "configmap", "probe", "-n", "default", "--dry-run=server")
+		return err == nil, out
+	})
 
 }
 

@@ -1,0 +1,83 @@
+package deploytest_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// writeVerbs are the verbs that change an object.
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection", "*"}
+
+// grants lists, as "<role>: <verb> <group>/<resource>", every write that a ClusterRole or Role
+// of objs grants on one of resources (in apiGroup), and that keep accepts.
+func grants(objs []object, apiGroup string, resources []string, keep func(role object) bool) []string {
+	var out []string
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		for _, role := range ofKind(objs, kind) {
+			if !keep(role) {
+				continue
+			}
+			name, _ := dig(role, "metadata", "name")
+			rules, _ := role["rules"].([]any)
+			for _, r := range rules {
+				groups, _ := dig(r, "apiGroups")
+				res, _ := dig(r, "resources")
+				verbs, _ := dig(r, "verbs")
+				if !slices.ContainsFunc(groups.([]any), func(g any) bool { return g == apiGroup || g == "*" }) {
+					continue
+				}
+				for _, rs := range res.([]any) {
+					for _, v := range verbs.([]any) {
+						if (slices.Contains(resources, rs.(string)) || rs == "*") && slices.Contains(writeVerbs, v.(string)) {
+							out = append(out, fmt.Sprintf("%s: %s %s/%s", name, v, apiGroup, rs))
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func everyRole(object) bool { return true }
+
+// aggregatedIntoEditOrAdmin is a role whose rules Kubernetes adds to the built-in edit or admin role.
+func aggregatedIntoEditOrAdmin(role object) bool {
+	edit, _ := dig(role, "metadata", "labels", "rbac.authorization.k8s.io/aggregate-to-edit")
+	admin, _ := dig(role, "metadata", "labels", "rbac.authorization.k8s.io/aggregate-to-admin")
+	return edit == "true" || admin == "true"
+}
+
+// What every variant ships: a cluster budget's namespaces cannot leave its selector by their
+// own users' hands (Namespace labels stay cluster-scoped, and no role llmbudget ships writes a
+// Namespace), and nothing aggregated into edit or admin writes budgets unless the cluster opts
+// in with budget-writers-in-edit.
+func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
+	variants := map[string][]object{
+		"kustomize deploy/overlays/all-kinds": kustomize(t, "deploy/overlays/all-kinds"),
+		"kustomize deploy/overlays/secure":    kustomize(t, "deploy/overlays/secure"),
+		"kustomize examples/spend/vllm":       kustomize(t, "examples/spend/vllm"),
+		"helm defaults":                       renderChart(t, nil),
+		"helm with spend writers": renderChart(t, map[string]any{"spendWriters": []any{map[string]any{
+			"name": "b", "namespace": "team-ml", "args": []any{"--source=litellm"},
+			"spec": map[string]any{"limitUSD": "1", "costSource": map[string]any{"configMapName": "b-spend"}},
+		}}}),
+	}
+	for name, objs := range variants {
+		t.Run(name, func(t *testing.T) {
+			assert.Empty(t, grants(objs, "", []string{"namespaces"}, everyRole), "no role writes a Namespace")
+			assert.Empty(t, grants(objs, "llmbudget.dev", []string{"llmcostbudgets", "clusterllmcostbudgets",
+				"llmcostbudgets/status", "clusterllmcostbudgets/status"}, aggregatedIntoEditOrAdmin),
+				"nothing aggregated into edit or admin writes budgets")
+			assert.Empty(t, grants(objs, "", []string{"resourcequotas"}, aggregatedIntoEditOrAdmin),
+				"nothing aggregated into edit or admin writes ResourceQuotas")
+		})
+	}
+	t.Run("budget-writers-in-edit gives it back, on purpose", func(t *testing.T) {
+		objs := renderChart(t, map[string]any{"aggregateToDefaultRoles": map[string]any{"edit": true}})
+		assert.NotEmpty(t, grants(objs, "llmbudget.dev", []string{"llmcostbudgets"}, aggregatedIntoEditOrAdmin))
+	})
+}
