@@ -2,7 +2,9 @@
 // labelled llmbudget.dev/budget): pure functions from Metacontroller requests and the clock to responses.
 //
 // It guarantees that it only ever sets the label and annotations undecorated removes, never the workload's spec
-// or status, and that Cleanup removes exactly those keys.
+// or status, and that it never holds up a workload's deletion: the decorator has no finalize hook, so
+// Metacontroller puts no finalizer on the workloads. Decorations therefore stay when the label goes; they name
+// the budget they describe and when its status was taken, so that a reader can tell when they are stale.
 package workload
 
 import (
@@ -15,7 +17,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
@@ -27,6 +28,11 @@ const (
 	AnnotationLimit     = "llmbudget.dev/limit-usd"
 	AnnotationPeriodEnd = "llmbudget.dev/period-end"
 	AnnotationReason    = "llmbudget.dev/reason"
+	// AnnotationPostureBudget names the budget the decorations describe and AnnotationPostureAt when that budget
+	// took the status they copy (its status.lastEvaluatedTime). The decorations outlive the label, so these are
+	// what tells a reader that they are stale: a posture budget the label no longer names, or an old time.
+	AnnotationPostureBudget = "llmbudget.dev/posture-budget"
+	AnnotationPostureAt     = "llmbudget.dev/posture-at"
 	// AnnotationExceededAt records when this workload was told its budget was exceeded this period, so the
 	// BudgetExceeded Event stays the same for its whole announcement window whatever the budget does meanwhile.
 	AnnotationExceededAt = "llmbudget.dev/exceeded-at"
@@ -86,23 +92,27 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	return resp, nil
 }
 
-// Sync answers the decorator's sync and finalize hooks.
+// Sync answers the decorator's sync hook, and the finalize hook of installs from earlier commits, whose decorator
+// had one: that answer removes the decorations and releases the object at once, so that no deletion waits for us.
 func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
 	o, err := decodeObject(req.Object, "object")
 	if err != nil {
 		return hookwire.DecoratorResponse{}, Summary{}, err
 	}
 	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
-	res := finalizer.Reconcile(o, req.Finalizing, func(ev finalizer.Event[object]) finalizer.Result[hookwire.DecoratorResponse] {
-		if ev.Action == finalizer.Apply {
-			return apply(ev.Object, req.Related, now, &sum)
-		}
-		// Cleanup lets the object go once none of the keys is left on it.
+	if req.Finalizing {
 		resp := undecorated()
-		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Finalized: settled(ev.Object, resp), Requeue: finalizer.AwaitChange()}
-	})
-	res.Response.Tail = res.Tail()
-	return res.Response, sum, nil
+		resp.Finalized = true // Metacontroller removes the keys and its finalizer in the same update
+		return resp, sum, nil
+	}
+	resp, requeue := apply(o, req.Related, now, &sum)
+	resp.ResyncAfterSeconds = seconds(requeue)
+	return resp, sum, nil
+}
+
+// seconds is a resync delay as Metacontroller reads it, rounded up to whole seconds; 0 resyncs only on a change.
+func seconds(d time.Duration) float64 {
+	return float64((max(d, 0) + time.Second - 1) / time.Second)
 }
 
 // undecorated is the answer that removes every key Apply may set.
@@ -110,14 +120,19 @@ func undecorated() hookwire.DecoratorResponse {
 	return hookwire.DecoratorResponse{
 		Labels: map[string]*string{LabelState: nil},
 		Annotations: map[string]*string{AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil,
-			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil},
+			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil,
+			AnnotationPostureBudget: nil, AnnotationPostureAt: nil},
 		Attachments: []any{},
 	}
 }
 
-func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) finalizer.Result[hookwire.DecoratorResponse] {
+// apply is the posture of the workload's budget, and how soon to look again (0: only on a change).
+func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
+	hookwire.DecoratorResponse, time.Duration,
+) {
 	resp := undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
+	setValue(resp.Annotations, AnnotationPostureBudget, name)
 	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
 	var budget struct {
 		Status api.Status `json:"status"`
@@ -137,9 +152,12 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 		sum.State = reason
 		setValue(resp.Labels, LabelState, string(api.Unknown))
 		setValue(resp.Annotations, AnnotationReason, reason)
-		return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: finalizer.AwaitChange()}
+		return resp, 0
 	}
 	sum.State = string(st.State)
+	if st.LastEvaluatedTime != nil {
+		setValue(resp.Annotations, AnnotationPostureAt, st.LastEvaluatedTime.UTC().Format(time.RFC3339))
+	}
 	setValue(resp.Labels, LabelState, string(st.State))
 	if st.PercentUsed != nil {
 		setValue(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
@@ -149,7 +167,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 	if st.Period != nil {
 		setValue(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
 	}
-	requeue := finalizer.AwaitChange()
+	var requeue time.Duration
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
 		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
 		owner := children.Owner{
@@ -158,13 +176,13 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) fi
 		}
 		if age := now.Sub(a.At); age >= 0 && age < evaluate.AnnounceFor {
 			resp.Attachments = append(resp.Attachments, children.NewEvent(owner, a))
-			requeue = finalizer.RequeueAfter(evaluate.AnnounceFor - age)
+			requeue = evaluate.AnnounceFor - age
 		}
 	}
 	if !settled(o, resp) {
-		requeue = finalizer.RequeueAfter(settleRetry)
+		requeue = settleRetry
 	}
-	return finalizer.Result[hookwire.DecoratorResponse]{Response: resp, Requeue: requeue}
+	return resp, requeue
 }
 
 // settled reports whether the object already carries what resp asks for.

@@ -52,7 +52,8 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 			assert.Len(t, resp.Attachments, tc.attachments)
 			assert.Nil(t, resp.Status, "never the workload's status")
 			assert.Len(t, resp.Labels, 1, "only llmbudget.dev/state")
-			assert.Len(t, resp.Annotations, 6)
+			assert.Len(t, resp.Annotations, 8)
+			assert.Equal(t, "b", str(resp.Annotations[workload.AnnotationPostureBudget]), "the budget it describes")
 		})
 	}
 }
@@ -92,22 +93,49 @@ func TestTheExceededEventIsToldOncePerPeriodWhateverTheBudgetDoes(t *testing.T) 
 	assert.Nil(t, next.Annotations[workload.AnnotationExceededAt], "last period's mark goes")
 }
 
-func TestCleanupRemovesEveryKeyAndFinishesOnceTheyAreGone(t *testing.T) {
-	decorated := `{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/state":"OverBudget"}}}`
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(decorated), Finalizing: true}, time.Now())
+// An install older than this version still calls the finalize hook: its answer must never hold the object.
+func TestAnOldInstallsFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testing.T) {
+	for name, obj := range map[string]string{
+		"decorated": `{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/state":"OverBudget"},` +
+			`"annotations":{"llmbudget.dev/posture-budget":"b","other":"kept"}}}`,
+		"clean": `{"metadata":{"name":"web","namespace":"ns","labels":{"app":"web"},"annotations":{"other":"kept"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(obj), Finalizing: true}, time.Now())
+			require.NoError(t, err)
+			assert.True(t, resp.Finalized, "released in the same update that removes the keys")
+			assert.Zero(t, resp.ResyncAfterSeconds)
+			assert.Empty(t, resp.Attachments)
+			for k, v := range resp.Labels {
+				assert.Nil(t, v, k)
+			}
+			for k, v := range resp.Annotations {
+				assert.Nil(t, v, k)
+			}
+			assert.Contains(t, resp.Annotations, workload.AnnotationPostureBudget)
+			assert.NotContains(t, resp.Annotations, "other", "keys of others are never touched")
+		})
+	}
+}
+
+func TestSyncNeverReleasesALiveObject(t *testing.T) {
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)}, time.Now())
 	require.NoError(t, err)
 	assert.False(t, resp.Finalized)
-	for k, v := range resp.Labels {
-		assert.Nil(t, v, k)
-	}
-	for k, v := range resp.Annotations {
-		assert.Nil(t, v, k)
-	}
-	clean := `{"metadata":{"name":"web","namespace":"ns","labels":{"app":"web"},"annotations":{"other":"kept"}}}`
-	resp, _, err = workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(clean), Finalizing: true}, time.Now())
+}
+
+func TestThePostureNamesItsBudgetAndWhenTheBudgetTookIt(t *testing.T) {
+	st := `{"state":"Warning","lastEvaluatedTime":"2026-11-29T06:55:00Z"}`
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(st)},
+		time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
 	require.NoError(t, err)
-	assert.True(t, resp.Finalized)
-	assert.NotContains(t, resp.Annotations, "other", "keys of others are never touched")
+	assert.Equal(t, "b", str(resp.Annotations[workload.AnnotationPostureBudget]))
+	assert.Equal(t, "2026-11-29T06:55:00Z", str(resp.Annotations[workload.AnnotationPostureAt]),
+		"the budget's status.lastEvaluatedTime, not the clock: a resync changes nothing")
+
+	resp, _, err = workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related("")}, time.Now())
+	require.NoError(t, err)
+	assert.Nil(t, resp.Annotations[workload.AnnotationPostureAt], "no budget, no time")
 }
 
 func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T) {
@@ -136,7 +164,9 @@ func TestAWorkloadLabelledAfterTheCrossingIsStillTold(t *testing.T) {
 
 func TestAnObjectThatCarriesItsDecorationsNeedsNoRetry(t *testing.T) {
 	st := `{"state":"UnderBudget","limitUSD":"500.00","observedSpendUSD":"1.00","percentUsed":0}`
-	obj := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/budget":"b","llmbudget.dev/state":"UnderBudget"},"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00","llmbudget.dev/percent-used":"0"}}}`)
+	obj := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/budget":"b",` +
+		`"llmbudget.dev/state":"UnderBudget"},"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00",` +
+		`"llmbudget.dev/percent-used":"0","llmbudget.dev/posture-budget":"b"}}}`)
 	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: obj, Related: related(st)}, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, resp.ResyncAfterSeconds)
