@@ -16,7 +16,7 @@ const (
 )
 
 func TestEveryWayOfAskingForHelpListsTheCommandsAndSucceeds(t *testing.T) {
-	for _, args := range [][]string{nil, {"-h"}, {"--help"}, {"help"}} {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"help"}} {
 		code, out, errOut := runProgram(args, "")
 		assert.Equal(t, 0, code, "llmbudget %v", args)
 		assert.Empty(t, errOut)

@@ -1,6 +1,7 @@
 // Command llmbudget is the llmbudget hook service (serve) and its offline tools (eval, migrate, spend).
-// `llmbudget` alone, `llmbudget help` or -h lists the commands; `llmbudget <command> -h` prints a command's flags
-// with their defaults. Exit status: 0 success, 1 failure, 2 usage (unknown command or flag, missing argument).
+// `llmbudget help` or -h lists the commands (`llmbudget` alone too, on stderr with status 2); `llmbudget <command>
+// -h` prints a command's flags with their defaults. Exit status: 0 success, 1 failure, 2 usage (no or an unknown
+// command, an unknown flag or flag value, a missing argument).
 package main
 
 import (
@@ -49,7 +50,11 @@ var commands = []command{
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	who := "llmbudget"
-	if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
+	if len(args) == 0 { // not asking for help: a usage error, so that a script that forgot the command fails
+		fmt.Fprintf(stderr, "llmbudget: no command given\n\n%s", usage())
+		return exitUsage
+	}
+	if slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
 		if len(args) < 2 {
 			fmt.Fprint(stdout, usage())
 			return exitOK

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -173,12 +174,20 @@ func migrateCmd(args []string, std stdio) error {
 	}
 	var docs [][]byte
 	var notes []string
+	var errs manifest.Errors // of every file, as eval reports them
 	err := manifest.ReadInputs(files, std.in, func(file string, data []byte) error {
 		res, err := migrate.Migrate(file, data, migrate.Options{SkipUnknownKinds: *skip})
 		docs = append(docs, res.Documents...)
 		notes = append(notes, res.Notes...)
+		if me, ok := errors.AsType[manifest.Errors](err); ok {
+			errs = append(errs, me...)
+			return nil
+		}
 		return err
 	})
+	if err == nil && len(errs) > 0 {
+		err = errs
+	}
 	if err != nil {
 		return err
 	}

@@ -106,3 +106,21 @@ func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
 		})
 	}
 }
+
+func TestMigrateReportsEveryErrorOfEveryFileAsEvalDoes(t *testing.T) {
+	dir := t.TempDir()
+	bad := func(name, field string) string {
+		return "apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: " + name +
+			", namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, " + field + ": k}\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(bad("one", "keyy")+"---\n"+bad("two", "kee")), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(bad("three", "kye")), 0o644))
+
+	code, out, errOut := runProgram([]string{"migrate", "-f", dir}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out, "nothing is printed when any document is refused")
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	assert.Equal(t, "llmbudget migrate: "+a+":6: LLMCostBudget team-ml/one: unknown field \"spec.costSource.keyy\"\n"+
+		"llmbudget migrate: "+a+":13: LLMCostBudget team-ml/two: unknown field \"spec.costSource.kee\"\n"+
+		"llmbudget migrate: "+b+":6: LLMCostBudget team-ml/three: unknown field \"spec.costSource.kye\"\n", errOut)
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -71,7 +70,15 @@ func parseServe(args []string) (serveOptions, error) {
 		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
-		return o, errors.New("--tls-cert-file and --tls-key-file go together")
+		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
+	}
+	// runServer parses these again (tests start it without flags); here a bad one is a usage error.
+	if _, err := parseClock(o.now, "2026-11-29T07:30:00Z"); err != nil {
+		return o, &usageError{fs: fs, err: err}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
+		return o, badUsage(fs, "--log-level: %v", err)
 	}
 	return o, nil
 }

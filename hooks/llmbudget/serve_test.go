@@ -218,6 +218,7 @@ func TestMetricsAndHooksListenApart(t *testing.T) {
 func TestServeRefusesHalfATLSConfiguration(t *testing.T) {
 	_, err := parseServe([]string{"--tls-cert-file", "x"})
 	assert.EqualError(t, err, "--tls-cert-file and --tls-key-file go together")
+	assert.IsType(t, &usageError{}, err, "a usage error: status 2")
 }
 
 func TestRunDispatchesCommands(t *testing.T) {

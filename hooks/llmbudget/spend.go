@@ -26,6 +26,8 @@ type spendFlags struct {
 	prices, now, output string
 	step, timeout       time.Duration
 	printQuery          bool
+	src                 promspend.Source // of --source or --query
+	clock               func() time.Time // of --now
 }
 
 var spendCommand = command{
@@ -73,6 +75,14 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	case f.prometheus == "" && !f.printQuery:
 		return f, badUsage(fs, "no --prometheus URL")
 	}
+	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
+	var err error
+	if f.src, err = f.sourceOf(); err != nil {
+		return f, &usageError{fs: fs, err: err}
+	}
+	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
+		return f, &usageError{fs: fs, err: err}
+	}
 	return f, nil
 }
 
@@ -85,15 +95,7 @@ func spendCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	src, err := f.sourceOf()
-	if err != nil {
-		return err
-	}
-	clock, err := parseClock(f.now, "2026-11-20T12:00:00Z")
-	if err != nil {
-		return err
-	}
-	now := clock()
+	src, now := f.src, f.clock()
 	plan, err := promspend.NewPlan(b.Spec, now, src, f.step)
 	if err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)

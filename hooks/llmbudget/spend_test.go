@@ -111,8 +111,10 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 		"an unknown budget":         {[]string{"--budget=team-ml/nope", "--prometheus=" + closed.URL, "--source=litellm"}, "no LLMCostBudget team-ml/nope in", 0},
 		"both --source and --query": {[]string{"--budget=team-ml/chatbot", "--source=litellm", "--query=cost=x"}, "give either --source or --query", 2},
 		"no Prometheus":             {[]string{"--budget=team-ml/chatbot", "--source=litellm"}, "no --prometheus URL", 2},
-		"a bad --query":             {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"}, `--query "tokens=x": want cost=, input= or output=`, 0},
-		"a bad --now":               {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"}, `--now "today": must be RFC 3339`, 0},
+		"a bad --query":             {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"}, `--query "tokens=x": want cost=, input= or output=`, 2},
+		"a bad --now":               {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"}, `--now "today": must be RFC 3339`, 2},
+		"a misspelt --source":       {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litelm"}, `llmbudget spend: source "litelm" is not one of litellm, vllm, otel-genai`, 2},
+		"a bad --pod-label":         {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--pod-label=x"}, `--pod-label "x"`, 2},
 		"token-only without prices": {[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm", "--now=2026-11-20T12:00:00Z"}, "source vllm counts tokens only: give a price table with --prices", 0},
 	}
 	for name, tc := range tests {

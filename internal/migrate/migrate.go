@@ -19,6 +19,7 @@ package migrate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,20 +47,34 @@ func Join(docs [][]byte) []byte {
 	return bytes.Join(docs, []byte("---\n"))
 }
 
-// Migrate converts every budget in data, a YAML or JSON stream read from source (used only in messages). It stops
-// at the first object it must refuse and then returns no documents.
+// Migrate converts every budget in data, a YAML or JSON stream read from source (used only in messages). It
+// refuses every object it must, each a manifest.Error of the manifest.Errors returned, and then returns no
+// documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
 	docs, stop := manifest.Docs(source, data)
 	var res Result
+	var errs manifest.Errors
 	for _, d := range docs {
-		if err := res.object(d, opts); err != nil {
-			return Result{}, err
-		}
+		errs = appendErrors(errs, source, res.object(d, opts))
 	}
 	if stop != nil {
-		return Result{}, manifest.Errors{*stop}
+		errs = append(errs, *stop)
+	}
+	if len(errs) > 0 {
+		return Result{}, errs
 	}
 	return res, nil
+}
+
+// appendErrors adds err's problems to errs, one a line: a manifest.Errors as it is, another error under source.
+func appendErrors(errs manifest.Errors, source string, err error) manifest.Errors {
+	if err == nil {
+		return errs
+	}
+	if me, ok := errors.AsType[manifest.Errors](err); ok {
+		return append(errs, me...)
+	}
+	return append(errs, manifest.Error{Source: manifest.Source{File: source}, Message: err.Error()})
 }
 
 type input struct {
@@ -85,9 +100,10 @@ func (res *Result) object(d manifest.Doc, opts Options) error {
 			return errs
 		}
 		for _, item := range items {
-			if err := res.object(item, opts); err != nil {
-				return err
-			}
+			errs = appendErrors(errs, d.File, res.object(item, opts))
+		}
+		if len(errs) > 0 {
+			return errs
 		}
 		return nil
 	case opts.SkipUnknownKinds:

@@ -613,3 +613,19 @@ func TestMigrationIsDeterministic(t *testing.T) {
 		assert.Equal(t, first, again)
 	}
 }
+
+func TestEveryRefusedObjectOfAStreamIsReported(t *testing.T) {
+	doc := func(name string) string {
+		return "apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: " + name +
+			"}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n"
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n" +
+		"- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n"
+	res, err := migrate.Migrate("in.yaml", []byte(doc("one")+"---\n"+list+"---\n"+doc("two")), migrate.Options{})
+	require.Error(t, err)
+	assert.Empty(t, res.Documents, "nothing converted is returned when anything is refused")
+	errs, ok := errors.AsType[manifest.Errors](err)
+	require.True(t, ok, "%T", err)
+	require.Len(t, errs, 4, "%v", err)
+	assert.Equal(t, []int{6, 11, 12, 19}, []int{errs[0].Line, errs[1].Line, errs[2].Line, errs[3].Line})
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Every command line that cannot be run is a usage error, status 2, with the command's help on stderr; -h and
+// help print to stdout with status 0; a command that runs and fails is status 1.
+func TestEveryUsageErrorExitsTwoAndSaysWhy(t *testing.T) {
+	budget := "../../examples/monthly-total/budget.yaml"
+	cases := map[string]struct {
+		args   []string
+		code   int
+		stderr string // contained in stderr; "" wants it empty
+		stdout string // contained in stdout; "" wants it empty
+	}{
+		"no arguments":                    {nil, 2, "llmbudget: no command given\n\nllmbudget: LLM cost budgets", ""},
+		"no arguments lists the commands": {nil, 2, "\n  migrate ", ""},
+		"help":                            {[]string{"help"}, 0, "", "usage: llmbudget <command> [flags]"},
+		"-h":                              {[]string{"-h"}, 0, "", "usage: llmbudget <command> [flags]"},
+		"help of a command":               {[]string{"help", "eval"}, 0, "", "usage: llmbudget eval -f FILE"},
+		"help of an unknown one":          {[]string{"help", "evil"}, 2, `llmbudget help: unknown command "evil"`, ""},
+		"an unknown command":              {[]string{"frobnicate"}, 2, `llmbudget: unknown command "frobnicate"`, ""},
+		"a flag before the command":       {[]string{"--now", "x", "eval"}, 2, "--now given before a command", ""},
+		"a command's -h":                  {[]string{"eval", "-h"}, 0, "", "exit status:"},
+		"eval without -f":                 {[]string{"eval"}, 2, "llmbudget eval: no input: give at least one -f FILE", ""},
+		"eval with an argument":           {[]string{"eval", budget}, 2, "unexpected argument", ""},
+		"eval with an unknown flag":       {[]string{"eval", "-f", budget, "--nwo", "x"}, 2, "flag provided but not defined: -nwo", ""},
+		"eval with a bad --now":           {[]string{"eval", "-f", budget, "--now", "today"}, 2, `--now "today": must be RFC 3339`, ""},
+		"eval of a missing file":          {[]string{"eval", "-f", "missing.yaml"}, 1, "llmbudget eval: open missing.yaml", ""},
+		"migrate without -f":              {[]string{"migrate"}, 2, "llmbudget migrate: no input", ""},
+		"serve with half of TLS":          {[]string{"serve", "--tls-cert-file", "x"}, 2, "--tls-cert-file and --tls-key-file go together", ""},
+		"serve with a bad level":          {[]string{"serve", "--log-level", "loud"}, 2, "llmbudget serve: --log-level:", ""},
+		"serve with a bad --now":          {[]string{"serve", "--now", "today"}, 2, `--now "today": must be RFC 3339`, ""},
+		"spend with a misspelt source": {[]string{"spend", "-f", budget, "--source", "litelm", "--prometheus", "http://p"}, 2,
+			`llmbudget spend: source "litelm" is not one of litellm, vllm, otel-genai`, ""},
+		"spend without a source": {[]string{"spend", "-f", budget, "--prometheus", "http://p"}, 2, "give either --source or --query", ""},
+		"version with a flag":    {[]string{"version", "--long"}, 2, "flag provided but not defined: -long", ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runProgram(tc.args, "")
+			assert.Equal(t, tc.code, code)
+			if tc.stderr == "" {
+				assert.Empty(t, stderr)
+			} else {
+				assert.Contains(t, stderr, tc.stderr)
+			}
+			if tc.stdout == "" {
+				assert.Empty(t, stdout)
+			} else {
+				assert.Contains(t, stdout, tc.stdout)
+			}
+			if code == exitUsage && len(tc.args) > 0 && tc.args[0] != "help" && tc.args[0] != "frobnicate" &&
+				tc.args[0] != "--now" {
+				assert.Contains(t, stderr, "usage: llmbudget "+tc.args[0], "a usage error shows the command's help")
+			}
+		})
+	}
+}
