@@ -123,7 +123,7 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a key given twice": {
 			strings.Replace(validBudget, "  limitUSD: \"500\"\n", "  limitUSD: \"500\"\n  limitUSD: \"600\"\n", 1),
-			[]string{`1: document 1: yaml: unmarshal errors: line 8: key "limitUSD" already set in map`},
+			[]string{`8: not valid YAML: unmarshal errors: key "limitUSD" already set in map`},
 		},
 	}
 	for name, tc := range tests {
