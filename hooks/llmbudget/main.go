@@ -155,7 +155,16 @@ func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
 	if len(*files) == 0 {
 		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
+	if stdinTwice(*files) {
+		return badUsage(fs, "-f - given twice: stdin can be read only once")
+	}
 	return nil
+}
+
+// stdinTwice is whether files names stdin ("-") more than once: the second would silently read nothing.
+func stdinTwice(files []string) bool {
+	i := slices.Index(files, "-")
+	return i >= 0 && slices.Contains(files[i+1:], "-")
 }
 
 // fileList collects repeated -f flags.
