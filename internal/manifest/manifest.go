@@ -229,8 +229,8 @@ func (r *reader) readBudget(d Doc, h Head) {
 }
 
 func checkSpec(d Doc, name string, spec *api.Spec) Errors {
-	if spec == nil {
-		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
+	if spec == nil { // in the API server's words, as every field error here
+		return Errors{d.Errorf("spec", name, "%s%s", d.Prefix, field.Required(field.NewPath("spec"), ""))}
 	}
 	spec.Default()
 	err := spec.Validate()
@@ -289,9 +289,10 @@ func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors 
 	}
 	switch {
 	case md.Name == "" && md.GenerateName != "":
-		fail("metadata.name", "metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name")
-	case md.Name == "":
-		fail("metadata.name", "metadata.name: is required")
+		fail("metadata.name", "%s", field.Required(field.NewPath("metadata", "name"),
+			"generateName is not enough: kubectl apply needs a fixed name"))
+	case md.Name == "": // in the API server's words
+		fail("metadata.name", "%s", field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
 		fail("metadata.name", "metadata.name must be at most 63 characters: workloads name their budget in "+
 			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")

@@ -99,7 +99,7 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a budget without spec": {
 			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot}\n",
-			[]string{`1: LLMCostBudget chatbot: spec: is required`},
+			[]string{`1: LLMCostBudget chatbot: spec: Required value`},
 		},
 		"a version llmbudget does not serve": {
 			strings.Replace(validBudget, "v1alpha1", "v1", 1),

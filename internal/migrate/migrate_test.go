@@ -412,11 +412,11 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a missing name": {
 			strings.Replace(valid, "  name: chatbot\n", "", 1),
-			`stdin:3: LLMCostBudget: metadata.name: is required`,
+			`stdin:3: LLMCostBudget: metadata.name: Required value: name or generateName is required`,
 		},
 		"only a generated name": {
 			strings.Replace(valid, "  name: chatbot\n", "  generateName: chatbot-\n", 1),
-			`stdin:3: LLMCostBudget: metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name`,
+			`stdin:3: LLMCostBudget: metadata.name: Required value: generateName is not enough: kubectl apply needs a fixed name`,
 		},
 		"a name Kubernetes refuses": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: Chat_Bot\n", 1),
