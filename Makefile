@@ -68,8 +68,8 @@ fixtures: ## rewrite the crafted hook requests and their golden responses (revie
 	$(GO) test ./test/golden/ -update
 
 # kustomize as a pinned Go tool: no kubectl needed. v5.8.2 is the newest release that builds
-# with Go 1.26 (v5.8.3 needs Go 1.27). The first run compiles it (about 45 s of CPU, 2.5 min on
-# a busy 2-core machine with an empty build cache); later runs take 0.5 s per directory.
+# with Go 1.26 (v5.8.3 needs Go 1.27). The first run compiles it (about 45 s of CPU with an empty
+# build cache), and says so; later runs take 0.5 s per directory.
 KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller \
 	examples/spend/litellm examples/spend/vllm examples/spend/otel-genai
@@ -103,7 +103,6 @@ fuzz: ## run every fuzz target for $(FUZZTIME); print the executions each reache
 
 # The image: built by tools/image (go-containerregistry, its own module) from the static
 # binaries, with every timestamp at the commit's time so that one commit gives one digest.
-# Cold (empty build cache), make test-image took 2.5 min on a busy 2-core machine; warm, 4 s.
 IMAGE_PLATFORMS ?= linux/$(shell $(GO) env GOARCH)
 IMAGE_DIR ?= bin/image
 IMAGE_TAR ?= bin/llmbudget-image.tar

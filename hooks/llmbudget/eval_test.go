@@ -38,7 +38,8 @@ func TestEveryCommandPrintsItsFlagsWithDefaultsOnHelp(t *testing.T) {
 	_, serveHelp, _ := runProgram([]string{"serve", "-h"}, "")
 	assert.Contains(t, serveHelp, `listen address (default ":8080")`)
 	_, evalHelp, _ := runProgram([]string{"eval", "-h"}, "")
-	assert.Contains(t, evalHelp, "exit status:\n  0  every budget was evaluated\n  1  invalid input")
+	assert.Contains(t, evalHelp,
+		"exit status:\n  0  every budget was evaluated (and none is in a --fail-on state)\n  1  invalid input")
 }
 
 func TestCommandLineMistakesExitWithStatus2AndUsage(t *testing.T) {

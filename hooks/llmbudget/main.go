@@ -16,9 +16,10 @@ import (
 )
 
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitFailedOn = 3 // eval --fail-on: the input was valid, and a budget ended in a state named
 )
 
 func main() {
@@ -86,6 +87,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// One prefixed line per problem, as a compiler prints them.
 	prefix := "llmbudget " + c.name + ": "
 	fmt.Fprintf(stderr, "%s%s\n", prefix, strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
+	if _, ok := errors.AsType[failedOn](err); ok {
+		return exitFailedOn
+	}
 	return exitFailure
 }
 
@@ -151,7 +155,16 @@ func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
 	if len(*files) == 0 {
 		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
+	if stdinTwice(*files) {
+		return badUsage(fs, "-f - given twice: stdin can be read only once")
+	}
 	return nil
+}
+
+// stdinTwice is whether files names stdin ("-") more than once: the second would silently read nothing.
+func stdinTwice(files []string) bool {
+	i := slices.Index(files, "-")
+	return i >= 0 && slices.Contains(files[i+1:], "-")
 }
 
 // fileList collects repeated -f flags.

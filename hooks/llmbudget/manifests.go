@@ -20,27 +20,57 @@ import (
 )
 
 var evalCommand = command{
-	name: "eval", synopsis: "-f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z]",
+	name: "eval", synopsis: "-f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z] [--fail-on overbudget,unknown]",
 	summary: "check budgets as the API server would and evaluate them offline",
-	about: `Reads LLMCostBudgets and their spend ConfigMaps from files, directories or stdin ("-"),
-checks them as the API server admits them (strict fields, names, the spec's rules) and
-prints, as YAML, the status and children the sync hook would return. Files may hold
-several documents and "kind: List" objects, as kubectl get llmb,cm -o yaml prints them.
-Nothing is printed unless every budget is valid.
+	about: `Reads LLMCostBudgets and their spend ConfigMaps from files, directories (and their
+subdirectories, as kubectl apply -R -f; other files are noted as skipped) or stdin ("-"),
+checks them as the API server admits them (strict fields, names, the spec's rules, the
+size limits) and prints, as YAML, the status and children the sync hook would return.
+Files may hold several documents and "kind: List" objects, as kubectl get llmb,cm -o yaml
+prints them. Nothing is printed unless every budget is valid. In CI, --fail-on fails the
+run when a budget ends in one of the states named, after printing the evaluation.
 
 exit status:
-  0  every budget was evaluated
+  0  every budget was evaluated (and none is in a --fail-on state)
   1  invalid input: a file cannot be read, an object or a budget's spec is invalid,
      or no LLMCostBudget was found
-  2  usage: an unknown flag, no -f, or a --now that is not RFC 3339`,
+  2  usage: an unknown flag, no -f, a --now that is not RFC 3339, an unknown --fail-on state
+  3  a budget ended in a --fail-on state`,
 	run: evalCmd,
 }
+
+// failOnStates are the states --fail-on names, lower-cased as typed.
+var failOnStates = []api.State{api.UnderBudget, api.Warning, api.OverBudget, api.Unknown}
+
+// parseFailOn reads a comma-separated list of states, in any case ("overbudget,Unknown").
+func parseFailOn(list string) ([]api.State, error) {
+	var states []api.State
+	for name := range strings.SplitSeq(list, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		i := slices.IndexFunc(failOnStates, func(s api.State) bool { return strings.EqualFold(string(s), name) })
+		if i < 0 {
+			return nil, fmt.Errorf("--fail-on %q: not a state; give a comma-separated list of "+
+				"underbudget, warning, overbudget, unknown", name)
+		}
+		states = append(states, failOnStates[i])
+	}
+	return states, nil
+}
+
+// failedOn is eval's finding that budgets ended in --fail-on states, one a line: run exits exitFailedOn.
+type failedOn []string
+
+func (f failedOn) Error() string { return strings.Join(f, "\n") }
 
 func evalCmd(args []string, std stdio) error {
 	fs := newFlagSet("eval")
 	var files fileList
 	fs.Var(&files, "f", "YAML or JSON file or directory with budgets and ConfigMaps (repeatable; - for stdin)")
 	nowFlag := fs.String("now", "", "evaluation time, RFC 3339 (default: the current time)")
+	failOnFlag := fs.String("fail-on", "", "exit 3 when a budget ends in one of these states: a comma-separated list of "+
+		"underbudget, warning, overbudget, unknown")
 	if err := parseFileFlags(fs, &files, args); err != nil {
 		return err
 	}
@@ -48,8 +78,15 @@ func evalCmd(args []string, std stdio) error {
 	if err != nil {
 		return &usageError{fs: fs, err: err}
 	}
+	failOn, err := parseFailOn(*failOnFlag)
+	if err != nil {
+		return &usageError{fs: fs, err: err}
+	}
 	now := clock()
 	set, err := manifest.Read(files, std.in)
+	for _, s := range set.SkippedFiles {
+		fmt.Fprintf(std.err, "llmbudget eval: note: skipped %s: %s\n", s.Path, s.Why)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,18 +112,31 @@ func evalCmd(args []string, std stdio) error {
 		parents = append(parents, b.Object)
 	}
 	var docs [][]byte
+	var failed failedOn
 	for _, p := range append(parents, set.ClusterBudgets...) {
 		cluster := p.Kind == api.ClusterKind
-		doc, err := evaluate(p.JSON, related, now, cluster)
+		name := p.Namespace + "/" + p.Name
+		if cluster {
+			name = api.ClusterKind + " " + p.Name
+		}
+		doc, state, err := evaluate(p.JSON, related, now, cluster)
 		if err != nil && cluster {
 			return fmt.Errorf("%s: %s: %w", p.Source, p.Name, err)
 		} else if err != nil {
 			return fmt.Errorf("%s: %s/%s: %w", p.Source, p.Namespace, p.Name, err)
 		}
 		docs = append(docs, doc)
+		if slices.Contains(failOn, state) {
+			failed = append(failed, fmt.Sprintf("%s: %s is %s (--fail-on %s)", p.Source, name, state, *failOnFlag))
+		}
 	}
-	_, err = std.out.Write(bytes.Join(docs, []byte("---\n")))
-	return err
+	if _, err = std.out.Write(bytes.Join(docs, []byte("---\n"))); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return failed
+	}
+	return nil
 }
 
 // skippedNote names the kinds read and skipped, so that a wrong file is noticed.
@@ -104,15 +154,18 @@ func skippedNote(skipped []manifest.Object) string {
 	return "; skipped " + strings.Join(kinds, ", ")
 }
 
-// evaluate is the sync hook's answer for a budget, as YAML under a headline that sums it up for a person.
-func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) ([]byte, error) {
+// evaluate is the sync hook's answer for a budget, as YAML under a headline that sums it up for a person, and the
+// state the budget ends in.
+func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (
+	[]byte, api.State, error,
+) {
 	sync := budget.Sync
 	if cluster {
 		sync = clusterbudget.Sync
 	}
 	resp, sum, err := sync(hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}, now)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	st, _ := resp.Status.(api.Status)
 	name := sum.Namespace + "/" + sum.Name
@@ -147,11 +200,11 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 	for _, doc := range docs {
 		y, err := yaml.Marshal(doc)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		out = append(out, y...)
 	}
-	return out, nil
+	return out, st.State, nil
 }
 
 var migrateCommand = command{
@@ -175,8 +228,8 @@ func migrateCmd(args []string, std stdio) error {
 	var docs [][]byte
 	var notes []string
 	var errs manifest.Errors // of every file, as eval reports them
-	err := manifest.ReadInputs(files, std.in, func(file string, data []byte) error {
-		res, err := migrate.Migrate(file, data, migrate.Options{SkipUnknownKinds: *skip})
+	skipped, err := manifest.ReadInputs(files, std.in, func(in manifest.Input) error {
+		res, err := migrate.Migrate(in.Name, in.Data, migrate.Options{SkipUnknownKinds: *skip})
 		docs = append(docs, res.Documents...)
 		notes = append(notes, res.Notes...)
 		if me, ok := errors.AsType[manifest.Errors](err); ok {
@@ -185,6 +238,9 @@ func migrateCmd(args []string, std stdio) error {
 		}
 		return err
 	})
+	for _, s := range skipped {
+		fmt.Fprintf(std.err, "llmbudget migrate: note: skipped %s: %s\n", s.Path, s.Why)
+	}
 	if err == nil && len(errs) > 0 {
 		err = errs
 	}

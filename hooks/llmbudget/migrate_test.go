@@ -85,7 +85,7 @@ func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
 	}{
 		"no input file":                    {[]string{"migrate"}, "", 2, "llmbudget migrate: no input: give at least one -f FILE (- for stdin)"},
 		"a file given without -f":          {[]string{"migrate", migrateOperatorExample}, "", 2, `llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`},
-		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", 1, "llmbudget migrate: -f - given twice: stdin can be read only once"},
+		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", 2, "llmbudget migrate: -f - given twice: stdin can be read only once"},
 		"a file that does not exist":       {[]string{"migrate", "-f", "missing.yaml"}, "", 1, "llmbudget migrate: open missing.yaml: no such file or directory"},
 		"an unknown flag":                  {[]string{"migrate", "--skip"}, "", 2, "llmbudget migrate: flag provided but not defined: -skip"},
 		"an input with nothing to convert": {[]string{"migrate", "-f", "-"}, "---\n", 1, "llmbudget migrate: nothing to convert in -: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget"},

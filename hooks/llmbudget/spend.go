@@ -70,6 +70,8 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		return f, badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	case len(f.files) == 0:
 		return f, badUsage(fs, "no budget: give -f FILE")
+	case stdinTwice(f.files):
+		return f, badUsage(fs, "-f - given twice: stdin can be read only once")
 	case (f.source == "") == (len(f.queries) == 0):
 		return f, badUsage(fs, "give either --source or --query")
 	case f.prometheus == "" && !f.printQuery:

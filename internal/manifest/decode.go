@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -23,15 +24,57 @@ import (
 // JSON, as kubectl reads YAML; its YAML node serves only for lines and literal text.
 type Doc struct {
 	File   string
-	Node   *yaml.Node // nil when unknown
-	Prefix string     // "items[2]." for an item of a List
+	Prefix string // "items[2]." for an item of a List
 	JSON   []byte
+	src    *source // nil when unknown
+	path   string  // of the object in src: "" for a document, "items[2]" for an item of a List in it
+}
+
+// source is a document's YAML text, parsed for its lines only when a line is asked for: most objects never need
+// one, and the parser's node tree takes some 30 times the text.
+type source struct {
+	text  []byte
+	lines int // before the document in its file: the parser counts lines from the document's start
+	root  *yaml.Node
+}
+
+func (s *source) node() *yaml.Node {
+	if s.text != nil {
+		s.root = documentNode(s.text)
+		s.text = nil
+	}
+	return s.root
+}
+
+// Root is the object's YAML node (nil when unknown), for its literal text.
+func (d Doc) Root() *yaml.Node {
+	if d.src == nil {
+		return nil
+	}
+	_, n := Find(d.src.node(), d.path)
+	return n
 }
 
 // At is where the field at path ("spec.costSource.key") is written, or its nearest enclosing field when absent.
 func (d Doc) At(path string) Source {
-	line, _ := Find(d.Node, path)
+	root := d.Root()
+	if root == nil { // unknown, or an item not written in place (through a merge key)
+		return Source{File: d.File}
+	}
+	line, _ := Find(root, path)
+	if line > 0 {
+		line += d.src.lines
+	}
 	return Source{File: d.File, Line: line}
+}
+
+// Line is the object's line when it costs nothing to know: an item of a List is given one only once a line of
+// that List was asked for.
+func (d Doc) Line() Source {
+	if d.src != nil && (d.path == "" || d.src.text == nil) {
+		return d.At("")
+	}
+	return Source{File: d.File}
 }
 
 // Errorf is a problem of the object named object, at the field at path.
@@ -39,53 +82,147 @@ func (d Doc) Errorf(path, object, format string, args ...any) Error {
 	return Error{Source: d.At(path), Object: object, Message: fmt.Sprintf(format, args...)}
 }
 
-// Docs returns the non-empty documents of a stream up to the first one JSON cannot represent (a repeated key,
-// .inf), and the error that stopped it there; a stream that is not YAML yields no documents.
+// Docs returns the non-empty documents of a stream up to the first one that is not valid YAML or that JSON cannot
+// represent (a repeated key, .inf), and the error, at its line in the file, that stopped it there.
+//
+// kubectl's document splitter (k8s.io/apimachinery's YAMLReader) cuts the stream at every line starting "---" and
+// the YAML-to-JSON conversion reads the first document of each piece; a piece in which the YAML parser finds more
+// documents than that (after a "..." end marker) is refused, so that no input is ever read in part.
 func Docs(file string, data []byte) ([]Doc, *Error) {
-	nodes, err := documentNodes(data)
-	if err != nil {
-		return nil, &Error{Source: Source{File: file}, Message: "not valid YAML: " + err.Error()}
-	}
 	var docs []Doc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	lc := lineCounter{data: data}
 	for {
 		text, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
-		d := Doc{File: file}
-		if len(docs) < len(nodes) {
-			d.Node = nodes[len(docs)]
+		lc.skipSeparators()
+		if err != nil { // a "---" followed by something other than a comment
+			return docs, &Error{Source: Source{File: file, Line: lc.badSeparator()}, Message: "not valid YAML: " + err.Error()}
 		}
-		if err == nil {
-			d.JSON, err = sigsyaml.YAMLToJSONStrict(text)
+		d := Doc{File: file, src: &source{text: text, lines: lc.line}}
+		lc.advance(bytes.Count(text, []byte("\n")))
+		if d.JSON, err = sigsyaml.YAMLToJSONStrict(text); err != nil {
+			return docs, yamlError(file, d.src.lines, err)
 		}
-		if err != nil {
-			// The YAML parser counts lines from the document's start, hence its number.
-			e := d.Errorf("", "", "document %d: %s", len(docs)+1, strings.ReplaceAll(err.Error(), "\n ", ""))
-			return docs, &e
+		if js := bytes.TrimSpace(d.JSON); len(js) == 0 || string(js) == "null" {
+			continue
 		}
-		if js := bytes.TrimSpace(d.JSON); len(js) > 0 && string(js) != "null" {
-			docs = append(docs, d)
+		if mayHoldDocuments(text) {
+			if found, err := countDocuments(text); err != nil {
+				return docs, yamlError(file, d.src.lines, err)
+			} else if found != 1 {
+				return docs, &Error{Source: Source{File: file, Line: d.src.lines + 1}, Message: fmt.Sprintf(
+					"the YAML parser finds %d documents where kubectl's splitter finds one: refused rather than "+
+						"read in part (separate documents with ---)", found)}
+			}
+		}
+		docs = append(docs, d)
+	}
+}
+
+// mayHoldDocuments is whether a piece the splitter cut could hold more than one YAML document: the splitter cuts at
+// every line starting "---", so only a document end marker ("...") or a directive ("%YAML") can start another, and
+// the YAML-to-JSON conversion reads the first document alone. Only such a piece is parsed again, to count them.
+func mayHoldDocuments(text []byte) bool {
+	return bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")) ||
+		bytes.Contains(text, []byte("\n...")) || bytes.Contains(text, []byte("\n%"))
+}
+
+// countDocuments is how many non-empty documents the YAML parser finds in text.
+func countDocuments(text []byte) (int, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	found := 0
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return found, nil
+		} else if err != nil {
+			return 0, err
+		}
+		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
+			found++
 		}
 	}
 }
 
-// documentNodes returns the root node of every non-empty document, the documents that Docs keeps.
-func documentNodes(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-			return docs, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
-			docs = append(docs, doc.Content[0])
+// lineCounter follows the YAML splitter through the stream's lines: it skips the "---" lines the splitter drops
+// and counts the lines of each document it returns (a line each, whatever the line ending).
+type lineCounter struct {
+	data []byte
+	pos  int // the start of the next line
+	line int // lines before pos
+}
+
+func (c *lineCounter) skipSeparators() {
+	for bytes.HasPrefix(c.data[c.pos:], []byte("---")) {
+		c.advance(1)
+	}
+}
+
+// badSeparator is the line of the first "---" line from here on that the splitter refuses: one with more than a
+// comment after it.
+func (c *lineCounter) badSeparator() int {
+	for c.pos < len(c.data) {
+		rest, _, _ := bytes.Cut(c.data[c.pos:], []byte("\n"))
+		c.advance(1)
+		if after, ok := bytes.CutPrefix(rest, []byte("---")); ok {
+			if t := bytes.TrimSpace(after); len(t) > 0 && t[0] != '#' {
+				return c.line
+			}
 		}
 	}
+	return 0
+}
+
+func (c *lineCounter) advance(lines int) {
+	for ; lines > 0 && c.pos < len(c.data); lines-- {
+		next := bytes.IndexByte(c.data[c.pos:], '\n')
+		if next < 0 {
+			next = len(c.data) - c.pos - 1
+		}
+		c.pos += next + 1
+		c.line++
+	}
+}
+
+// yamlLine is where a YAML parser's message names a line, counted from the document's start.
+var yamlLine = regexp.MustCompile(`line (\d+): `)
+
+// yamlError is a YAML parser's error as file:line:, with the line counted from the file's start.
+func yamlError(file string, before int, err error) *Error {
+	msg := strings.ReplaceAll(err.Error(), "\n ", "")
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "json: "); ok { // .inf or .nan: valid YAML, but not JSON
+		return &Error{Source: Source{File: file, Line: before + 1}, Message: "a value JSON cannot represent: " + rest}
+	}
+	e := &Error{Source: Source{File: file}}
+	matches := yamlLine.FindAllStringSubmatch(msg, -1)
+	if len(matches) > 0 {
+		n, _ := strconv.Atoi(matches[0][1])
+		e.Line = before + n
+	}
+	if len(matches) == 1 { // the line is the message's own
+		msg = yamlLine.ReplaceAllString(msg, "")
+	} else {
+		msg = yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+			n, _ := strconv.Atoi(yamlLine.FindStringSubmatch(m)[1])
+			return fmt.Sprintf("line %d: ", before+n)
+		})
+	}
+	e.Message = "not valid YAML: " + strings.TrimSpace(msg)
+	return e
+}
+
+// documentNode is the root node of a document the YAML-to-JSON conversion accepted, or nil if this parser differs.
+func documentNode(text []byte) *yaml.Node {
+	var doc yaml.Node
+	if yaml.Unmarshal(text, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
 }
 
 // Head is what an object says of its type and name.
@@ -147,8 +284,8 @@ func (d Doc) Items(object string) ([]Doc, Errors) {
 	items := make([]Doc, len(l.Items))
 	for i, item := range l.Items {
 		path := fmt.Sprintf("items[%d]", i)
-		_, node := Find(d.Node, path)
-		items[i] = Doc{File: d.File, Node: node, Prefix: d.Prefix + path + ".", JSON: item.Raw}
+		items[i] = Doc{File: d.File, Prefix: d.Prefix + path + ".", JSON: item.Raw, src: d.src,
+			path: strings.TrimPrefix(d.path+"."+path, ".")}
 	}
 	return items, errs
 }

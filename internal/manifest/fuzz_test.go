@@ -13,6 +13,8 @@ import (
 // Seeds are in testdata/fuzz/FuzzRead.
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(validBudget + "---\n" + spendConfigMap))
+	f.Add([]byte("\xff\xfea\x00:\x00 \x00b\x00\n\x00"))     // UTF-16 with a byte-order mark
+	f.Add([]byte(spendConfigMap + "...\n# end\r\n--- x\n")) // an end marker, CRLF, a bad separator
 	f.Fuzz(func(t *testing.T, data []byte) {
 		set, err := manifest.Read([]string{"-"}, bytes.NewReader(data))
 		if err != nil {

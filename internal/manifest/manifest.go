@@ -6,28 +6,38 @@
 //
 //   - Decoding is strict, as kubectl apply's field validation is: an unknown or wrongly-cased field, a duplicate
 //     key or a value of the wrong type is an error naming the field's path ("spec.limitUsd").
+//
 //   - A budget Read returns without error has a valid name and a spec passing v1alpha1's Validate once defaulted.
+//
 //   - Every error names the file and, when the YAML parses, the line of its field (or of the nearest enclosing one).
 //
+//   - What the API server refuses for size is refused, with the field and the limit named: an object over the
+//     1.5 MiB etcd stores, annotations over 256 KiB in all, a ConfigMap's data over 1 MiB.
+//
+//   - An input is read whole or refused: UTF-16 with a byte-order mark is transcoded, other encodings refused,
+//     and a document the YAML parser sees as several is refused (see Docs). Inputs over MaxInputBytes are
+//     refused before they are parsed.
+//
 // Files may hold several YAML or JSON documents, `kind: List` objects (what `kubectl get llmb,cm -o yaml` prints)
-// and LLMCostBudgetList objects; a directory stands for its .yaml, .yml and .json files, as with kubectl -f.
-// Objects of other kinds are skipped and reported in Set.Skipped.
+// and LLMCostBudgetList objects; a directory stands for the .yaml, .yml and .json files under it, as with
+// kubectl apply -R -f. Objects of other kinds are skipped and reported in Set.Skipped, files in Set.SkippedFiles.
+// Problems are worded as the API server words them (apimachinery's field.Error), after file:line:.
 package manifest
 
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
@@ -76,7 +86,8 @@ type Set struct {
 	ConfigMaps []Object
 	// ClusterBudgets are read as written; the Namespaces they select are among Skipped.
 	ClusterBudgets []Object
-	Skipped        []Object // every other kind, Namespaces included
+	Skipped        []Object      // every other kind, Namespaces included
+	SkippedFiles   []SkippedFile // in the directories given, the files not read (and empty files)
 }
 
 // Object is an object as written.
@@ -94,18 +105,25 @@ type Budget struct {
 }
 
 // Read reads the named files (see ReadInputs); it returns an Errors of every invalid object, or the first I/O error.
+// An empty file (no document, only comments or blanks) is refused when named, and skipped in a directory.
 func Read(names []string, stdin io.Reader) (Set, error) {
 	var r reader
-	err := ReadInputs(names, stdin, func(file string, data []byte) error {
-		docs, err := Docs(file, data)
+	skipped, err := ReadInputs(names, stdin, func(in Input) error {
+		docs, err := Docs(in.Name, in.Data)
 		for _, d := range docs {
 			r.readObject(d)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			r.errs = append(r.errs, *err)
+		case len(docs) == 0 && in.InDir:
+			r.set.SkippedFiles = append(r.set.SkippedFiles, SkippedFile{in.Name, "empty: no YAML document"})
+		case len(docs) == 0:
+			r.errs = append(r.errs, Error{Source: Source{File: in.Name}, Message: "is empty: no YAML document"})
 		}
 		return nil
 	})
+	r.set.SkippedFiles = append(skipped, r.set.SkippedFiles...)
 	if err == nil && len(r.errs) > 0 {
 		err = r.errs
 	}
@@ -146,6 +164,9 @@ func (r *reader) readObject(d Doc) {
 		r.fail(d, "", "", "not a Kubernetes object: a mapping is expected")
 	case h.APIVersion == "" || h.Kind == "":
 		r.fail(d, "", "", "not a Kubernetes object: apiVersion and kind are required")
+	case !h.IsList() && len(d.JSON) > MaxObjectBytes:
+		r.fail(d, "", name, "%sthe object is %d bytes of JSON: %s (1.5 MiB, what etcd stores per object by default)",
+			d.Prefix, len(d.JSON), field.TooLong(field.NewPath("object"), "", MaxObjectBytes).ErrorBody())
 	case h.IsList():
 		items, errs := d.Items(name)
 		r.errs = append(r.errs, errs...)
@@ -173,8 +194,12 @@ func (r *reader) readObject(d Doc) {
 }
 
 func object(d Doc, h Head) Object {
+	src := d.Line()
+	if h.APIVersion == api.APIVersion { // a budget is named by its line in every message about it
+		src = d.At("")
+	}
 	return Object{
-		Source: d.At(""), APIVersion: h.APIVersion, Kind: h.Kind,
+		Source: src, APIVersion: h.APIVersion, Kind: h.Kind,
 		Namespace: h.Metadata.Namespace, Name: h.Metadata.Name, JSON: d.JSON,
 	}
 }
@@ -203,15 +228,35 @@ func (r *reader) readBudget(d Doc, h Head) {
 }
 
 func checkSpec(d Doc, name string, spec *api.Spec) Errors {
-	if spec == nil {
-		return Errors{d.Errorf("spec", name, "%sspec: is required", d.Prefix)}
+	if spec == nil { // in the API server's words, as every field error here
+		return Errors{d.Errorf("spec", name, "%s%s", d.Prefix, field.Required(field.NewPath("spec"), ""))}
 	}
 	spec.Default()
 	var errs Errors
 	for _, fe := range spec.Validate() {
 		errs = append(errs, d.Errorf(fe.Field, name, "%s%s", d.Prefix, fe.Error()))
 	}
-	return errs
+	return append(errs, d.fieldErrors(name, ledgerKey(spec))...)
+}
+
+// ledgerKey is the rule keyPrefix's has for format Total, for key with DailyLedger: a DailyLedger reads the keys
+// keyPrefix names, so a key there is a mistake that would otherwise go unnoticed.
+// TODO(spec): the rule belongs in api validation and the CRD too; until then eval applies it alone.
+func ledgerKey(spec *api.Spec) field.ErrorList {
+	if spec.CostSource.Format == api.DailyLedger && spec.CostSource.Key != "" {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "costSource", "key"),
+			"costSource.key is only allowed when costSource.format is Total; a DailyLedger reads keyPrefix")}
+	}
+	return nil
+}
+
+// fieldErrors places field errors (apimachinery's, worded as the API server words them) at their fields' lines.
+func (d Doc) fieldErrors(object string, errs field.ErrorList) Errors {
+	var out Errors
+	for _, fe := range errs {
+		out = append(out, d.Errorf(fe.Field, object, "%s%s", d.Prefix, fe.Error()))
+	}
+	return out
 }
 
 func (r *reader) readConfigMap(d Doc, h Head) {
@@ -219,6 +264,7 @@ func (r *reader) readConfigMap(d Doc, h Head) {
 	errs, ok := d.Decode(&doc, h.Name())
 	if ok {
 		errs = append(errs, d.CheckMeta(h.Name(), doc.Metadata, false)...)
+		errs = append(errs, d.fieldErrors(h.Name(), checkConfigMapData(doc))...)
 	}
 	r.errs = append(r.errs, errs...)
 	if len(errs) > 0 {
@@ -237,9 +283,10 @@ func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors 
 	}
 	switch {
 	case md.Name == "" && md.GenerateName != "":
-		fail("metadata.name", "metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name")
-	case md.Name == "":
-		fail("metadata.name", "metadata.name: is required")
+		fail("metadata.name", "%s", field.Required(field.NewPath("metadata", "name"),
+			"generateName is not enough: kubectl apply needs a fixed name"))
+	case md.Name == "": // in the API server's words
+		fail("metadata.name", "%s", field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
 	case budget && len(md.Name) > validation.LabelValueMaxLength: // the CRD's limit
 		fail("metadata.name", "metadata.name must be at most 63 characters: workloads name their budget in "+
 			"the "+api.LabelBudget+" label, whose values are limited to 63 characters")
@@ -252,6 +299,43 @@ func (d Doc) CheckMeta(object string, md metav1.ObjectMeta, budget bool) Errors 
 		for _, m := range validation.IsDNS1123Label(md.Namespace) {
 			fail("metadata.namespace", "metadata.namespace: Invalid value: %q: %s", md.Namespace, m)
 		}
+	}
+	// Labels and annotations as the API server checks them: keys, values, and 256 KiB of annotations in all.
+	labels := metavalidation.ValidateLabels(md.Labels, field.NewPath("metadata", "labels"))
+	errs = append(errs, d.fieldErrors(object, labels)...)
+	return append(errs, d.fieldErrors(object, apivalidation.ValidateAnnotations(md.Annotations,
+		field.NewPath("metadata", "annotations")))...)
+}
+
+// Size limits the API server applies, from Kubernetes itself: etcd's default --max-request-bytes for an object,
+// and core/v1's MaxSecretSize, which ConfigMap validation applies to data and binaryData together.
+const (
+	MaxObjectBytes    = 1572864 // 1.5 MiB
+	MaxConfigMapBytes = 1 << 20 // 1 MiB
+)
+
+// checkConfigMapData is what the API server's ConfigMap validation refuses: a key that is not a ConfigMap key, a
+// key in both data and binaryData, more than MaxConfigMapBytes of values and keys.
+func checkConfigMapData(cm configMapDocument) field.ErrorList {
+	var errs field.ErrorList
+	total := 0
+	for key, v := range cm.Data {
+		total += len(key) + len(v)
+		for _, m := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath("data").Key(key), key, m))
+		}
+	}
+	for key, v := range cm.BinaryData {
+		total += len(key) + len(v)
+		for _, m := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(key), key, m))
+		}
+		if _, dup := cm.Data[key]; dup {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(key), key, "duplicate of key present in data"))
+		}
+	}
+	if total > MaxConfigMapBytes {
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", MaxConfigMapBytes))
 	}
 	return errs
 }
@@ -271,56 +355,4 @@ func withServerDefaults(js []byte, ns string) json.RawMessage {
 		return js
 	}
 	return out
-}
-
-// ReadInputs calls read with the name and contents of every named file and stops at the first error. "-" is
-// stdin, named "stdin": a second "-" is refused, as it would silently read nothing. A directory stands for the
-// manifests directly in it, sorted, as kubectl -f dir (without -R) reads them.
-func ReadInputs(names []string, stdin io.Reader, read func(file string, data []byte) error) error {
-	readStdin := false
-	for _, name := range names {
-		files, err := manifestFiles(name)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			var data []byte
-			if f == "-" {
-				if readStdin {
-					return errors.New("-f - given twice: stdin can be read only once")
-				}
-				readStdin = true
-				f = "stdin"
-				if data, err = io.ReadAll(stdin); err != nil {
-					return fmt.Errorf("read stdin: %w", err)
-				}
-			} else if data, err = os.ReadFile(f); err != nil {
-				return err
-			}
-			if err := read(f, data); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// manifestFiles lists the manifests in name when it is a directory, else name itself, so that reading a missing
-// file reports it.
-func manifestFiles(name string) ([]string, error) {
-	if info, err := os.Stat(name); err != nil || !info.IsDir() {
-		return []string{name}, nil
-	}
-	entries, err := os.ReadDir(name)
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range entries {
-		ext := filepath.Ext(e.Name())
-		if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-			files = append(files, filepath.Join(name, e.Name()))
-		}
-	}
-	return files, nil // sorted, as ReadDir is
 }

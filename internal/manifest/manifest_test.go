@@ -99,7 +99,7 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a budget without spec": {
 			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot}\n",
-			[]string{`1: LLMCostBudget chatbot: spec: is required`},
+			[]string{`1: LLMCostBudget chatbot: spec: Required value`},
 		},
 		"a version llmbudget does not serve": {
 			strings.Replace(validBudget, "v1alpha1", "v1", 1),
@@ -123,7 +123,7 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a key given twice": {
 			strings.Replace(validBudget, "  limitUSD: \"500\"\n", "  limitUSD: \"500\"\n  limitUSD: \"600\"\n", 1),
-			[]string{`1: document 1: yaml: unmarshal errors: line 8: key "limitUSD" already set in map`},
+			[]string{`8: not valid YAML: unmarshal errors: key "limitUSD" already set in map`},
 		},
 	}
 	for name, tc := range tests {

@@ -145,7 +145,7 @@ func (in *input) literal(path string, v any) (text string, ok bool, err error) {
 	default:
 		return "", false, in.errAt(path, "must be a number or a string")
 	}
-	_, n := manifest.Find(in.Node, path)
+	_, n := manifest.Find(in.Root(), path)
 	if n == nil || n.Kind != goyaml.ScalarNode {
 		return "", false, in.errAt(path, "must be written in place, not through a YAML merge key")
 	}

@@ -344,7 +344,7 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a repeated field": {
 			strings.Replace(valid, "    key: total-usd\n", "    key: total-usd\n    key: other\n", 1),
-			`stdin:1: document 1: yaml: unmarshal errors: line 11: key "key" already set in map`,
+			`stdin:11: not valid YAML: unmarshal errors: key "key" already set in map`,
 		},
 		"an unknown field brought in by a YAML merge key": {
 			strings.Replace(valid, "  costSource:\n", "  costSource:\n    <<: {x: y}\n", 1),
@@ -360,7 +360,7 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a value JSON cannot hold": {
 			valid + "  warnThresholdPercent: .inf\n",
-			`stdin:1: document 1: json: unsupported value: +Inf`,
+			`stdin:1: a value JSON cannot represent: unsupported value: +Inf`,
 		},
 		"a limit with seven significant decimals": {
 			strings.Replace(valid, `"500"`, `"12.3456789"`, 1),
@@ -412,11 +412,11 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a missing name": {
 			strings.Replace(valid, "  name: chatbot\n", "", 1),
-			`stdin:3: LLMCostBudget: metadata.name: is required`,
+			`stdin:3: LLMCostBudget: metadata.name: Required value: name or generateName is required`,
 		},
 		"only a generated name": {
 			strings.Replace(valid, "  name: chatbot\n", "  generateName: chatbot-\n", 1),
-			`stdin:3: LLMCostBudget: metadata.name: is required: generateName is not enough, kubectl apply needs a fixed name`,
+			`stdin:3: LLMCostBudget: metadata.name: Required value: generateName is not enough: kubectl apply needs a fixed name`,
 		},
 		"a name Kubernetes refuses": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: Chat_Bot\n", 1),
@@ -428,7 +428,7 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a document that is not YAML": {
 			valid + "---\nkind: [unclosed\n",
-			`stdin: not valid YAML: yaml: line 11: did not find expected ',' or ']'`,
+			`stdin:12: not valid YAML: did not find expected ',' or ']'`,
 		},
 		"a document that is a plain string": {
 			"just text\n",

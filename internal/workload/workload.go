@@ -127,7 +127,9 @@ func undecorated() hookwire.DecoratorResponse {
 }
 
 // apply is the posture of the workload's budget, and how soon to look again (0: only on a change).
-func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (hookwire.DecoratorResponse, time.Duration) {
+func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
+	hookwire.DecoratorResponse, time.Duration,
+) {
 	resp := undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	setValue(resp.Annotations, AnnotationPostureBudget, name)

@@ -1,0 +1,163 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf16"
+)
+
+// MaxInputBytes bounds one input (a file or stdin). The largest object the API server stores is 1.5 MiB, and
+// kubectl get -A -o yaml of a large cluster's budgets and spend stays far below it; reading stops at the bound
+// rather than holding an unbounded input in memory.
+const MaxInputBytes = 64 << 20
+
+// maxInputBytes is MaxInputBytes, lowered by tests.
+var maxInputBytes int64 = MaxInputBytes
+
+// Input is one file (or stdin) to read.
+type Input struct {
+	Name  string
+	Data  []byte // UTF-8, whatever the file's encoding was
+	InDir bool   // found by walking a directory given with -f, rather than named
+}
+
+// SkippedFile is a file a directory held that was not read, and why.
+type SkippedFile struct {
+	Path, Why string
+}
+
+// ReadInputs calls read with every named input and stops at the first error. "-" is stdin, named "stdin": a
+// second "-" is refused, as it would silently read nothing. A directory stands for the .yaml, .yml and .json
+// files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads them; it returns the other
+// files (and hidden directories) it passed over.
+func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]SkippedFile, error) {
+	readStdin := false
+	var skipped []SkippedFile
+	for _, name := range names {
+		files, skip, err := manifestFiles(name)
+		skipped = append(skipped, skip...)
+		if err != nil {
+			return skipped, err
+		}
+		for _, f := range files {
+			in := Input{Name: f, InDir: f != name}
+			var r io.Reader
+			if f == "-" {
+				if readStdin {
+					return skipped, errors.New("-f - given twice: stdin can be read only once")
+				}
+				readStdin, in.Name, r = true, "stdin", stdin
+			} else {
+				file, err := os.Open(f)
+				if err != nil {
+					return skipped, err
+				}
+				if info, err := file.Stat(); err == nil && info.Size() > maxInputBytes {
+					file.Close()
+					return skipped, tooLarge(in.Name)
+				}
+				in.Data, err = readInput(in.Name, file)
+				file.Close()
+				if err != nil {
+					return skipped, err
+				}
+			}
+			if r != nil {
+				if in.Data, err = readInput(in.Name, r); err != nil {
+					return skipped, err
+				}
+			}
+			if err := read(in); err != nil {
+				return skipped, err
+			}
+		}
+	}
+	return skipped, nil
+}
+
+// readInput reads at most MaxInputBytes of r and returns them as UTF-8.
+func readInput(name string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > maxInputBytes {
+		return nil, tooLarge(name)
+	}
+	return toUTF8(name, data)
+}
+
+func tooLarge(name string) error {
+	return fmt.Errorf("%s: larger than %d MiB, the most llmbudget reads from one input: split it "+
+		"(the API server stores at most 1.5 MiB per object)", name, maxInputBytes>>20)
+}
+
+// toUTF8 transcodes UTF-16 with a byte-order mark (what Windows PowerShell's > writes) and drops a UTF-8 one. Any
+// other encoding is refused: the YAML splitter looks for "---" as UTF-8 bytes, so it would read such a file only
+// in part.
+func toUTF8(name string, data []byte) ([]byte, error) {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xef, 0xbb, 0xbf}):
+		return data[3:], nil
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}):
+		return nil, fmt.Errorf("%s: UTF-32 is not read: save it as UTF-8", name)
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order = binary.BigEndian
+	case bytes.IndexByte(data, 0) >= 0:
+		return nil, fmt.Errorf("%s: holds NUL bytes: UTF-16 or UTF-32 without a byte-order mark, or not text; "+
+			"save it as UTF-8", name)
+	default:
+		return data, nil
+	}
+	data = data[2:]
+	if len(data)%2 != 0 {
+		return nil, fmt.Errorf("%s: UTF-16 (byte-order mark) with an odd number of bytes: the file is cut short", name)
+	}
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		units[i] = order.Uint16(data[2*i:])
+	}
+	return []byte(string(utf16.Decode(units))), nil
+}
+
+// manifestFiles lists the manifests under name when it is a directory, else name itself, so that reading a
+// missing file reports it; skipped are the other files and the hidden directories (.git) under name.
+func manifestFiles(name string) (files []string, skipped []SkippedFile, err error) {
+	if info, err := os.Stat(name); err != nil || !info.IsDir() {
+		return []string{name}, nil, nil
+	}
+	err = filepath.WalkDir(name, func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && path != name && strings.HasPrefix(e.Name(), "."):
+			skipped = append(skipped, SkippedFile{path, "a hidden directory"})
+			return filepath.SkipDir
+		case e.IsDir():
+			return nil
+		case !isManifest(path):
+			skipped = append(skipped, SkippedFile{path, "not a .yaml, .yml or .json file"})
+		case !e.Type().IsRegular():
+			skipped = append(skipped, SkippedFile{path, "not a regular file"})
+		default:
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files, skipped, err // in lexical order, as WalkDir walks
+}
+
+func isManifest(path string) bool {
+	ext := filepath.Ext(path)
+	return ext == ".yaml" || ext == ".yml" || ext == ".json"
+}
