@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/decode"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
 )
 
 // Doc is one object of a YAML or JSON stream: a document, or an item of a List in one. Its values are decoded from

@@ -64,9 +64,9 @@ type Error struct {
 
 func (e Error) Error() string {
 	if e.Object == "" {
-		return e.Source.String() + ": " + e.Message
+		return e.String() + ": " + e.Message
 	}
-	return e.Source.String() + ": " + e.Object + ": " + e.Message
+	return e.String() + ": " + e.Object + ": " + e.Message
 }
 
 // Errors are problems in reading order, one a line.
@@ -181,7 +181,8 @@ func (r *reader) readObject(d Doc) {
 	case gv.Group == api.Group && gv.Version != api.Version:
 		r.fail(d, "apiVersion", name, "apiVersion %q is not served: LLMCostBudget is %s", h.APIVersion, api.APIVersion)
 	case gv.Group == api.Group && h.Kind != api.Kind:
-		r.fail(d, "kind", name, "kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)", h.Kind, api.APIVersion, api.Kind)
+		r.fail(d, "kind", name, "kind %q is not served by %s: its only kind is %s (kinds are case-sensitive)",
+			h.Kind, api.APIVersion, api.Kind)
 	case gv.Group == api.Group:
 		r.readBudget(d, h)
 	case h.Kind == "ConfigMap" && h.APIVersion == "v1":

@@ -75,7 +75,9 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 			[]string{`7: LLMCostBudget team-ml/chatbot: unknown field "spec.limitUsd"`},
 		},
 		"a misspelt field and an invalid name together": {
-			strings.Replace(strings.Replace(validBudget, "name: chatbot", "name: Chat_Bot", 1), "  costSource:", "  thresold: 5\n  costSource:", 1),
+			strings.Replace(
+				strings.Replace(validBudget, "name: chatbot", "name: Chat_Bot", 1),
+				"  costSource:", "  thresold: 5\n  costSource:", 1),
 			[]string{
 				`8: LLMCostBudget team-ml/Chat_Bot: unknown field "spec.thresold"`,
 				`4: LLMCostBudget team-ml/Chat_Bot: metadata.name: Invalid value: "Chat_Bot": a lowercase RFC 1123 subdomain`,
@@ -103,7 +105,8 @@ func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 		},
 		"a version llmbudget does not serve": {
 			strings.Replace(validBudget, "v1alpha1", "v1", 1),
-			[]string{`1: LLMCostBudget team-ml/chatbot: apiVersion "llmbudget.dev/v1" is not served: LLMCostBudget is llmbudget.dev/v1alpha1`},
+			[]string{`1: LLMCostBudget team-ml/chatbot: apiVersion "llmbudget.dev/v1" is not served: ` +
+				`LLMCostBudget is llmbudget.dev/v1alpha1`},
 		},
 		"a kind in the wrong case": {
 			strings.Replace(validBudget, "kind: LLMCostBudget", "kind: LlmCostBudget", 1),
@@ -156,7 +159,8 @@ items:
     uid: 0a4b9f6e-1c2d-4e5f-8a9b-0c1d2e3f4a5b
     creationTimestamp: "2026-11-01T00:00:00Z"
     managedFields:
-    - {apiVersion: llmbudget.dev/v1alpha1, fieldsType: FieldsV1, fieldsV1: {"f:spec": {}}, manager: kubectl, operation: Apply}
+    - {apiVersion: llmbudget.dev/v1alpha1, fieldsType: FieldsV1, ` +
+		`fieldsV1: {"f:spec": {}}, manager: kubectl, operation: Apply}
   spec:
     limitUSD: "500"
     costSource: {configMapName: llm-spend, key: total-usd}
@@ -176,7 +180,8 @@ items:
 	assert.Contains(t, string(set.Budgets[0].JSON), `"generation":3`, "the stored generation is kept")
 
 	_, err = readText(t, strings.Replace(list, "    costSource:", "    tokenLimit: {input: 1}\n    costSource:", 1))
-	assert.Equal(t, []string{`19: LLMCostBudget team-ml/chatbot: unknown field "items[0].spec.tokenLimit"`}, problems(t, err))
+	assert.Equal(t, []string{`19: LLMCostBudget team-ml/chatbot: unknown field "items[0].spec.tokenLimit"`},
+		problems(t, err))
 }
 
 func TestReadTakesADirectoryAsItsManifestFiles(t *testing.T) {
@@ -184,7 +189,8 @@ func TestReadTakesADirectoryAsItsManifestFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "budget.yaml"), []byte(validBudget), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "spend.yml"), []byte(spendConfigMap), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not yaml: ["), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ns.json"), []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-ml"}}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ns.json"),
+		[]byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-ml"}}`), 0o600))
 	set, err := manifest.Read([]string{dir}, nil)
 	require.NoError(t, err)
 	assert.Len(t, set.Budgets, 1)
