@@ -41,7 +41,8 @@ const (
 )
 
 // settleRetry is how soon to look again while the object lacks the decorations last answered: Metacontroller
-// drops an update that conflicts with another writer and, as it ignores status changes, may not call again until its resync period.
+// drops an update that conflicts with another writer and, as it ignores status changes, may not call again until
+// its resync period.
 const settleRetry = 10 * time.Second
 
 // Summary is what a hook call did, for the log line.
@@ -86,7 +87,11 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	if o.Metadata.Labels[api.LabelBudget] != "" {
 		// Every budget of the namespace, not just the labelled one: Metacontroller caches this answer per generation,
 		// and changing a label does not change the generation. Sync picks the budget the label names.
-		rule := hookwire.RelatedResourceRule{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: o.Metadata.Namespace}
+		rule := hookwire.RelatedResourceRule{
+			APIVersion: api.APIVersion,
+			Resource:   api.Resource,
+			Namespace:  o.Metadata.Namespace,
+		}
 		resp.RelatedResources = append(resp.RelatedResources, rule)
 	}
 	return resp, nil
@@ -99,7 +104,12 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 	if err != nil {
 		return hookwire.DecoratorResponse{}, Summary{}, err
 	}
-	sum := Summary{Namespace: o.Metadata.Namespace, Name: o.Metadata.Name, Kind: o.Kind, Budget: o.Metadata.Labels[api.LabelBudget]}
+	sum := Summary{
+		Namespace: o.Metadata.Namespace,
+		Name:      o.Metadata.Name,
+		Kind:      o.Kind,
+		Budget:    o.Metadata.Labels[api.LabelBudget],
+	}
 	if req.Finalizing {
 		resp := undecorated()
 		resp.Finalized = true // Metacontroller removes the keys and its finalizer in the same update
@@ -224,5 +234,11 @@ func exceeded(budget string, st api.Status, marked string, now time.Time) (evalu
 		}
 		at = now.UTC().Truncate(time.Second)
 	}
-	return evaluate.Announcement{Slug: "budgetexceeded", Type: evaluate.EventWarning, Reason: "BudgetExceeded", Message: msg, At: at}, true
+	return evaluate.Announcement{
+		Slug:    "budgetexceeded",
+		Type:    evaluate.EventWarning,
+		Reason:  "BudgetExceeded",
+		Message: msg,
+		At:      at,
+	}, true
 }

@@ -12,13 +12,15 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
-const deployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"}},"spec":{"replicas":1}}`
+const deployment = `{"apiVersion":"apps/v1","kind":"Deployment",` +
+	`"metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"}},"spec":{"replicas":1}}`
 
 func related(status string) hookwire.ObjectMap {
 	if status == "" {
 		return hookwire.ObjectMap{hookwire.BudgetGroup: {}}
 	}
-	return hookwire.ObjectMap{hookwire.BudgetGroup: {"ns/b": json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)}}
+	budget := json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)
+	return hookwire.ObjectMap{hookwire.BudgetGroup: {"ns/b": budget}}
 }
 
 func str(p *string) string {
@@ -29,7 +31,9 @@ func str(p *string) string {
 }
 
 func TestSyncReflectsTheBudget(t *testing.T) {
-	over := `{"state":"OverBudget","limitUSD":"500.00","observedSpendUSD":"612.00","percentUsed":122,"period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"},"thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-29T07:00:00Z"}]}`
+	over := `{"state":"OverBudget","limitUSD":"500.00","observedSpendUSD":"612.00","percentUsed":122,` +
+		`"period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"},` +
+		`"thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-29T07:00:00Z"}]}`
 	cases := map[string]struct {
 		related     hookwire.ObjectMap
 		state       string
@@ -44,7 +48,8 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			now := time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC)
-			resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: tc.related}, now)
+			req := hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: tc.related}
+			resp, _, err := workload.Sync(req, now)
 			require.NoError(t, err)
 			assert.Equal(t, tc.state, str(resp.Labels[workload.LabelState]))
 			assert.Equal(t, tc.reason, str(resp.Annotations[workload.AnnotationReason]))
@@ -60,7 +65,9 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 
 // withAnnotations is the test Deployment carrying annotations.
 func withAnnotations(ann string) json.RawMessage {
-	return json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"},"annotations":` + ann + `}}`)
+	return json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment",` +
+		`"metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"},` +
+		`"annotations":` + ann + `}}`)
 }
 
 func TestTheExceededEventIsToldOncePerPeriodWhateverTheBudgetDoes(t *testing.T) {
@@ -87,7 +94,8 @@ func TestTheExceededEventIsToldOncePerPeriodWhateverTheBudgetDoes(t *testing.T) 
 	assert.Equal(t, "2026-11-29T07:00:00Z", str(gone.Annotations[workload.AnnotationExceededAt]))
 
 	december := related(`{"state":"UnderBudget","period":{"start":"2026-12-01T00:00:00Z","end":"2027-01-01T00:00:00Z"}}`)
-	next, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: december}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	next, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: december},
+		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	assert.Empty(t, next.Attachments)
 	assert.Nil(t, next.Annotations[workload.AnnotationExceededAt], "last period's mark goes")
@@ -101,7 +109,8 @@ func TestAnOldInstallsFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testi
 		"clean": `{"metadata":{"name":"web","namespace":"ns","labels":{"app":"web"},"annotations":{"other":"kept"}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(obj), Finalizing: true}, time.Now())
+			req := hookwire.DecoratorRequest{Object: json.RawMessage(obj), Finalizing: true}
+			resp, _, err := workload.Sync(req, time.Now())
 			require.NoError(t, err)
 			assert.True(t, resp.Finalized, "released in the same update that removes the keys")
 			assert.Zero(t, resp.ResyncAfterSeconds)
@@ -119,7 +128,8 @@ func TestAnOldInstallsFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testi
 }
 
 func TestSyncNeverReleasesALiveObject(t *testing.T) {
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)}, time.Now())
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)},
+		time.Now())
 	require.NoError(t, err)
 	assert.False(t, resp.Finalized)
 }
@@ -133,7 +143,8 @@ func TestThePostureNamesItsBudgetAndWhenTheBudgetTookIt(t *testing.T) {
 	assert.Equal(t, "2026-11-29T06:55:00Z", str(resp.Annotations[workload.AnnotationPostureAt]),
 		"the budget's status.lastEvaluatedTime, not the clock: a resync changes nothing")
 
-	resp, _, err = workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related("")}, time.Now())
+	resp, _, err = workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related("")},
+		time.Now())
 	require.NoError(t, err)
 	assert.Nil(t, resp.Annotations[workload.AnnotationPostureAt], "no budget, no time")
 }
@@ -142,11 +153,13 @@ func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T)
 	resp, err := workload.Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(deployment)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 1)
-	assert.Empty(t, resp.RelatedResources[0].Names, "every budget of the namespace: the answer is cached per generation, a label change is not")
+	assert.Empty(t, resp.RelatedResources[0].Names,
+		"every budget of the namespace: the answer is cached per generation, a label change is not")
 	assert.Equal(t, "ns", resp.RelatedResources[0].Namespace)
 	assert.Equal(t, "llmcostbudgets", resp.RelatedResources[0].Resource)
 
-	resp, err = workload.Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"web","namespace":"ns"}}`)})
+	unlabelled := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns"}}`)
+	resp, err = workload.Customize(hookwire.CustomizeRequest{Parent: unlabelled})
 	require.NoError(t, err)
 	assert.Empty(t, resp.RelatedResources)
 	assert.NotNil(t, resp.RelatedResources, "an empty list, not null")
@@ -154,7 +167,8 @@ func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T)
 
 func TestAWorkloadLabelledAfterTheCrossingIsStillTold(t *testing.T) {
 	over := `{"state":"OverBudget","thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-28T07:00:00Z"}]}`
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)}, time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
+	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)},
+		time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
 	require.NoError(t, err)
 	require.Len(t, resp.Attachments, 1)
 	b, err := json.Marshal(resp.Attachments[0])
@@ -165,7 +179,8 @@ func TestAWorkloadLabelledAfterTheCrossingIsStillTold(t *testing.T) {
 func TestAnObjectThatCarriesItsDecorationsNeedsNoRetry(t *testing.T) {
 	st := `{"state":"UnderBudget","limitUSD":"500.00","observedSpendUSD":"1.00","percentUsed":0}`
 	obj := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/budget":"b",` +
-		`"llmbudget.dev/state":"UnderBudget"},"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00",` +
+		`"llmbudget.dev/state":"UnderBudget"},` +
+		`"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00",` +
 		`"llmbudget.dev/percent-used":"0","llmbudget.dev/posture-budget":"b"}}}`)
 	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: obj, Related: related(st)}, time.Now())
 	require.NoError(t, err)
