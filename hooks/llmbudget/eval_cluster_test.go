@@ -19,7 +19,8 @@ func TestEvalSumsTheDepartmentExampleOverItsTeamNamespaces(t *testing.T) {
 	}
 	var out bytes.Buffer
 	require.NoError(t, evalCmd(append(args, "--now", "2026-12-10T12:00:00Z"), stdio{out: &out, err: io.Discard}))
-	assert.Contains(t, out.String(), "# ClusterLLMCostBudget ml-department is UnderBudget: 9990.25 of 20000.00 USD (49%); 0 children\n")
+	assert.Contains(t, out.String(),
+		"# ClusterLLMCostBudget ml-department is UnderBudget: 9990.25 of 20000.00 USD (49%); 0 children\n")
 	assert.Contains(t, out.String(), "- namespace: ml-research\n    observedSpendUSD: \"6100.25\"")
 	assert.NotContains(t, out.String(), "team-ml", "a namespace without the department label is not summed")
 }

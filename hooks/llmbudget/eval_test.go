@@ -49,11 +49,20 @@ func TestCommandLineMistakesExitWithStatus2AndUsage(t *testing.T) {
 	}{
 		"an unknown command":        {[]string{"frobnicate"}, `llmbudget: unknown command "frobnicate"`},
 		"a flag before the command": {[]string{"--addr", ":9090"}, "llmbudget: --addr given before a command"},
-		"an unknown serve flag":     {[]string{"serve", "--adress", ":9090"}, "llmbudget serve: flag provided but not defined: -adress"},
-		"eval without a file":       {[]string{"eval"}, "llmbudget eval: no input: give at least one -f FILE (- for stdin)"},
-		"eval with a bad clock":     {[]string{"eval", "-f", monthlyBudget, "--now", "tomorrow"}, `llmbudget eval: --now "tomorrow": must be RFC 3339`},
-		"a file given without -f":   {[]string{"eval", monthlyBudget}, `llmbudget eval: unexpected argument "` + monthlyBudget + `": give files with -f`},
-		"help on an unknown topic":  {[]string{"help", "frobnicate"}, `llmbudget help: unknown command "frobnicate"`},
+		"an unknown serve flag": {
+			[]string{"serve", "--adress", ":9090"},
+			"llmbudget serve: flag provided but not defined: -adress",
+		},
+		"eval without a file": {[]string{"eval"}, "llmbudget eval: no input: give at least one -f FILE (- for stdin)"},
+		"eval with a bad clock": {
+			[]string{"eval", "-f", monthlyBudget, "--now", "tomorrow"},
+			`llmbudget eval: --now "tomorrow": must be RFC 3339`,
+		},
+		"a file given without -f": {
+			[]string{"eval", monthlyBudget},
+			`llmbudget eval: unexpected argument "` + monthlyBudget + `": give files with -f`,
+		},
+		"help on an unknown topic": {[]string{"help", "frobnicate"}, `llmbudget help: unknown command "frobnicate"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -77,7 +86,8 @@ func TestEvalHintsAtASpendConfigMapThatWasNotGiven(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "-f", monthlyBudget, "--now", evalNow}, "")
 	require.Equal(t, 0, code, "the budget is still evaluated: %s", errOut)
 	assert.Contains(t, out, "(CostSourceMissing)")
-	assert.Contains(t, errOut, "llmbudget eval: hint: ../../examples/monthly-total/budget.yaml:5: team-ml/chatbot reads ConfigMap team-ml/llm-spend")
+	assert.Contains(t, errOut,
+		"llmbudget eval: hint: ../../examples/monthly-total/budget.yaml:5: team-ml/chatbot reads ConfigMap team-ml/llm-spend")
 }
 
 func TestEvalExits1AndPrintsNothingWhenABudgetIsInvalid(t *testing.T) {
@@ -92,12 +102,14 @@ func TestEvalExits1AndPrintsNothingWhenABudgetIsInvalid(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", evalNow}, stdin)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out, "nothing is printed unless every budget is valid")
-	assert.Equal(t, "llmbudget eval: stdin:52: LLMCostBudget team-ml/other: unknown field \"spec.period.timezone\"\n", errOut)
+	assert.Equal(t, "llmbudget eval: stdin:52: LLMCostBudget team-ml/other: unknown field \"spec.period.timezone\"\n",
+		errOut)
 }
 
 func TestEvalSaysWhatItSkippedWhenNoBudgetIsFound(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "-f", "../../examples/namespaces/"}, "")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Equal(t, "llmbudget eval: no LLMCostBudget (llmbudget.dev/v1alpha1) found in ../../examples/namespaces/; skipped Namespace (v1)\n", errOut)
+	assert.Equal(t, "llmbudget eval: no LLMCostBudget (llmbudget.dev/v1alpha1) found in ../../examples/namespaces/; "+
+		"skipped Namespace (v1)\n", errOut)
 }

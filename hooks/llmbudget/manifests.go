@@ -107,7 +107,8 @@ func evalCmd(args []string, std stdio) error {
 		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
-				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName, b.Namespace, b.Spec.CostSource.ConfigMapName)
+				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName,
+				b.Namespace, b.Spec.CostSource.ConfigMapName)
 		}
 		parents = append(parents, b.Object)
 	}
@@ -163,7 +164,8 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 	if cluster {
 		sync = clusterbudget.Sync
 	}
-	resp, sum, err := sync(hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}, now)
+	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
+	resp, sum, err := sync(req, now)
 	if err != nil {
 		return nil, "", err
 	}
@@ -251,7 +253,8 @@ func migrateCmd(args []string, std stdio) error {
 		fmt.Fprintf(std.err, "llmbudget migrate: note: %s\n", n)
 	}
 	if len(docs) == 0 {
-		return fmt.Errorf("nothing to convert in %s: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
+		return fmt.Errorf("nothing to convert in %s: "+
+			"no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
 	}
 	_, err = std.out.Write(migrate.Join(docs))
 	return err

@@ -59,7 +59,9 @@ func readDeployedContainer(t *testing.T) deployedContainer {
 // maximumSizeSync is a valid budget sync of exactly size bytes: its spend
 // ConfigMap carries a padding key beside the spend.
 func maximumSizeSync(size int64) []byte {
-	const head = `{"parent":{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2","padding":"`
+	const head = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
+		`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
+		`"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2","padding":"`
 	const tail = `"}}}}}`
 	return []byte(head + strings.Repeat("x", int(size)-len(head)-len(tail)) + tail)
 }
@@ -149,12 +151,17 @@ func TestConcurrentMaximumSizeRequestsStayWithinTheDeploymentsMemory(t *testing.
 	for code := range codes {
 		counts[code]++
 	}
-	t.Logf("answers by status: %v; peak memory held %.1f MiB, peak live heap %.1f MiB", counts, float64(most.held)/(1<<20), float64(most.live)/(1<<20))
-	assert.Equal(t, callers, counts[http.StatusOK]+counts[http.StatusTooManyRequests], "every call answered 200 or 429: %v", counts)
+	t.Logf("answers by status: %v; peak memory held %.1f MiB, peak live heap %.1f MiB", counts,
+		float64(most.held)/(1<<20), float64(most.live)/(1<<20))
+	assert.Equal(t, callers, counts[http.StatusOK]+counts[http.StatusTooManyRequests],
+		"every call answered 200 or 429: %v", counts)
 	assert.Positive(t, counts[http.StatusOK], "the bound lets calls through")
-	assert.LessOrEqual(t, most.held, uint64(limit)*9/10, fmt.Sprintf("held %d bytes, within a tenth of the %d-byte limit", most.held, limit))
-	assert.LessOrEqual(t, most.live, uint64(limit)/2, fmt.Sprintf("live heap %d bytes, over half the %d-byte limit", most.live, limit))
+	assert.LessOrEqual(t, most.held, uint64(limit)*9/10,
+		fmt.Sprintf("held %d bytes, within a tenth of the %d-byte limit", most.held, limit))
+	assert.LessOrEqual(t, most.live, uint64(limit)/2,
+		fmt.Sprintf("live heap %d bytes, over half the %d-byte limit", most.live, limit))
 	if n := counts[http.StatusTooManyRequests]; n > 0 {
-		assert.Contains(t, scrapeMetrics(t, "http://"+addrs.metrics), fmt.Sprintf(`llmbudget_hook_rejected_total{hook="budget/sync"} %d`, n))
+		assert.Contains(t, scrapeMetrics(t, "http://"+addrs.metrics),
+			fmt.Sprintf(`llmbudget_hook_rejected_total{hook="budget/sync"} %d`, n))
 	}
 }

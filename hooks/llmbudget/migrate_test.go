@@ -47,13 +47,16 @@ kind: ConfigMap
 metadata: {name: llm-cost, namespace: team-support}
 data: {total_usd: "1500.00"}
 `
-	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", "2026-11-20T12:00:00Z"}, converted+"---\n"+spend)
+	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", "2026-11-20T12:00:00Z"},
+		converted+"---\n"+spend)
 	require.Equal(t, 0, code, errOut)
 	// The headline up to its children count: state, figures and period.
 	headlines := regexp.MustCompile(`(?m)^# ([^;]*);`).FindAllStringSubmatch(out, -1)
 	require.Len(t, headlines, 2, out)
-	assert.Equal(t, "team-ml/chatbot is Warning: 412.35 of 500.00 USD (82%) in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[0][1])
-	assert.Equal(t, "team-support/support-bot is OverBudget: 1500.00 of 1500.00 USD (100%) in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[1][1])
+	assert.Equal(t, "team-ml/chatbot is Warning: 412.35 of 500.00 USD (82%) "+
+		"in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[0][1])
+	assert.Equal(t, "team-support/support-bot is OverBudget: 1500.00 of 1500.00 USD (100%) "+
+		"in 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z", headlines[1][1])
 }
 
 func TestMigrateRefusesOtherKindsAndSaysHowToSkipThem(t *testing.T) {
@@ -67,13 +70,14 @@ func TestMigrateRefusesOtherKindsAndSaysHowToSkipThem(t *testing.T) {
 	code, out, errOut := runProgram([]string{"migrate", "-f", mixed}, "")
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out, "nothing is printed when any document is refused")
-	assert.Equal(t, "llmbudget migrate: "+mixed+":104: ConfigMap team-ml/llm-spend: not a kind migrate converts: v1 ConfigMap "+
-		"(--skip-unknown-kinds skips such documents)\n", errOut)
+	assert.Equal(t, "llmbudget migrate: "+mixed+":104: ConfigMap team-ml/llm-spend: "+
+		"not a kind migrate converts: v1 ConfigMap (--skip-unknown-kinds skips such documents)\n", errOut)
 
 	code, out, errOut = runProgram([]string{"migrate", "--skip-unknown-kinds", "-f", mixed}, "")
 	assert.Equal(t, 0, code, errOut)
 	assert.Equal(t, 2, strings.Count(out, "kind: LLMCostBudget\n"))
-	assert.Equal(t, "llmbudget migrate: note: "+mixed+":104: ConfigMap team-ml/llm-spend: skipped: not a kind migrate converts: v1 ConfigMap\n", errOut)
+	assert.Equal(t, "llmbudget migrate: note: "+mixed+":104: ConfigMap team-ml/llm-spend: "+
+		"skipped: not a kind migrate converts: v1 ConfigMap\n", errOut)
 }
 
 func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
@@ -83,15 +87,43 @@ func TestMigrateCommandLineMistakesAreExplained(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		"no input file":                    {[]string{"migrate"}, "", 2, "llmbudget migrate: no input: give at least one -f FILE (- for stdin)"},
-		"a file given without -f":          {[]string{"migrate", migrateOperatorExample}, "", 2, `llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`},
-		"stdin given twice":                {[]string{"migrate", "-f", "-", "-f", "-"}, "", 2, "llmbudget migrate: -f - given twice: stdin can be read only once"},
-		"a file that does not exist":       {[]string{"migrate", "-f", "missing.yaml"}, "", 1, "llmbudget migrate: open missing.yaml: no such file or directory"},
-		"an unknown flag":                  {[]string{"migrate", "--skip"}, "", 2, "llmbudget migrate: flag provided but not defined: -skip"},
-		"an input with nothing to convert": {[]string{"migrate", "-f", "-"}, "---\n", 1, "llmbudget migrate: nothing to convert in -: no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget"},
+		"no input file": {
+			[]string{"migrate"},
+			"",
+			2,
+			"llmbudget migrate: no input: give at least one -f FILE (- for stdin)",
+		},
+		"a file given without -f": {
+			[]string{"migrate", migrateOperatorExample},
+			"",
+			2,
+			`llmbudget migrate: unexpected argument "` + migrateOperatorExample + `": give files with -f`,
+		},
+		"stdin given twice": {
+			[]string{"migrate", "-f", "-", "-f", "-"},
+			"",
+			2,
+			"llmbudget migrate: -f - given twice: stdin can be read only once",
+		},
+		"a file that does not exist": {
+			[]string{"migrate", "-f", "missing.yaml"},
+			"",
+			1,
+			"llmbudget migrate: open missing.yaml: no such file or directory",
+		},
+		"an unknown flag": {[]string{"migrate", "--skip"}, "", 2, "llmbudget migrate: flag provided but not defined: -skip"},
+		"an input with nothing to convert": {
+			[]string{"migrate", "-f", "-"},
+			"---\n",
+			1,
+			"llmbudget migrate: nothing to convert in -: " +
+				"no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget",
+		},
 		"a refused document on stdin": {
 			[]string{"migrate", "-f", "-"},
-			"apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: chatbot, namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n",
+			"apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\n" +
+				"metadata: {name: chatbot, namespace: team-ml}\n" +
+				"spec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, keyy: k}\n",
 			1,
 			`llmbudget migrate: stdin:6: LLMCostBudget team-ml/chatbot: unknown field "spec.costSource.keyy"`,
 		},
@@ -113,7 +145,8 @@ func TestMigrateReportsEveryErrorOfEveryFileAsEvalDoes(t *testing.T) {
 		return "apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: " + name +
 			", namespace: team-ml}\nspec:\n  monthlyLimitUSD: \"5\"\n  costSource: {configMapName: c, " + field + ": k}\n"
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(bad("one", "keyy")+"---\n"+bad("two", "kee")), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"),
+		[]byte(bad("one", "keyy")+"---\n"+bad("two", "kee")), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(bad("three", "kye")), 0o644))
 
 	code, out, errOut := runProgram([]string{"migrate", "-f", dir}, "")

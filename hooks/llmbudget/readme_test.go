@@ -173,7 +173,8 @@ func TestTheREADMETourShowsWhatItsCommandsPrint(t *testing.T) {
 	tr := &tour{t: t, now: clock[1], vars: map[string]string{}}
 	for _, c := range cmds {
 		got := tr.run(c.line)
-		assert.True(t, matchesShown(c.output, got), "$ %s\nREADME shows:\n%s\nit prints:\n%s", c.line, strings.Join(c.output, "\n"), got)
+		assert.True(t, matchesShown(c.output, got),
+			"$ %s\nREADME shows:\n%s\nit prints:\n%s", c.line, strings.Join(c.output, "\n"), got)
 	}
 }
 

@@ -57,15 +57,19 @@ func parseServe(args []string) (serveOptions, error) {
 	fs := newFlagSet("serve")
 	fs.StringVar(&o.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090", "serve /metrics on this address, apart from the hooks; empty serves it on --addr")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090",
+		"serve /metrics on this address, apart from the hooks; empty serves it on --addr")
 	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", httpapi.DefaultMaxInFlightBytes,
-		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); calls past it are answered 429 with Retry-After", httpapi.MinCallWeight))
+		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); "+
+			"calls past it are answered 429 with Retry-After", httpapi.MinCallWeight))
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
-	fs.StringVar(&o.tokenFile, "token-file", "", "require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
+	fs.StringVar(&o.tokenFile, "token-file", "",
+		"require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
 	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
-	fs.StringVar(&o.now, "now", "", "answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")
+	fs.StringVar(&o.now, "now", "",
+		"answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -161,7 +165,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 // newServers returns the hooks' server, where the optional bearer token guards all but the probes, and serves
 // /metrics on a server of its own when --metrics-addr is set (so that a NetworkPolicy can admit scrapers to that
 // port alone), else beside the hooks, also without the token.
-func newServers(o serveOptions, now func() time.Time, logger *slog.Logger, draining *atomic.Bool) ([]*http.Server, error) {
+func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
+	draining *atomic.Bool) ([]*http.Server, error) {
 	m := metrics.New(version)
 	router, err := httpapi.New(httpapi.Config{
 		Now:              now,

@@ -100,7 +100,9 @@ func startServer(t *testing.T, o serveOptions) listening {
 	return listening{}
 }
 
-const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2"}}}}}`
+const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
+	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
+	`"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2"}}}}}`
 
 func call(t *testing.T, c *http.Client, url, token string) (int, string) {
 	t.Helper()
@@ -131,7 +133,11 @@ func TestServeRequiresTheBearerTokenOverTLS(t *testing.T) {
 		status int
 		body   string
 	}{
-		"no token is refused":       {"", 401, "unauthorized: missing bearer token (configure the controller's webhook.authorization)\n"},
+		"no token is refused": {
+			"",
+			401,
+			"unauthorized: missing bearer token (configure the controller's webhook.authorization)\n",
+		},
 		"a wrong token is refused":  {"guess", 401, "unauthorized: wrong bearer token\n"},
 		"the right token is served": {"s3cret", 200, `"state":"UnderBudget"`},
 	}

@@ -31,8 +31,9 @@ type spendFlags struct {
 }
 
 var spendCommand = command{
-	name: "spend", synopsis: "-f FILE [--budget NS/NAME] --prometheus URL (--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR)",
-	summary: "compute a budget's spend from Prometheus and print its spend ConfigMap",
+	name:     "spend",
+	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL (--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR)",
+	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
 	about: `Computes the spend of the budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
 spend ConfigMap in the budget's costSource format. Prints nothing and exits 1 when
@@ -48,12 +49,14 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.StringVar(&f.budget, "budget", "", "namespace/name of the budget, when the files hold several")
 	fs.StringVar(&f.prometheus, "prometheus", "", "Prometheus (or Thanos, Mimir) query URL, like http://prometheus:9090")
 	fs.StringVar(&f.source, "source", "", "litellm, vllm or otel-genai")
-	fs.Var(&f.queries, "query", "measure=SELECTOR for your own counters: cost=, input=, output= (repeatable; instead of --source)")
+	fs.Var(&f.queries, "query",
+		"measure=SELECTOR for your own counters: cost=, input=, output= (repeatable; instead of --source)")
 	fs.StringVar(&f.modelLabel, "model-label", "model", "label naming the model, with --query")
 	fs.StringVar(&f.sel.Team, "team", "", "litellm: the LiteLLM team id (label team)")
 	fs.StringVar(&f.sel.Key, "key", "", "litellm: the hashed API key (label hashed_api_key)")
 	fs.StringVar(&f.sel.Namespace, "namespace", "", "vllm: the namespace of the vLLM pods (label namespace)")
-	fs.Var((*fileList)(&f.sel.PodLabels), "pod-label", "vllm: label=value copied from the pods onto the series (repeatable)")
+	fs.Var((*fileList)(&f.sel.PodLabels), "pod-label",
+		"vllm: label=value copied from the pods onto the series (repeatable)")
 	fs.StringVar(&f.sel.Service, "service", "", "otel-genai: the service.name (label job)")
 	fs.Var((*fileList)(&f.sel.Match), "match", `extra matcher for every series, like env="prod" (repeatable)`)
 	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
@@ -182,10 +185,12 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 	case len(found) == 0:
 		return manifest.Budget{}, fmt.Errorf("no LLMCostBudget in %s", strings.Join(files, ", "))
 	}
-	return manifest.Budget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name", len(found), strings.Join(files, ", "))
+	return manifest.Budget{}, fmt.Errorf("%d budgets in %s: choose one with --budget namespace/name",
+		len(found), strings.Join(files, ", "))
 }
 
-func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query, stderr io.Writer) ([]model.Vector, error) {
+func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query,
+	stderr io.Writer) ([]model.Vector, error) {
 	client, err := promapi.NewClient(promapi.Config{Address: url})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %w", url, err)

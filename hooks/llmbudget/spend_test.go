@@ -98,7 +98,8 @@ spec:
 func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 	dir := t.TempDir()
 	budget := filepath.Join(dir, "budget.yaml")
-	require.NoError(t, os.WriteFile(budget, []byte(spendBudget+"---\n"+strings.Replace(spendBudget, "chatbot", "other", 1)), 0o600))
+	two := spendBudget + "---\n" + strings.Replace(spendBudget, "chatbot", "other", 1)
+	require.NoError(t, os.WriteFile(budget, []byte(two), 0o600))
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close() // nothing listens at its address any more
 	tests := map[string]struct {
@@ -106,16 +107,57 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 		wantErr  string
 		wantCode int // 1 unless a usage error (2)
 	}{
-		"Prometheus unreachable":    {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--team=t"}, "connect: connection refused", 0},
-		"two budgets and no choice": {[]string{"--prometheus=" + closed.URL, "--source=litellm"}, "2 budgets in " + budget + ": choose one with --budget namespace/name", 0},
-		"an unknown budget":         {[]string{"--budget=team-ml/nope", "--prometheus=" + closed.URL, "--source=litellm"}, "no LLMCostBudget team-ml/nope in", 0},
-		"both --source and --query": {[]string{"--budget=team-ml/chatbot", "--source=litellm", "--query=cost=x"}, "give either --source or --query", 2},
-		"no Prometheus":             {[]string{"--budget=team-ml/chatbot", "--source=litellm"}, "no --prometheus URL", 2},
-		"a bad --query":             {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"}, `--query "tokens=x": want cost=, input= or output=`, 2},
-		"a bad --now":               {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"}, `--now "today": must be RFC 3339`, 2},
-		"a misspelt --source":       {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litelm"}, `llmbudget spend: source "litelm" is not one of litellm, vllm, otel-genai`, 2},
-		"a bad --pod-label":         {[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--pod-label=x"}, `--pod-label "x"`, 2},
-		"token-only without prices": {[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm", "--now=2026-11-20T12:00:00Z"}, "source vllm counts tokens only: give a price table with --prices", 0},
+		"Prometheus unreachable": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--team=t"},
+			"connect: connection refused",
+			0,
+		},
+		"two budgets and no choice": {
+			[]string{"--prometheus=" + closed.URL, "--source=litellm"},
+			"2 budgets in " + budget + ": choose one with --budget namespace/name",
+			0,
+		},
+		"an unknown budget": {
+			[]string{"--budget=team-ml/nope", "--prometheus=" + closed.URL, "--source=litellm"},
+			"no LLMCostBudget team-ml/nope in",
+			0,
+		},
+		"both --source and --query": {
+			[]string{"--budget=team-ml/chatbot", "--source=litellm", "--query=cost=x"},
+			"give either --source or --query",
+			2,
+		},
+		"no Prometheus": {
+			[]string{"--budget=team-ml/chatbot", "--source=litellm"},
+			"no --prometheus URL",
+			2,
+		},
+		"a bad --query": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--query=tokens=x"},
+			`--query "tokens=x": want cost=, input= or output=`,
+			2,
+		},
+		"a bad --now": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"},
+			`--now "today": must be RFC 3339`,
+			2,
+		},
+		"a misspelt --source": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litelm"},
+			`llmbudget spend: source "litelm" is not one of litellm, vllm, otel-genai`,
+			2,
+		},
+		"a bad --pod-label": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--pod-label=x"},
+			`--pod-label "x"`,
+			2,
+		},
+		"token-only without prices": {
+			[]string{"--budget=team-ml/chatbot", "--print-query=false", "--prometheus=" + closed.URL, "--source=vllm",
+				"--now=2026-11-20T12:00:00Z"},
+			"source vllm counts tokens only: give a price table with --prices",
+			0,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -128,18 +170,26 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 }
 
 func TestSpendPrintQueryShowsEveryQueryWithoutAskingPrometheus(t *testing.T) {
-	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--source=vllm", "--namespace=team-ml", "--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
+	const queries = "# total-usd input\n" +
+		`sum_over_time((sum by (model_name) ((last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h]) - ` +
+		`last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or ` +
+		`last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)` +
+		"\n# total-usd output\n" +
+		`sum_over_time((sum by (model_name) ((last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h]) - ` +
+		`last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or ` +
+		`last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)` +
+		"\n"
+	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--source=vllm", "--namespace=team-ml",
+		"--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
 	require.Equal(t, 0, code, errOut)
-	assert.Equal(t, `# total-usd input
-sum_over_time((sum by (model_name) ((last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h]) - last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or last_over_time(vllm:prompt_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)
-# total-usd output
-sum_over_time((sum by (model_name) ((last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h]) - last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h] offset 15s)) >= 0 or last_over_time(vllm:generation_tokens_total{namespace="team-ml"}[1h])))[19d12h59m59s999ms:15s] @ 1795176000.000)
-`, out)
+	assert.Equal(t, queries, out)
 }
 
 func TestSpendQueryFlagsNameYourOwnCounters(t *testing.T) {
-	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--query=cost=my_cost_total{app=\"x\"}", "--model-label=llm", "--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
+	code, out, errOut := runProgram([]string{"spend", "-f", "-", "--query=cost=my_cost_total{app=\"x\"}",
+		"--model-label=llm", "--now=2026-11-20T12:00:00Z", "--print-query"}, spendBudget)
 	require.Equal(t, 0, code, errOut)
-	assert.True(t, strings.HasPrefix(out, "# total-usd cost\nsum_over_time((sum by (llm) ((last_over_time(my_cost_total{app=\"x\"}[1h])"), out)
+	assert.True(t, strings.HasPrefix(out,
+		"# total-usd cost\nsum_over_time((sum by (llm) ((last_over_time(my_cost_total{app=\"x\"}[1h])"), out)
 	assert.Equal(t, 1, strings.Count(out, "\n#")+1)
 }
