@@ -50,8 +50,8 @@ func TestCommandLineMistakesExitWithStatus2AndUsage(t *testing.T) {
 		"an unknown command":        {[]string{"frobnicate"}, `llmbudget: unknown command "frobnicate"`},
 		"a flag before the command": {[]string{"--addr", ":9090"}, "llmbudget: --addr given before a command"},
 		"an unknown serve flag": {
-			[]string{"serve", "--adress", ":9090"},
-			"llmbudget serve: flag provided but not defined: -adress",
+			[]string{"serve", "--adr", ":9090"},
+			"llmbudget serve: flag provided but not defined: -adr",
 		},
 		"eval without a file": {[]string{"eval"}, "llmbudget eval: no input: give at least one -f FILE (- for stdin)"},
 		"eval with a bad clock": {
