@@ -255,7 +255,8 @@ func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
 	assert.Contains(t, byDefault, "ClusterRole llmbudget-budget-admin")
 	labels, _ := dig(byDefault["ClusterRole llmbudget-budget-admin"], "metadata", "labels")
 	for k := range labels.(map[string]any) {
-		assert.False(t, strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-"), "llmbudget-budget-admin is aggregated into nothing: %s", k)
+		assert.False(t, strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-"),
+			"llmbudget-budget-admin is aggregated into nothing: %s", k)
 	}
 
 	var component object
