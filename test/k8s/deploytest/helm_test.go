@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmbudget/llmbudget/test/k8s/deploytest"
@@ -234,7 +236,7 @@ func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
 	objs := byName(ofKind(renderChart(t, map[string]any{"spendSources": map[string]any{"writers": map[string]any{
 		"users":                    []any{"finops-bot@example.com"},
 		"groups":                   []any{"system:masters", "finops"},
-		"serviceAccountNamespaces": []any{"llmbudget-system", "spend-collectors"},
+		"serviceAccountNamespaces": []any{"spend-collectors", "llmbudget-system"},
 	}}}), "ValidatingAdmissionPolicy"))
 	want := map[string]any{
 		"writerUsers":                    `["finops-bot@example.com"]`,
@@ -244,6 +246,24 @@ func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
 	for _, name := range []string{"llmbudget-spend-sources", "llmbudget-budget-spend-sources"} {
 		require.Contains(t, objs, name)
 		assert.Equal(t, want, spendWriterLists(t, objs[name]), name)
+	}
+}
+
+// The chart's spend writers run in the release namespace, which is therefore always a writer.
+func TestChartSpendWritersInAnotherReleaseNamespaceStillWriteSpend(t *testing.T) {
+	ch, err := loader.Load(repoPath(t, deploytest.ChartDir))
+	require.NoError(t, err)
+	opts := chartutil.ReleaseOptions{Name: "llmbudget", Namespace: "platform", IsInstall: true, Revision: 1}
+	rv, err := chartutil.ToRenderValues(ch, nil, opts, chartutil.DefaultCapabilities)
+	require.NoError(t, err)
+	rendered, err := engine.Engine{Strict: true}.Render(ch, rv)
+	require.NoError(t, err)
+	objs, err := deploytest.DecodeObjects(rendered["llmbudget/templates/spend-sources.yaml"])
+	require.NoError(t, err)
+	policies := ofKind(objs, "ValidatingAdmissionPolicy")
+	require.Len(t, policies, 2)
+	for _, p := range policies {
+		assert.Equal(t, `["platform"]`, spendWriterLists(t, p)["writerServiceAccountNamespaces"])
 	}
 }
 
