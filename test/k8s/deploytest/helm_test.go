@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmbudget/llmbudget/test/k8s/deploytest"
@@ -234,7 +236,7 @@ func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
 	objs := byName(ofKind(renderChart(t, map[string]any{"spendSources": map[string]any{"writers": map[string]any{
 		"users":                    []any{"finops-bot@example.com"},
 		"groups":                   []any{"system:masters", "finops"},
-		"serviceAccountNamespaces": []any{"llmbudget-system", "spend-collectors"},
+		"serviceAccountNamespaces": []any{"spend-collectors", "llmbudget-system"},
 	}}}), "ValidatingAdmissionPolicy"))
 	want := map[string]any{
 		"writerUsers":                    `["finops-bot@example.com"]`,
@@ -247,6 +249,24 @@ func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
 	}
 }
 
+// The chart's spend writers run in the release namespace, which is therefore always a writer.
+func TestChartSpendWritersInAnotherReleaseNamespaceStillWriteSpend(t *testing.T) {
+	ch, err := loader.Load(repoPath(t, deploytest.ChartDir))
+	require.NoError(t, err)
+	opts := chartutil.ReleaseOptions{Name: "llmbudget", Namespace: "platform", IsInstall: true, Revision: 1}
+	rv, err := chartutil.ToRenderValues(ch, nil, opts, chartutil.DefaultCapabilities)
+	require.NoError(t, err)
+	rendered, err := engine.Engine{Strict: true}.Render(ch, rv)
+	require.NoError(t, err)
+	objs, err := deploytest.DecodeObjects(rendered["llmbudget/templates/spend-sources.yaml"])
+	require.NoError(t, err)
+	policies := ofKind(objs, "ValidatingAdmissionPolicy")
+	require.Len(t, policies, 2)
+	for _, p := range policies {
+		assert.Equal(t, `["platform"]`, spendWriterLists(t, p)["writerServiceAccountNamespaces"])
+	}
+}
+
 // aggregateToDefaultRoles.edit opts back into llmbudget 0.1's RBAC exactly as the kustomize
 // component budget-writers-in-edit does; by default neither edit nor admin writes budgets.
 func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
@@ -255,7 +275,8 @@ func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
 	assert.Contains(t, byDefault, "ClusterRole llmbudget-budget-admin")
 	labels, _ := dig(byDefault["ClusterRole llmbudget-budget-admin"], "metadata", "labels")
 	for k := range labels.(map[string]any) {
-		assert.False(t, strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-"), "llmbudget-budget-admin is aggregated into nothing: %s", k)
+		assert.False(t, strings.HasPrefix(k, "rbac.authorization.k8s.io/aggregate-to-"),
+			"llmbudget-budget-admin is aggregated into nothing: %s", k)
 	}
 
 	var component object

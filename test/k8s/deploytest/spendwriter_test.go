@@ -31,10 +31,12 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 	}
 	for _, o := range kustomized {
 		if ns, _ := dig(o, "metadata", "namespace"); ns == "team-support" {
-			assert.Contains(t, []any{"LLMCostBudget", "ConfigMap"}, o["kind"], "only the budget and its spend stay in its namespace")
+			assert.Contains(t, []any{"LLMCostBudget", "ConfigMap"}, o["kind"],
+				"only the budget and its spend stay in its namespace")
 		}
 	}
-	assert.Equal(t, kustomized["ClusterRole llmbudget-spend-writer"]["rules"], charted["ClusterRole llmbudget-spend-writer"]["rules"])
+	const role = "ClusterRole llmbudget-spend-writer"
+	assert.Equal(t, kustomized[role]["rules"], charted[role]["rules"])
 	assert.Equal(t, withoutHelmLabels(t, kustomized["ClusterRoleBinding llmbudget-spend-writer"]),
 		withoutHelmLabels(t, charted["ClusterRoleBinding llmbudget-spend-writer"]))
 	spend := "ConfigMap team-support/vllm-serving-spend"
@@ -45,7 +47,8 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 		assert.Equal(t, "vllm-serving-spend", label, "the spend ConfigMap is a spend source, which the writer may patch")
 	}
 
-	kJob, hJob := kustomized["CronJob llmbudget-system/vllm-serving-spend-writer"], charted["CronJob llmbudget-system/vllm-serving-spend-writer"]
+	const job = "CronJob llmbudget-system/vllm-serving-spend-writer"
+	kJob, hJob := kustomized[job], charted[job]
 	require.NotNil(t, kJob)
 	require.NotNil(t, hJob)
 	for _, path := range [][]any{

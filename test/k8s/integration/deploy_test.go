@@ -44,6 +44,7 @@ func TestDeployVariantsAreAcceptedByTheAPIServer(t *testing.T) {
 	}
 	require.Equal(t, 1, namespaces, "deploy/ creates llmbudget-system")
 	kube.EnsureNamespace(t, "monitoring")
+	kube.EnsureNamespace(t, "team-support")
 
 	render := map[string]func() ([]deploytest.Object, error){
 		"kustomize deploy/":                func() ([]deploytest.Object, error) { return base, nil },
@@ -56,6 +57,17 @@ func TestDeployVariantsAreAcceptedByTheAPIServer(t *testing.T) {
 			return deploytest.Kustomize(repoRoot, "deploy/monitoring/kube-state-metrics")
 		},
 		"helm defaults": func() ([]deploytest.Object, error) { return deploytest.RenderChart(repoRoot, nil) },
+		// The spend writer runs in llmbudget-system, under its restricted Pod Security labels.
+		"kustomize examples/spend/vllm": func() ([]deploytest.Object, error) {
+			return deploytest.Kustomize(repoRoot, "examples/spend/vllm")
+		},
+		"helm with a spend writer": func() ([]deploytest.Object, error) {
+			return deploytest.RenderChart(repoRoot, map[string]any{"spendWriters": []any{map[string]any{
+				"name": "chatbot", "namespace": "team-support", "args": []any{"--source=litellm", "--team=ml"},
+				"spec": map[string]any{"limitUSD": "10",
+					"costSource": map[string]any{"configMapName": "chatbot-spend", "key": "total"}},
+			}}})
+		},
 		"helm with TLS and a token": func() ([]deploytest.Object, error) {
 			return deploytest.RenderChart(repoRoot, map[string]any{
 				"tls": map[string]any{"enabled": true}, "token": map[string]any{"enabled": true},

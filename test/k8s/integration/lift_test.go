@@ -28,7 +28,8 @@ const (
 	// spendWriter is the ServiceAccount deploy/components/spend-writer runs as.
 	spendWriter = "system:serviceaccount:llmbudget-system:llmbudget-spend-writer"
 	// writersNamed is how a refusal names the default spend writers.
-	writersNamed = "only the spend writers (group system:masters, service accounts of llmbudget-system) may change or delete it"
+	writersNamed = "only the spend writers (group system:masters, service accounts of llmbudget-system) " +
+		"may change or delete it"
 )
 
 // liftScene is a namespace whose budget chatbot blocks new Jobs through both gates.
@@ -50,7 +51,8 @@ func installLiftControls(t *testing.T) {
 	installSpendSourcePolicies(t)
 
 	kube.EnsureNamespace(t, "llmbudget-system")
-	writer, err := cluster.ReadDocuments(filepath.Join(repoRoot, "deploy", "components", "spend-writer", "spend-writer.yaml"))
+	component := filepath.Join(repoRoot, "deploy", "components", "spend-writer", "spend-writer.yaml")
+	writer, err := cluster.ReadDocuments(component)
 	require.NoError(t, err)
 	var rbac []cluster.Document
 	for _, d := range writer {
@@ -88,12 +90,13 @@ func installSpendSourcePolicies(t *testing.T) {
 			out, err := kube.KubectlErr(t, "", "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status}")
 			return err == nil && strings.Contains(out, "observedGeneration"), out
 		})
-		warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status.typeChecking.expressionWarnings}")
+		warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name,
+			"-o", "jsonpath={.status.typeChecking.expressionWarnings}")
 		assert.Empty(t, warnings, "%s type-checks without warnings", name)
 	}
 	// The API server resolves paramKind through discovery, which may lag behind the CRD just
 	// (re)applied; with failurePolicy Fail every ConfigMap write is refused until it has.
-	cluster.WaitFor(t, 30*time.Second, "the policies over spend sources to admit an ordinary ConfigMap", func() (bool, string) {
+	cluster.WaitFor(t, 30*time.Second, "the spend-source policies to admit an ordinary ConfigMap", func() (bool, string) {
 		out, err := kube.KubectlErr(t, "", "create", "configmap", "probe", "-n", "default", "--dry-run=server")
 		return err == nil, out
 	})
@@ -172,14 +175,25 @@ spec:
 // budget's message, the budget is as it was, its quota is there and its spend unchanged.
 func (s liftScene) assertBlocked(t *testing.T) {
 	t.Helper()
-	waitRefused(t, "LLMCostBudget "+s.ns+"/chatbot is OverBudget (612.00 of 500.00 USD): new jobs.batch are refused in "+s.ns, "",
-		"create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
-	spec := kube.Kubectl(t, "get", "llmb", "chatbot", "-n", s.ns, "-o", "jsonpath={.spec.limitUSD} {.spec.suspend} {.spec.enforcement}")
-	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","resources":["jobs.batch"],"scope":"Namespace"}`, spec)
-	assert.Equal(t, `{"count/jobs.batch":"0"}`, kube.Kubectl(t, "get", "resourcequota", "llmbudget-chatbot", "-n", s.ns, "-o", "jsonpath={.spec.hard}"))
-	assert.Equal(t, "612.00", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
-	assert.Equal(t, "llm-spend", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", `jsonpath={.metadata.labels.llmbudget\.dev/spend-source}`))
-	assert.Equal(t, "ml-department", kube.Kubectl(t, "get", "configmap", "dept-spend", "-n", s.ns, "-o", `jsonpath={.metadata.labels.llmbudget\.dev/spend-source}`))
+	refusal := "LLMCostBudget " + s.ns + "/chatbot is OverBudget (612.00 of 500.00 USD): " +
+		"new jobs.batch are refused in " + s.ns
+	waitRefused(t, refusal, "", "create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
+	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both",`+
+		`"resources":["jobs.batch"],"scope":"Namespace"}`,
+		s.get(t, "llmb/chatbot", "{.spec.limitUSD} {.spec.suspend} {.spec.enforcement}"))
+	assert.Equal(t, `{"count/jobs.batch":"0"}`, s.get(t, "resourcequota/llmbudget-chatbot", "{.spec.hard}"))
+	assert.Equal(t, "612.00", s.get(t, "configmap/llm-spend", "{.data.total-usd}"))
+	assert.Equal(t, "llm-spend", s.get(t, "configmap/llm-spend", sourceLabel))
+	assert.Equal(t, "ml-department", s.get(t, "configmap/dept-spend", sourceLabel))
+}
+
+// sourceLabel is the JSONPath of a ConfigMap's llmbudget.dev/spend-source label.
+const sourceLabel = `{.metadata.labels.llmbudget\.dev/spend-source}`
+
+// get prints the JSONPath path of object (kind/name) in the scene's namespace.
+func (s liftScene) get(t *testing.T, object, path string) string {
+	t.Helper()
+	return kube.Kubectl(t, "get", object, "-n", s.ns, "-o", "jsonpath="+path)
 }
 
 // What stops an attempt, as the report and docs/operations.md name it.
@@ -209,67 +223,85 @@ func liftAttempts(ns string) []attempt {
 	cm := func(name string) string { return "ConfigMap " + ns + "/" + name }
 	// Either "is a spend source (label ...)" or "is the spend source of LLMCostBudget <ns>/chatbot".
 	sourceOfChatbot := cm("llm-spend") + " is "
-	sourceOfBatch := cm("batch-spend") + " is the spend source of LLMCostBudget " + ns + "/batch: " + writersNamed
-	patchBudget := `cannot patch resource "llmcostbudgets" in API group "llmbudget.dev" in the namespace "` + ns + `"`
+	sourceOf := func(name, budget string) string {
+		return cm(name) + " is the spend source of LLMCostBudget " + ns + "/" + budget + ": " + writersNamed
+	}
+	labelled := func(name, source string) string {
+		return cm(name) + " is a spend source (label llmbudget.dev/spend-source=" + source + "): " + writersNamed
+	}
+	cannot := func(verb, resource string) map[string]string {
+		return both("cannot " + verb + ` resource "` + resource + `"`)
+	}
+	escalation := func(resource string) map[string]string {
+		return map[string]string{
+			"edit":  `cannot create resource "` + resource + `"`,
+			"admin": "is attempting to grant RBAC permissions not currently held",
+		}
+	}
+	patchBudget := func(patch string) []string {
+		return []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":` + patch + `}`}
+	}
+	zeroSpend := func(name string) []string {
+		return []string{"patch", "configmap", name, "--type=merge", "-p", `{"data":{"total-usd":"0"}}`}
+	}
 	zero := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llm-spend, namespace: " + ns + "}\ndata: {total-usd: '0'}\n"
+	ci := "system:serviceaccount:" + ns + ":ci"
 	return []attempt{
-		{name: "suspend the budget", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"suspend":true}}`},
-			stoppedBy: both(byRBAC), want: both(patchBudget)},
-		{name: "raise its limit", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"limitUSD":"100000"}}`},
-			stoppedBy: both(byRBAC), want: both(patchBudget)},
-		{name: "set action None", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"action":"None"}}}`},
-			stoppedBy: both(byRBAC), want: both(patchBudget)},
-		{name: "change the gate", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"gate":"Policy"}}}`},
-			stoppedBy: both(byRBAC), want: both(patchBudget)},
-		{name: "change the scope", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"scope":"Labelled"}}}`},
-			stoppedBy: both(byRBAC), want: both(patchBudget)},
-		{name: "rewrite the budget's status", args: []string{"patch", "llmb", "chatbot", "--subresource=status", "--type=merge",
-			"-p", `{"status":{"enforcement":{"blocking":false}}}`},
-			stoppedBy: both(byRBAC), want: both(`cannot patch resource "llmcostbudgets/status"`)},
+		{name: "suspend the budget", args: patchBudget(`{"suspend":true}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "raise its limit", args: patchBudget(`{"limitUSD":"100000"}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "set action None", args: patchBudget(`{"enforcement":{"action":"None"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "change the gate", args: patchBudget(`{"enforcement":{"gate":"Policy"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "change the scope", args: patchBudget(`{"enforcement":{"scope":"Labelled"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "rewrite the budget's status", args: []string{"patch", "llmb", "chatbot", "--subresource=status",
+			"--type=merge", "-p", `{"status":{"enforcement":{"blocking":false}}}`},
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets/status")},
 		{name: "delete the budget", args: []string{"delete", "llmb", "chatbot"},
-			stoppedBy: both(byRBAC), want: both(`cannot delete resource "llmcostbudgets"`)},
-		{name: "patch the spend ConfigMap", args: []string{"patch", "configmap", "llm-spend", "--type=merge", "-p", `{"data":{"total-usd":"0"}}`},
+			stoppedBy: both(byRBAC), want: cannot("delete", "llmcostbudgets")},
+		{name: "patch the spend ConfigMap", args: zeroSpend("llm-spend"),
 			stoppedBy: both(byBoth), want: both(sourceOfChatbot)},
-		{name: "patch an unlabelled spend ConfigMap a budget names", args: []string{"patch", "configmap", "batch-spend", "--type=merge",
-			"-p", `{"data":{"total-usd":"0"}}`},
-			stoppedBy: both(byBudgetNames), want: both(sourceOfBatch)},
+		{name: "patch an unlabelled spend ConfigMap a budget names", args: zeroSpend("batch-spend"),
+			stoppedBy: both(byBudgetNames), want: both(sourceOf("batch-spend", "batch"))},
 		{name: "delete the spend ConfigMap", args: []string{"delete", "configmap", "llm-spend"},
 			stoppedBy: both(byBoth), want: both(sourceOfChatbot)},
 		{name: "delete an unlabelled spend ConfigMap a budget names", args: []string{"delete", "configmap", "batch-spend"},
-			stoppedBy: both(byBudgetNames), want: both(sourceOfBatch)},
-		{name: "delete and re-create the spend ConfigMap with zero spend", stdin: zero, args: []string{"replace", "--force", "-f", "-"},
+			stoppedBy: both(byBudgetNames), want: both(sourceOf("batch-spend", "batch"))},
+		{name: "delete and re-create the spend ConfigMap with zero spend", stdin: zero,
+			args:      []string{"replace", "--force", "-f", "-"},
 			stoppedBy: both(byBoth), want: both(sourceOfChatbot)},
-		{name: "create a missing spend ConfigMap with zero spend", args: []string{"create", "configmap", "nightly-spend",
-			"--from-literal=total-usd=0"},
-			stoppedBy: both(byBudgetNames), want: both(cm("nightly-spend") + " is the spend source of LLMCostBudget " + ns + "/nightly: " + writersNamed)},
-		{name: "remove a cluster spend source's label", args: []string{"label", "configmap", "dept-spend", "llmbudget.dev/spend-source-"},
-			stoppedBy: both(bySpendSources), want: both(cm("dept-spend") + " is a spend source (label llmbudget.dev/spend-source=ml-department): " + writersNamed)},
+		{name: "create a missing spend ConfigMap with zero spend",
+			args:      []string{"create", "configmap", "nightly-spend", "--from-literal=total-usd=0"},
+			stoppedBy: both(byBudgetNames), want: both(sourceOf("nightly-spend", "nightly"))},
+		{name: "remove a cluster spend source's label",
+			args:      []string{"label", "configmap", "dept-spend", "llmbudget.dev/spend-source-"},
+			stoppedBy: both(bySpendSources), want: both(labelled("dept-spend", "ml-department"))},
 		{name: "delete the ResourceQuota", args: []string{"delete", "resourcequota", "llmbudget-chatbot"},
-			stoppedBy: both(byRBAC), want: both(`cannot delete resource "resourcequotas"`)},
+			stoppedBy: both(byRBAC), want: cannot("delete", "resourcequotas")},
 		{name: "raise the ResourceQuota", args: []string{"patch", "resourcequota", "llmbudget-chatbot", "--type=merge",
 			"-p", `{"spec":{"hard":{"count/jobs.batch":"100"}}}`},
-			stoppedBy: both(byRBAC), want: both(`cannot patch resource "resourcequotas"`)},
-		{name: "bind themselves llmbudget-budget-admin", args: []string{"create", "rolebinding", "lift", "--clusterrole=llmbudget-budget-admin",
-			"--user=USER"},
-			stoppedBy: both(byRBAC), want: map[string]string{
-				"edit":  `cannot create resource "rolebindings"`,
-				"admin": "is attempting to grant RBAC permissions not currently held"}},
-		{name: "write themselves a Role that writes budgets", args: []string{"create", "role", "lift", "--verb=patch,delete",
-			"--resource=llmcostbudgets.llmbudget.dev"},
-			stoppedBy: both(byRBAC), want: map[string]string{
-				"edit":  `cannot create resource "roles"`,
-				"admin": "is attempting to grant RBAC permissions not currently held"}},
-		{name: "take the namespace out of a cluster budget's selector", args: []string{"label", "namespace", ns, "team=nobody", "--overwrite"},
-			stoppedBy: both(byRBAC), want: both(`cannot patch resource "namespaces"`)},
-		{name: "unbind the spend-source policy", args: []string{"delete", "validatingadmissionpolicybinding", "llmbudget-spend-sources"},
-			stoppedBy: both(byRBAC), want: both(`cannot delete resource "validatingadmissionpolicybindings"`)},
+			stoppedBy: both(byRBAC), want: cannot("patch", "resourcequotas")},
+		{name: "bind themselves llmbudget-budget-admin",
+			args:      []string{"create", "rolebinding", "lift", "--clusterrole=llmbudget-budget-admin", "--user=USER"},
+			stoppedBy: both(byRBAC), want: escalation("rolebindings")},
+		{name: "write themselves a Role that writes budgets",
+			args:      []string{"create", "role", "lift", "--verb=patch,delete", "--resource=llmcostbudgets.llmbudget.dev"},
+			stoppedBy: both(byRBAC), want: escalation("roles")},
+		{name: "take the namespace out of a cluster budget's selector",
+			args:      []string{"label", "namespace", ns, "team=nobody", "--overwrite"},
+			stoppedBy: both(byRBAC), want: cannot("patch", "namespaces")},
+		{name: "unbind the spend-source policy",
+			args:      []string{"delete", "validatingadmissionpolicybinding", "llmbudget-spend-sources"},
+			stoppedBy: both(byRBAC), want: cannot("delete", "validatingadmissionpolicybindings")},
 		{name: "write the spend ConfigMap as a ServiceAccount of the namespace that holds edit",
-			as: "system:serviceaccount:" + ns + ":ci", args: []string{"patch", "configmap", "llm-spend", "--type=merge",
-				"-p", `{"data":{"total-usd":"0"}}`},
+			as: ci, args: zeroSpend("llm-spend"),
 			stoppedBy: both(byBoth), want: both(sourceOfChatbot)},
 		{name: "delete the unlabelled spend ConfigMap as a ServiceAccount of the namespace that holds edit",
-			as: "system:serviceaccount:" + ns + ":ci", args: []string{"delete", "configmap", "batch-spend"},
-			stoppedBy: both(byBudgetNames), want: both(sourceOfBatch)},
+			as: ci, args: []string{"delete", "configmap", "batch-spend"},
+			stoppedBy: both(byBudgetNames), want: both(sourceOf("batch-spend", "batch"))},
 	}
 }
 
@@ -334,13 +366,16 @@ func TestSpendWritersAndClusterAdministratorsStillChangeWhatABlockRestsOn(t *tes
 	asWriter := []string{"-n", s.ns, "--as=" + spendWriter}
 
 	t.Run("the spend writer updates the spend ConfigMap", func(t *testing.T) {
-		kube.Kubectl(t, append(asWriter, "patch", "configmap", "llm-spend", "--type=merge", "-p", `{"data":{"total-usd":"640.00"}}`)...)
-		assert.Equal(t, "640.00", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
-		kube.Kubectl(t, append(asWriter, "patch", "configmap", "dept-spend", "--type=merge", "-p", `{"data":{"total-usd":"41.00"}}`)...)
+		kube.Kubectl(t, append(asWriter, "patch", "configmap", "llm-spend", "--type=merge",
+			"-p", `{"data":{"total-usd":"640.00"}}`)...)
+		assert.Equal(t, "640.00", s.get(t, "configmap/llm-spend", "{.data.total-usd}"))
+		kube.Kubectl(t, append(asWriter, "patch", "configmap", "dept-spend", "--type=merge",
+			"-p", `{"data":{"total-usd":"41.00"}}`)...)
 	})
 	t.Run("the spend writer may write nothing but spend sources", func(t *testing.T) {
 		for _, cm := range []string{"app-config", "batch-spend"} {
-			out, err := kube.KubectlErr(t, "", append(asWriter, "patch", "configmap", cm, "--type=merge", "-p", `{"data":{"x":"y"}}`)...)
+			out, err := kube.KubectlErr(t, "", append(asWriter, "patch", "configmap", cm, "--type=merge",
+				"-p", `{"data":{"x":"y"}}`)...)
 			require.Error(t, err, out)
 			assert.Contains(t, out, "ValidatingAdmissionPolicy 'llmbudget-spend-sources'")
 			assert.Contains(t, out, "the spend writers may write only spend sources: ConfigMap "+s.ns+"/"+cm+
@@ -362,7 +397,7 @@ func TestSpendWritersAndClusterAdministratorsStillChangeWhatABlockRestsOn(t *tes
 	t.Run("a cluster administrator raises, suspends and deletes the budget, and rewrites its spend", func(t *testing.T) {
 		kube.Kubectl(t, "-n", s.ns, "patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"limitUSD":"1000"}}`)
 		kube.Kubectl(t, "-n", s.ns, "patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"suspend":true}}`)
-		assert.Equal(t, "1000 true", kube.Kubectl(t, "get", "llmb", "chatbot", "-n", s.ns, "-o", "jsonpath={.spec.limitUSD} {.spec.suspend}"))
+		assert.Equal(t, "1000 true", s.get(t, "llmb/chatbot", "{.spec.limitUSD} {.spec.suspend}"))
 		kube.Kubectl(t, "-n", s.ns, "patch", "configmap", "batch-spend", "--type=merge", "-p", `{"data":{"total-usd":"0"}}`)
 		kube.Kubectl(t, "-n", s.ns, "label", "configmap", "dept-spend", "llmbudget.dev/spend-source-")
 		kube.Kubectl(t, "-n", s.ns, "delete", "llmb", "chatbot")
@@ -372,7 +407,7 @@ func TestSpendWritersAndClusterAdministratorsStillChangeWhatABlockRestsOn(t *tes
 
 func (s liftScene) assertSpend(t *testing.T, want string) {
 	t.Helper()
-	assert.Equal(t, want, kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
+	assert.Equal(t, want, s.get(t, "configmap/llm-spend", "{.data.total-usd}"))
 }
 
 // The policies over spend sources touch nothing else: a namespace member writes every other
@@ -399,7 +434,8 @@ func TestSpendSourcePoliciesLeaveOtherConfigMapsAlone(t *testing.T) {
 				kube.Kubectl(t, append(as, "delete", "configmap", "app-config")...)
 				return
 			}
-			assertAdmitted(t, "a Job in a namespace without budgets", append(as, "create", "job", "train", "--image="+pauseImage, "--dry-run=server")...)
+			assertAdmitted(t, "a Job in a namespace without budgets",
+				append(as, "create", "job", "train", "--image="+pauseImage, "--dry-run=server")...)
 		})
 	}
 }

@@ -61,7 +61,8 @@ func TestNamespaceMembersGetBudgetsThroughTheBuiltInRoles(t *testing.T) {
 	bind(t, ns, "llmbudget-budget-admin", finops)
 	// kube-controller-manager aggregates the rules into view, edit and admin asynchronously.
 	cluster.WaitFor(t, time.Minute, "view, edit and admin to aggregate llmbudget's rules", func() (bool, string) {
-		got := canI(t, viewer, ns, "list", budgetsResource) + canI(t, editor, ns, "get", budgetsResource) + canI(t, admin, ns, "watch", budgetsResource)
+		got := canI(t, viewer, ns, "list", budgetsResource) + canI(t, editor, ns, "get", budgetsResource) +
+			canI(t, admin, ns, "watch", budgetsResource)
 		return got == "yesyesyes", got
 	})
 

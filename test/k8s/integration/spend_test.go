@@ -432,7 +432,8 @@ spec:
 			want string
 		}{
 			{[]string{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
-				"the spend writers may write only spend sources: ConfigMap team-support/someone-elses carries no label llmbudget.dev/spend-source"},
+				"the spend writers may write only spend sources: " +
+					"ConfigMap team-support/someone-elses carries no label llmbudget.dev/spend-source"},
 			{[]string{"create", "configmap", "new-one"}, `cannot create resource "configmaps"`},
 			{[]string{"delete", "configmap", "vllm-serving-spend"}, `cannot delete resource "configmaps"`},
 		} {
