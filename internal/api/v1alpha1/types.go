@@ -93,7 +93,8 @@ type ModelLimit struct {
 	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
 }
 
-// CostSource names the ConfigMap a cost pipeline writes spend into.
+// CostSource says where spend comes from: the ConfigMap a cost pipeline writes spend into, or, with format
+// TaskRecords, the Kelos TaskRecords that Selector matches.
 type CostSource struct {
 	ConfigMapName string `json:"configMapName,omitempty"`
 	// SpendSource is, for ClusterKind, the LabelSpendSource value on the selected namespaces' spend ConfigMaps.
@@ -101,6 +102,9 @@ type CostSource struct {
 	Format      SourceFormat `json:"format,omitempty"`
 	Key         string       `json:"key,omitempty"`
 	KeyPrefix   string       `json:"keyPrefix,omitempty"`
+	// Selector picks, for format TaskRecords, the Kelos TaskRecords whose usage is the budget's spend: in the
+	// budget's namespace, or in the namespaces a ClusterKind selects.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // Enforcement says what happens when a budget is exhausted.
@@ -116,7 +120,7 @@ type (
 	// PeriodType is Daily, Weekly or Monthly: the calendar's own kind, so that the spec and period.Spec agree.
 	PeriodType    = period.Kind
 	Basis         string // what a threshold compares: spend so far (Actual) or the forecast (Forecasted)
-	SourceFormat  string // how the spend ConfigMap holds spend: one Total key, or a DailyLedger of keys
+	SourceFormat  string // where spend is: a ConfigMap's Total key or DailyLedger of keys, or Kelos TaskRecords
 	Action        string // None or BlockNewWorkloads
 	FailurePolicy string // whether Unknown spend blocks (Closed) or not (Open)
 	Gate          string // how new workloads are refused: by the admission Policy, a ResourceQuota, or Both
@@ -136,6 +140,8 @@ const (
 	Total SourceFormat = "Total"
 	// DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 	DailyLedger SourceFormat = "DailyLedger"
+	// TaskRecords: the spend is the usage of the Kelos TaskRecords the selector matches, completed in the period.
+	TaskRecords SourceFormat = "TaskRecords"
 
 	ActionNone        Action = "None"
 	BlockNewWorkloads Action = "BlockNewWorkloads"
