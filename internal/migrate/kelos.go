@@ -7,11 +7,11 @@ import (
 	"time"
 
 	goyaml "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
@@ -220,37 +220,14 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 		cost, used.InputTokens, used.OutputTokens, when), nil
 }
 
-// maxExponent bounds the decimal exponent a quantity may carry ("1e30"): resource.ParseQuantity keeps "1e999999"
-// as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
-const maxExponent = 30
-
-// maxQuantityLen bounds a cost's length: a million-digit mantissa takes seconds to parse; real costs need a few.
-const maxQuantityLen = 100
-
-var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
-
 // quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
-// without trailing zeros ("12.5"): the value Kelos and the API server read, since they parse it alike
-// (resource.ParseQuantity, which rounds up below a nano-dollar).
+// without trailing zeros ("12.5"), as spend reads a TaskRecord's cost.
 func quantity(s string) (string, money.Amount, error) {
-	if len(s) > maxQuantityLen {
-		return "", money.Amount{}, fmt.Errorf("%.40q... is longer than %d characters", s, maxQuantityLen)
-	}
-	if m := quantityExponent.FindStringSubmatch(s); m != nil {
-		if e, err := strconv.Atoi(m[1]); err != nil || e < -maxExponent || e > maxExponent {
-			return "", money.Amount{}, fmt.Errorf("%q: exponent beyond ±%d", s, maxExponent)
-		}
-	}
-	q, err := resource.ParseQuantity(s)
+	a, err := spend.ParseQuantity(s)
 	if err != nil {
-		return "", money.Amount{}, fmt.Errorf("%q is not a Kubernetes quantity like 50, 12.5 or 12500m: %w", s, err)
+		return "", money.Amount{}, err
 	}
-	if q.Sign() < 0 {
-		return "", money.Amount{}, fmt.Errorf("%q is negative", s)
-	}
-	d := trimZeros(q.AsDec().String())
-	a, err := money.Parse(d)
-	return d, a, err
+	return trimZeros(a.String()), a, nil
 }
 
 // kelosLimit reads Kelos's maxCostUSD as a limit; a zero, blocking everything in Kelos, has no llmbudget match.
