@@ -100,7 +100,8 @@ func TestSumRecordsCountsWhatKelosCountsInThePeriod(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	// December 1st in Berlin: 2026-11-30T23:00Z to 2026-12-01T23:00Z.
-	w := period.Window{Start: time.Date(2026, 12, 1, 0, 0, 0, 0, berlin), End: time.Date(2026, 12, 2, 0, 0, 0, 0, berlin)}
+	w := period.Window{Start: time.Date(2026, 12, 1, 0, 0, 0, 0, berlin),
+		End: time.Date(2026, 12, 2, 0, 0, 0, 0, berlin)}
 	use := func(cost string, in, out int64) *spend.Usage {
 		return &spend.Usage{CostUSD: mustParse(cost), InputTokens: in, OutputTokens: out}
 	}
@@ -141,4 +142,39 @@ func TestSumRecordsRefusesASumPastTheLargestAmount(t *testing.T) {
 	_, err := spend.SumRecords([]spend.Record{big, more}, w)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TaskRecord ns/b: the period's spend passes")
+}
+
+// FuzzDecodeRecord checks that no record panics the reader, that every error names the record, and that what
+// reads is non-negative usage that SumRecords adds up without panicking.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range []string{
+		`, "model": "opus", "completionTime": "2026-12-01T10:00:00Z", "usage": {"costUSD": "2.75", "inputTokens": 1}`,
+		`, "completionTime": "2026-12-01T10:00:00+01:00", "usage": {"costUSD": 3, "outputTokens": null}`,
+		`, "completionTime": "2026-12-01T10:00:00Z", "usage": {"costUSD": "12500m"}`,
+		`, "usage": {"costUSD": "1e31"}`, `, "usage": {"costUSD": "1Ki", "inputTokens": -1}`,
+		`, "usage": {"costUSD": {}}`, `, "usage": null, "completionTime": "x"`,
+	} {
+		f.Add(taskRecord("r", s))
+	}
+	f.Add([]byte(`{"metadata": {"name": "r", "name": "s"}, "spec": {}}`))
+	f.Add([]byte(`{"metadata": {"labels": {"a": 1}}}`))
+	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	w := period.Window{Start: day, End: day.AddDate(0, 0, 1)}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		r, err := spend.DecodeRecord("ns/key", raw)
+		if err != nil {
+			assert.Contains(t, err.Error(), "TaskRecord ")
+			return
+		}
+		require.NotEmpty(t, r.Name)
+		if r.Usage != nil {
+			require.GreaterOrEqual(t, r.Usage.CostUSD.Sign(), 0)
+			require.GreaterOrEqual(t, r.Usage.InputTokens, int64(0))
+			require.GreaterOrEqual(t, r.Usage.OutputTokens, int64(0))
+		}
+		sum, err := spend.SumRecords([]spend.Record{r, r}, w)
+		if err == nil {
+			assert.Equal(t, 2, sum.Counted+sum.Outside+sum.Incomplete+sum.NoUsage)
+		}
+	})
 }
