@@ -334,28 +334,30 @@ func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evalu
 		sp.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(rs))
 		return sp, ns
 	}
-	src := spec.CostSource
-	what := fmt.Sprintf("key %q", src.Key)
-	switch src.Format {
-	case api.DailyLedger:
-		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
-	case api.TaskRecords:
-		var total spend.RecordSum
-		for _, r := range read {
-			total = addCounts(total, r.records)
-		}
-		sp.Message = budget.RecordsRead(total, budget.RecordSelector(src), fmt.Sprintf(" over %d namespaces", len(rs)))
-	}
-	if src.Format != api.TaskRecords {
-		sp.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
-			len(rs), what, api.LabelSpendSource, src.SpendSource)
-	}
+	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
 	if len(bad) > 0 {
 		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
 			len(bad), bad[0].message)
 	}
 	return sp, ns
+}
+
+// summedFrom says what a sum over n namespaces read: which keys of which ConfigMaps, or which TaskRecords.
+func summedFrom(read []reading, n int, src api.CostSource, w period.Window) string {
+	switch src.Format {
+	case api.TaskRecords:
+		var total spend.RecordSum
+		for _, r := range read {
+			total = addCounts(total, r.records)
+		}
+		return budget.RecordsRead(total, budget.RecordSelector(src), fmt.Sprintf(" over %d namespaces", n))
+	case api.DailyLedger:
+		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
+			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)
+	}
+	return fmt.Sprintf("spend summed over %d namespaces from key %q of the ConfigMaps labelled %s=%s",
+		n, src.Key, api.LabelSpendSource, src.SpendSource)
 }
 
 // addCounts adds up how many records each namespace counted and left out.
