@@ -187,7 +187,8 @@ func TestKelosTaskBudgetsBecomeBudgetsOverTheSameTaskRecords(t *testing.T) {
 	assert.Equal(t, map[string]any{"action": "BlockNewWorkloads", "resources": []any{"tasks.kelos.dev"},
 		"failurePolicy": "Closed", "scope": "Labelled"}, field(t, c.Spec, "enforcement"))
 	assert.Contains(t, text, `limitUSD: "12.5" # was spec.maxCostUSD (12500m)`)
-	assert.Contains(t, text, "#   kubectl label tasks.kelos.dev -n team-ml -l 'team=platform' llmbudget.dev/budget=agents\n")
+	assert.Contains(t, text,
+		"#   kubectl label tasks.kelos.dev -n team-ml -l 'team=platform' llmbudget.dev/budget=agents\n")
 	assert.Contains(t, text, "#   kubectl get taskrecords.kelos.dev -n team-ml -l 'team=platform'\n")
 }
 

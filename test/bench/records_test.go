@@ -29,7 +29,21 @@ var recordCounts = []int{100, 1_000, 10_000}
 // recordsNow is a minute after the TaskRecords captures (as in test/golden).
 var recordsNow = time.Date(2026, 12, 1, 21, 2, 0, 0, time.UTC)
 
+// builtRecords keeps each record body once built: the largest takes a second to build, and every test of the
+// package lists the bodies.
+var builtRecords = map[int]body{}
+
 func recordsBody(t testing.TB, n int) body {
+	t.Helper()
+	if bd, ok := builtRecords[n]; ok {
+		return bd
+	}
+	bd := buildRecordsBody(t, n)
+	builtRecords[n] = bd
+	return bd
+}
+
+func buildRecordsBody(t testing.TB, n int) body {
 	t.Helper()
 	req := readCapture(t, recordsCapture)
 	group := dig(req, "related", recordGroup).(map[string]any)
@@ -51,7 +65,9 @@ func recordsBody(t testing.TB, n int) body {
 				"f:metadata": map[string]any{"f:labels": map[string]any{".": map[string]any{}, "f:team": map[string]any{}}},
 				"f:spec": map[string]any{".": map[string]any{}, "f:completionTime": map[string]any{},
 					"f:model": map[string]any{}, "f:phase": map[string]any{}, "f:startTime": map[string]any{},
-					"f:taskRef":                   map[string]any{".": map[string]any{}, "f:name": map[string]any{}, "f:uid": map[string]any{}},
+					"f:taskRef": map[string]any{
+						".": map[string]any{}, "f:name": map[string]any{}, "f:uid": map[string]any{},
+					},
 					"f:ttlSecondsAfterCompletion": map[string]any{}, "f:type": map[string]any{},
 					"f:usage": map[string]any{".": map[string]any{}, "f:costUSD": map[string]any{},
 						"f:inputTokens": map[string]any{}, "f:outputTokens": map[string]any{}}},

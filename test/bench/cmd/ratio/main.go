@@ -121,7 +121,8 @@ func parse(r io.Reader) ([]string, map[string]map[string]*figures, error) {
 
 func print(w io.Writer, order []string, results map[string]map[string]*figures) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "body\trequest B\thandler ns/op\tfloor ns/op\tratio\thandler B/op\tfloor B/op\thandler allocs/op\tfloor allocs/op\ttarget\t")
+	fmt.Fprintln(tw, "body\trequest B\thandler ns/op\tfloor ns/op\tratio\thandler B/op\tfloor B/op\t"+
+		"handler allocs/op\tfloor allocs/op\ttarget\t")
 	missed := 0
 	for _, name := range order {
 		h, f := results[name]["handler"], results[name]["floor"]
@@ -139,7 +140,8 @@ func print(w io.Writer, order []string, results map[string]map[string]*figures) 
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n",
-			name, median(h.request), median(h.ns), median(f.ns), ratio, median(h.bytes), median(f.bytes), median(h.allocs), median(f.allocs), verdict)
+			name, median(h.request), median(h.ns), median(f.ns), ratio, median(h.bytes), median(f.bytes),
+			median(h.allocs), median(f.allocs), verdict)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntargets: handler/floor <= %.0f for every sync and finalize body, <= %.0f for the 366-day ledger; missed on %d\n", target, ledgerTarget, missed)
