@@ -33,13 +33,11 @@ type recordJSON struct {
 		Namespace string            `json:"namespace"`
 		Labels    map[string]string `json:"labels"`
 	} `json:"metadata"`
-	Spec json.RawMessage `json:"spec"`
-}
-
-type recordSpec struct {
-	Model          string          `json:"model"`
-	CompletionTime *string         `json:"completionTime"`
-	Usage          json.RawMessage `json:"usage"`
+	Spec *struct {
+		Model          string       `json:"model"`
+		CompletionTime *string      `json:"completionTime"`
+		Usage          *recordUsage `json:"usage"`
+	} `json:"spec"`
 }
 
 // RecordError is a record whose usage cannot be read: Name is its namespace/name, or the object map's key when
@@ -57,24 +55,27 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // decode. Like a ConfigMap, a record is decoded without unknown-field checks (Kelos's fields are Kelos's) but with
 // no member twice; its usage is parsed exactly (see ParseQuantity), and an error names the field.
 func DecodeRecord(key string, raw []byte) (Record, error) {
+	// One pass over the record, which Metacontroller sends whole, managedFields and all: the decoder goes on past
+	// a value of the wrong type, so the metadata still names the record and its labels still select it.
 	var j recordJSON
-	if err := decode.Unique(raw, &j, ""); err != nil {
-		return Record{}, &RecordError{Name: key, Err: err}
-	}
+	err := decode.Unique(raw, &j, "")
 	r := Record{Namespace: j.Metadata.Namespace, Name: j.Metadata.Name, Labels: j.Metadata.Labels}
 	if r.Name == "" {
-		return Record{}, &RecordError{Name: key, Err: errors.New("metadata.name is missing")}
+		if err == nil {
+			err = errors.New("metadata.name is missing")
+		}
+		return Record{}, &RecordError{Name: key, Err: err}
 	}
 	fail := func(err error) (Record, error) {
 		return r, &RecordError{Name: r.Namespace + "/" + r.Name, Err: err}
 	}
-	if len(j.Spec) == 0 || string(j.Spec) == "null" {
+	switch {
+	case err != nil:
+		return fail(err)
+	case j.Spec == nil:
 		return fail(errors.New("spec is missing"))
 	}
-	var s recordSpec
-	if err := decode.Unique(j.Spec, &s, "spec"); err != nil {
-		return fail(err)
-	}
+	s := j.Spec
 	r.Model = s.Model
 	if s.CompletionTime != nil {
 		t, err := time.Parse(time.RFC3339, *s.CompletionTime)
@@ -83,8 +84,8 @@ func DecodeRecord(key string, raw []byte) (Record, error) {
 		}
 		r.Completed = t
 	}
-	if len(s.Usage) > 0 && string(s.Usage) != "null" {
-		u, err := parseRecordUsage(s.Usage)
+	if s.Usage != nil {
+		u, err := s.Usage.usage()
 		if err != nil {
 			return fail(err)
 		}
@@ -100,12 +101,8 @@ type recordUsage struct {
 	OutputTokens tokenField      `json:"outputTokens"`
 }
 
-// parseRecordUsage reads spec.usage; an error names the field by its path from the record.
-func parseRecordUsage(raw []byte) (Usage, error) {
-	var j recordUsage
-	if err := decode.Unique(raw, &j, "spec.usage"); err != nil {
-		return Usage{}, err
-	}
+// usage reads spec.usage; an error names the field by its path from the record.
+func (j *recordUsage) usage() (Usage, error) {
 	var u Usage
 	switch c := j.CostUSD; {
 	case len(c) == 0 || string(c) == "null":
