@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,6 +61,10 @@ func DecodeRecord(key string, raw []byte) (Record, error) {
 	var j recordJSON
 	err := decode.Unique(raw, &j, "")
 	r := Record{Namespace: j.Metadata.Namespace, Name: j.Metadata.Name, Labels: j.Metadata.Labels}
+	if r.Namespace == "" {
+		// A record is namespaced: the key is where the request put it, so that it is read there, not dropped.
+		r.Namespace, _, _ = strings.Cut(key, "/")
+	}
 	if r.Name == "" {
 		if err == nil {
 			err = errors.New("metadata.name is missing")

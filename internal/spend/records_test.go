@@ -96,6 +96,12 @@ func TestDecodeRecordNamesTheRecordAndFieldThatDoNotRead(t *testing.T) {
 	}
 }
 
+func TestARecordWithoutNamespaceIsInTheNamespaceOfItsKey(t *testing.T) {
+	r, err := spend.DecodeRecord("team-ml/r", []byte(`{"metadata": {"name": "r"}, "spec": {}}`))
+	require.NoError(t, err)
+	assert.Equal(t, "team-ml", r.Namespace)
+}
+
 func TestSumRecordsCountsWhatKelosCountsInThePeriod(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
