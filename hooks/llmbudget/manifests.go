@@ -22,13 +22,14 @@ import (
 var evalCommand = command{
 	name: "eval", synopsis: "-f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z] [--fail-on overbudget,unknown]",
 	summary: "check budgets as the API server would and evaluate them offline",
-	about: `Reads LLMCostBudgets and their spend ConfigMaps from files, directories (and their
-subdirectories, as kubectl apply -R -f; other files are noted as skipped) or stdin ("-"),
-checks them as the API server admits them (strict fields, names, the spec's rules, the
-size limits) and prints, as YAML, the status and children the sync hook would return.
-Files may hold several documents and "kind: List" objects, as kubectl get llmb,cm -o yaml
-prints them. Nothing is printed unless every budget is valid. In CI, --fail-on fails the
-run when a budget ends in one of the states named, after printing the evaluation.
+	about: `Reads LLMCostBudgets and their spend ConfigMaps (or Kelos TaskRecords) from files,
+directories (and their subdirectories, as kubectl apply -R -f; other files are noted as
+skipped) or stdin ("-"), checks them as the API server admits them (strict fields, names, the
+spec's rules, the size limits) and prints, as YAML, the status and children the sync hook
+would return. Files may hold several documents and "kind: List" objects, as kubectl get
+llmb,cm -o yaml prints them. Nothing is printed unless every budget is valid. In CI,
+--fail-on fails the run when a budget ends in one of the states named, after printing the
+evaluation.
 
 exit status:
   0  every budget was evaluated (and none is in a --fail-on state)
@@ -90,13 +91,23 @@ func evalCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	related := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}}
+	related := hookwire.ObjectMap{
+		hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}, hookwire.TaskRecordGroup: {},
+	}
 	for _, cm := range set.ConfigMaps {
 		related[hookwire.ConfigMapGroup][hookwire.Key(cm.Namespace, cm.Name)] = cm.JSON
 	}
 	for _, o := range set.Skipped {
-		if o.Kind == "Namespace" && o.APIVersion == "v1" {
+		switch {
+		case o.Kind == "Namespace" && o.APIVersion == "v1":
 			related[hookwire.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
+		case o.Kind == "TaskRecord" && o.APIVersion == hookwire.KelosAPIVersion:
+			// As the hook gets them: every record, which it matches against each budget's selector.
+			ns, raw, err := inNamespace(o)
+			if err != nil {
+				return fmt.Errorf("%s: TaskRecord %s: %w", o.Source, o.Name, err)
+			}
+			related[hookwire.TaskRecordGroup][hookwire.Key(ns, o.Name)] = raw
 		}
 	}
 	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {
@@ -104,7 +115,8 @@ func evalCmd(args []string, std stdio) error {
 	}
 	var parents []manifest.Object
 	for _, b := range set.Budgets {
-		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok {
+		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok &&
+			b.Spec.CostSource.Format != api.TaskRecords {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
 				b.Source, b.Namespace, b.Name, b.Namespace, b.Spec.CostSource.ConfigMapName,
@@ -138,6 +150,27 @@ func evalCmd(args []string, std stdio) error {
 		return failed
 	}
 	return nil
+}
+
+// inNamespace is a namespaced object's JSON with metadata.namespace set, "default" when the file has none, as
+// kubectl applies it in the default context.
+func inNamespace(o manifest.Object) (string, json.RawMessage, error) {
+	if o.Namespace != "" {
+		return o.Namespace, o.JSON, nil
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(o.JSON))
+	dec.UseNumber() // a cost written as a number keeps its digits
+	if err := dec.Decode(&obj); err != nil {
+		return "", nil, err
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		return "", nil, errors.New("metadata is missing")
+	}
+	md["namespace"] = "default"
+	raw, err := json.Marshal(obj)
+	return "default", raw, err
 }
 
 // skippedNote names the kinds read and skipped, so that a wrong file is noticed.

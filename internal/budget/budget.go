@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -40,15 +42,23 @@ type Summary struct {
 	Reason          string
 }
 
-// Customize names the spend ConfigMap as related, so that Metacontroller watches it and passes it to sync; a
-// spec that does not decode relates nothing (sync reports it).
+// Customize names the spend ConfigMap, or the TaskRecords the spec selects, as related, so that Metacontroller
+// watches them and passes them to sync; a spec that does not decode relates nothing (sync reports it).
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return hookwire.CustomizeResponse{}, err
 	}
 	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
-	if b, err := p.Budget(api.Kind); err == nil && b.Spec.CostSource.ConfigMapName != "" {
+	b, err := p.Budget(api.Kind)
+	switch cs := b.Spec.CostSource; {
+	case err != nil:
+		// sync reports the broken spec
+	case cs.Format == api.TaskRecords && cs.Selector != nil:
+		if _, err := metav1.LabelSelectorAsSelector(cs.Selector); err == nil {
+			resp.RelatedResources = append(resp.RelatedResources, RecordsRule(b.Metadata.Namespace, nil, cs.Selector))
+		}
+	case cs.ConfigMapName != "":
 		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{
 			APIVersion: "v1", Resource: "configmaps",
 			Namespace: b.Metadata.Namespace, Names: []string{b.Spec.CostSource.ConfigMapName},
@@ -96,8 +106,11 @@ func subjectOf(m api.ObjectMeta) evaluate.Subject {
 	}
 }
 
-// readSpend reads the budget's spend ConfigMap, the one related object it names, for the period w.
+// readSpend reads the budget's spend ConfigMap, the one related object it names, or its TaskRecords, for the period w.
 func readSpend(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
+	if b.Spec.CostSource.Format == api.TaskRecords {
+		return readRecords(b, related, w)
+	}
 	name, ns := b.Spec.CostSource.ConfigMapName, b.Metadata.Namespace
 	raw, found := related[hookwire.ConfigMapGroup][hookwire.Key(ns, name)]
 	if !found {

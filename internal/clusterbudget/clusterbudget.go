@@ -48,7 +48,8 @@ const (
 )
 
 // Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
-// labelled as the budget's spend source; a spec without a usable selector or source relates nothing.
+// labelled as the budget's spend source, or the TaskRecords its selector matches; a spec without a usable selector
+// or source relates nothing.
 func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
 	p, err := budget.DecodeParent(req.Parent)
 	if err != nil {
@@ -59,8 +60,19 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
-	sel := b.Spec.NamespaceSelector
-	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil || b.Spec.CostSource.SpendSource == "" {
+	sel, cs := b.Spec.NamespaceSelector, b.Spec.CostSource
+	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil {
+		return resp, nil
+	}
+	if cs.Format == api.TaskRecords {
+		if _, err := metav1.LabelSelectorAsSelector(cs.Selector); err == nil && cs.Selector != nil {
+			resp.RelatedResources = append(resp.RelatedResources,
+				hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
+				budget.RecordsRule("", sel, cs.Selector))
+		}
+		return resp, nil
+	}
+	if cs.SpendSource == "" {
 		return resp, nil
 	}
 	source := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
@@ -101,17 +113,43 @@ func input(p budget.Parent, related hookwire.ObjectMap, now time.Time) evaluate.
 	}}
 	if invalid == nil {
 		in.Window = b.Spec.PeriodSpec().Containing(now)
-		readings := readAll(members(b.Spec, related), b.Spec.CostSource, in.Window)
+		ms := members(b.Spec, related)
+		if b.Spec.CostSource.Format == api.TaskRecords {
+			ms = withRecords(ms, b.Spec.CostSource, related)
+		}
+		readings := readAll(ms, b.Spec.CostSource, in.Window)
 		in.Spend, in.Namespaces = sumOf(readings, b.Spec, in.Window)
 	}
 	return in
 }
 
-// member is a selected namespace and its spend sources.
+// member is a selected namespace and its spend sources: ConfigMaps, or TaskRecords.
 type member struct {
 	namespace string
-	err       error // why its Namespace object does not decode
+	err       error // why its Namespace object, or one of its TaskRecords, does not decode
 	sources   []source
+	records   []spend.Record
+}
+
+// withRecords gives each member its TaskRecords that the source's selector matches.
+func withRecords(ms []member, cs api.CostSource, related hookwire.ObjectMap) []member {
+	index := make(map[string]int, len(ms))
+	for i, m := range ms {
+		index[m.namespace] = i
+	}
+	rs, bad := budget.DecodeRecords(related, func(ns string) bool { _, ok := index[ns]; return ok },
+		budget.RecordSelector(cs))
+	out := slices.Clone(ms)
+	for _, r := range rs {
+		m := &out[index[r.Namespace]]
+		m.records = append(m.records, r)
+	}
+	for ns, err := range bad {
+		if m := &out[index[ns]]; m.err == nil {
+			m.err = err
+		}
+	}
+	return out
 }
 
 // source is one spend ConfigMap, or why it does not decode.
@@ -164,7 +202,7 @@ func members(spec api.Spec, related hookwire.ObjectMap) []member {
 		// spend cannot be read.
 		switch ns, err := decodeNamespace(related[hookwire.NamespaceGroup][key]); {
 		case err != nil:
-			byName[key] = &member{namespace: key, err: err}
+			byName[key] = &member{namespace: key, err: fmt.Errorf("namespace %s: %w", key, err)}
 		case ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)):
 			byName[ns.Metadata.Name] = &member{namespace: ns.Metadata.Name}
 		}
@@ -199,6 +237,7 @@ type reading struct {
 	namespace       string
 	usage           spend.Usage
 	reason, message string
+	records         spend.RecordSum // what a TaskRecords source counted
 }
 
 func readAll(ms []member, cs api.CostSource, w period.Window) []reading {
@@ -217,7 +256,14 @@ func (m member) read(cs api.CostSource, w period.Window) reading {
 	}
 	switch {
 	case m.err != nil:
-		return unread(api.ReasonInvalidCostData, fmt.Sprintf("Namespace %s: %v", m.namespace, m.err))
+		return unread(api.ReasonInvalidCostData, m.err.Error())
+	case cs.Format == api.TaskRecords:
+		// A namespace without records has spent nothing, as in Kelos.
+		sum, err := spend.SumRecords(m.records, w)
+		if err != nil {
+			return unread(api.ReasonInvalidCostData, err.Error())
+		}
+		return reading{namespace: m.namespace, usage: sum.Usage, records: sum}
 	case len(m.sources) == 0:
 		return unread(api.ReasonCostSourceMissing, fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s",
 			m.namespace, api.LabelSpendSource, cs.SpendSource))
@@ -288,19 +334,36 @@ func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evalu
 		sp.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(rs))
 		return sp, ns
 	}
-	src := spec.CostSource
-	what := fmt.Sprintf("key %q", src.Key)
-	if src.Format == api.DailyLedger {
-		what = fmt.Sprintf("the period's %d days of keys %q", len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD")
-	}
-	sp.Message = fmt.Sprintf("spend summed over %d namespaces from %s of the ConfigMaps labelled %s=%s",
-		len(rs), what, api.LabelSpendSource, src.SpendSource)
+	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
 	if len(bad) > 0 {
 		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
 			len(bad), bad[0].message)
 	}
 	return sp, ns
+}
+
+// summedFrom says what a sum over n namespaces read: which keys of which ConfigMaps, or which TaskRecords.
+func summedFrom(read []reading, n int, src api.CostSource, w period.Window) string {
+	switch src.Format {
+	case api.TaskRecords:
+		var total spend.RecordSum
+		for _, r := range read {
+			total = addCounts(total, r.records)
+		}
+		return budget.RecordsRead(total, budget.RecordSelector(src), fmt.Sprintf(" over %d namespaces", n))
+	case api.DailyLedger:
+		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
+			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)
+	}
+	return fmt.Sprintf("spend summed over %d namespaces from key %q of the ConfigMaps labelled %s=%s",
+		n, src.Key, api.LabelSpendSource, src.SpendSource)
+}
+
+// addCounts adds up how many records each namespace counted and left out.
+func addCounts(a, b spend.RecordSum) spend.RecordSum {
+	return spend.RecordSum{Counted: a.Counted + b.Counted, Outside: a.Outside + b.Outside,
+		Incomplete: a.Incomplete + b.Incomplete, NoUsage: a.NoUsage + b.NoUsage}
 }
 
 // breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,

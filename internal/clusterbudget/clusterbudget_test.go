@@ -410,9 +410,9 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 		"a Namespace whose labels do not decode is named": {
 			namespaces: map[string]string{"a": `{"metadata": {"name": "a", "labels": {"department": ["ml"]}}}`},
 			reason:     api.ReasonInvalidCostData,
-			message:    `Namespace a: label "department": the value is not a string (1 of 1 namespaces unreadable)`,
+			message:    `namespace a: label "department": the value is not a string (1 of 1 namespaces unreadable)`,
 			namespace: `{"namespace": "a", "reading": "InvalidCostData",
-				"message": "Namespace a: label \"department\": the value is not a string"}`,
+				"message": "namespace a: label \"department\": the value is not a string"}`,
 		},
 	}
 	spec := api.Spec{

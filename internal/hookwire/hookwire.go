@@ -91,6 +91,13 @@ const (
 	ResourceQuotaGroup = "ResourceQuota.v1"
 	BudgetGroup        = "LLMCostBudget.llmbudget.dev/v1alpha1"
 	NamespaceGroup     = "Namespace.v1"
+	TaskRecordGroup    = "TaskRecord." + KelosAPIVersion
+)
+
+// What a budget with a TaskRecords source relates: Kelos's records, at the version Kelos stores them.
+const (
+	KelosAPIVersion     = "kelos.dev/v1alpha2"
+	TaskRecordsResource = "taskrecords"
 )
 
 // Key is the v2 object-map key of a namespaced object; a cluster-scoped object's key is its bare name.

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	goyaml "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
@@ -28,7 +28,7 @@ const (
 	kelosKeyPrefix  = "spend-"
 )
 
-// taskBudget is the source object; status.used seeds the first ledger key, the rest of the status is dropped.
+// taskBudget is the source object; status.used is quoted for comparison, the rest of the status is dropped.
 type taskBudget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
@@ -55,8 +55,8 @@ type taskBudget struct {
 	} `json:"status"`
 }
 
-// convertKelos converts a TaskBudget as far as it maps; the output's comments say what the user must do for the
-// rest: label the Tasks, feed the spend ConfigMap.
+// convertKelos converts a TaskBudget into a budget over the same TaskRecords, which needs no spend writer; the
+// output's comments say what the user must do for the rest: label the Tasks for the gate.
 func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	var b taskBudget
 	notes, err := in.decodeObject(&b, &b.ObjectMeta)
@@ -129,46 +129,41 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 		return nil, nil, in.errAt("spec", "sets no limit: Kelos requires one of maxCostUSD, maxInputTokens or maxOutputTokens")
 	}
 
-	spendCM := b.Name + "-spend"
 	costComment := []string{
-		"Kelos sums the usage its Tasks report (TaskRecords); llmbudget reads spend from a ConfigMap,",
-		"and nothing writes this one yet. Run a writer that keeps one key per local day in " + tz + ",",
-		kelosKeyPrefix + "YYYY-MM-DD, holding that day's cost and tokens, for example",
-		`  ` + kelosKeyPrefix + `2026-11-29: '{"costUSD": "3.75", "inputTokens": 120000, "outputTokens": 30000}'`,
-		"The same numbers Kelos used: spec.usage of the TaskRecords whose spec.completionTime falls",
-		"on that day, from kubectl get taskrecords.kelos.dev" + ns + sel + " -o yaml.",
-		"See docs/coming-from.md and examples/migrate/spend-writer-cronjob.yaml.",
+		"Kelos sums the usage its Tasks report, in the TaskRecords it writes when a Task finishes, with",
+		"the Task's labels: so does this budget, over the records the TaskBudget's taskSelector matches:",
+		"  kubectl get taskrecords.kelos.dev" + ns + sel,
+		"Nothing needs to write spend; install deploy/components/kelos-task so that Metacontroller may",
+		"watch TaskRecords.",
 	}
 	if used != "" {
 		costComment = append(costComment, used)
 	}
 	out.set("costSource", newObject().
-		set("configMapName", str(spendCM)).
-		set("format", str(string(api.DailyLedger))).
-		set("keyPrefix", str(kelosKeyPrefix)).node,
+		set("format", str(string(api.TaskRecords))).
+		set("selector", selectorNode(b.Spec.TaskSelector)).node,
 		costComment...)
 	out.set("enforcement", newObject().
 		set("action", str(string(api.BlockNewWorkloads))).
 		set("resources", &goyaml.Node{Kind: goyaml.SequenceNode, Content: []*goyaml.Node{str(kelosTasks)}}).
-		set("failurePolicy", str(string(api.FailOpen))).
+		set("failurePolicy", str(string(api.FailClosed))).
 		set("scope", str(string(api.ScopeLabelled))).node,
 		"Kelos keeps new matching Tasks Waiting while the budget is exceeded. The closest llmbudget",
 		"gate is the admission policy with scope Labelled: while the budget is OverBudget it",
 		"refuses new Tasks labelled "+label+" (install",
 		"deploy/components/kelos-task so that the policy sees Tasks); other Tasks and running",
 		"ones are left alone.",
-		"Kelos also blocks when it cannot sum usage (fail closed). failurePolicy Open keeps the",
-		"namespace open until the spend writer has run; switch to Closed then to match Kelos.")
+		"Kelos also blocks when it cannot sum usage (fail closed), and so does failurePolicy Closed:",
+		"a TaskRecord whose usage does not read makes the budget Unknown, which blocks.")
 
-	notes = append(notes, fmt.Sprintf("label the Tasks with %s and write their daily spend to ConfigMap %s (see the comments in the output)", label, spendCM))
+	notes = append(notes, fmt.Sprintf("label the Tasks with %s (see the comments in the output)", label))
 	head := []string{
-		"Two things need you before this budget means what the TaskBudget meant:",
-		"1. spec.taskSelector has no field here: llmbudget knows the workloads that draw on a budget",
-		"   by the label " + label + ". " + matched + where + ":",
-		"     kubectl label " + kelosTasks + ns + target + " " + label,
-		"   and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
-		"   llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
-		"2. Feed the spend ConfigMap " + spendCM + ": see spec.costSource below.",
+		"One thing needs you before this budget blocks what the TaskBudget blocked: spec.taskSelector",
+		"selects the TaskRecords to sum (spec.costSource.selector), but the gate knows the Tasks that",
+		"draw on a budget by the label " + label + ". " + matched + where + ":",
+		"  kubectl label " + kelosTasks + ns + target + " " + label,
+		"and on whatever creates new ones (a TaskSpawner's taskTemplate labels, your Task manifests).",
+		"llmbudget then annotates them with the budget's state (add deploy/components/kelos-task).",
 	}
 	return budgetDocument(kelosAPIVersion+" "+kelosKind, &b.ObjectMeta, out, head...), notes, nil
 }
@@ -191,8 +186,8 @@ func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	return p.Timezone, "was spec.period.timezone", nil
 }
 
-// kelosUsed words what Kelos had counted for its current period when the object was exported, to help seed the
-// first ledger key; "" without status.used.
+// kelosUsed words what Kelos had counted for its current period when the object was exported, to compare with the
+// converted budget's first status; "" without status.used.
 func kelosUsed(in *input, b *taskBudget) (string, error) {
 	used := b.Status.Used
 	if used == nil {
@@ -220,37 +215,14 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 		cost, used.InputTokens, used.OutputTokens, when), nil
 }
 
-// maxExponent bounds the decimal exponent a quantity may carry ("1e30"): resource.ParseQuantity keeps "1e999999"
-// as 1 at scale 999999, and reading it as a decimal would compute a power of ten with a million digits.
-const maxExponent = 30
-
-// maxQuantityLen bounds a cost's length: a million-digit mantissa takes seconds to parse; real costs need a few.
-const maxQuantityLen = 100
-
-var quantityExponent = regexp.MustCompile(`[eE]([+-]?[0-9]+)$`)
-
 // quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
-// without trailing zeros ("12.5"): the value Kelos and the API server read, since they parse it alike
-// (resource.ParseQuantity, which rounds up below a nano-dollar).
+// without trailing zeros ("12.5"), as spend reads a TaskRecord's cost.
 func quantity(s string) (string, money.Amount, error) {
-	if len(s) > maxQuantityLen {
-		return "", money.Amount{}, fmt.Errorf("%.40q... is longer than %d characters", s, maxQuantityLen)
-	}
-	if m := quantityExponent.FindStringSubmatch(s); m != nil {
-		if e, err := strconv.Atoi(m[1]); err != nil || e < -maxExponent || e > maxExponent {
-			return "", money.Amount{}, fmt.Errorf("%q: exponent beyond ±%d", s, maxExponent)
-		}
-	}
-	q, err := resource.ParseQuantity(s)
+	a, err := spend.ParseQuantity(s)
 	if err != nil {
-		return "", money.Amount{}, fmt.Errorf("%q is not a Kubernetes quantity like 50, 12.5 or 12500m: %w", s, err)
+		return "", money.Amount{}, err
 	}
-	if q.Sign() < 0 {
-		return "", money.Amount{}, fmt.Errorf("%q is negative", s)
-	}
-	d := trimZeros(q.AsDec().String())
-	a, err := money.Parse(d)
-	return d, a, err
+	return trimZeros(a.String()), a, nil
 }
 
 // kelosLimit reads Kelos's maxCostUSD as a limit; a zero, blocking everything in Kelos, has no llmbudget match.
@@ -270,4 +242,28 @@ func kelosLimit(text string) (string, error) {
 		return "", err
 	}
 	return limit, nil
+}
+
+// selectorNode renders a label selector as the API writes one: matchLabels in key order, then matchExpressions.
+func selectorNode(sel *metav1.LabelSelector) *goyaml.Node {
+	out := newObject()
+	if len(sel.MatchLabels) > 0 {
+		out.set("matchLabels", pairs(sel.MatchLabels))
+	}
+	if len(sel.MatchExpressions) > 0 {
+		exprs := &goyaml.Node{Kind: goyaml.SequenceNode}
+		for _, e := range sel.MatchExpressions {
+			expr := newObject().set("key", str(e.Key)).set("operator", str(string(e.Operator)))
+			if len(e.Values) > 0 {
+				values := &goyaml.Node{Kind: goyaml.SequenceNode}
+				for _, v := range e.Values {
+					values.Content = append(values.Content, str(v))
+				}
+				expr.set("values", values)
+			}
+			exprs.Content = append(exprs.Content, expr.node)
+		}
+		out.set("matchExpressions", exprs)
+	}
+	return out.node
 }

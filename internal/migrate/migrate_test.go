@@ -176,17 +176,20 @@ func TestDroppedControllerMetadataIsNoted(t *testing.T) {
 	}, res.Notes)
 }
 
-func TestKelosTaskBudgetsBecomeDailyLedgerBudgets(t *testing.T) {
+func TestKelosTaskBudgetsBecomeBudgetsOverTheSameTaskRecords(t *testing.T) {
 	in := kelosBudget(kelosSelector + "  maxCostUSD: 12500m\n  maxInputTokens: 3000000\n  maxOutputTokens: 0\n")
 	c, text := migrateOne(t, in)
 	assert.Equal(t, "12.5", field(t, c.Spec, "limitUSD"))
 	assert.Equal(t, map[string]any{"type": "Daily", "timeZone": "America/New_York"}, field(t, c.Spec, "period"))
 	assert.Equal(t, map[string]any{"input": float64(3000000), "output": float64(0)}, field(t, c.Spec, "tokenLimits"))
-	assert.Equal(t, map[string]any{"configMapName": "agents-spend", "format": "DailyLedger", "keyPrefix": "spend-"}, field(t, c.Spec, "costSource"))
-	assert.Equal(t, map[string]any{"action": "BlockNewWorkloads", "resources": []any{"tasks.kelos.dev"}, "failurePolicy": "Open", "scope": "Labelled"}, field(t, c.Spec, "enforcement"))
+	assert.Equal(t, map[string]any{"format": "TaskRecords",
+		"selector": map[string]any{"matchLabels": map[string]any{"team": "platform"}}}, field(t, c.Spec, "costSource"))
+	assert.Equal(t, map[string]any{"action": "BlockNewWorkloads", "resources": []any{"tasks.kelos.dev"},
+		"failurePolicy": "Closed", "scope": "Labelled"}, field(t, c.Spec, "enforcement"))
 	assert.Contains(t, text, `limitUSD: "12.5" # was spec.maxCostUSD (12500m)`)
-	assert.Contains(t, text, "#      kubectl label tasks.kelos.dev -n team-ml -l 'team=platform' llmbudget.dev/budget=agents\n")
-	assert.Contains(t, text, "from kubectl get taskrecords.kelos.dev -n team-ml -l 'team=platform' -o yaml.")
+	assert.Contains(t, text,
+		"#   kubectl label tasks.kelos.dev -n team-ml -l 'team=platform' llmbudget.dev/budget=agents\n")
+	assert.Contains(t, text, "#   kubectl get taskrecords.kelos.dev -n team-ml -l 'team=platform'\n")
 }
 
 func TestKelosCostQuantitiesBecomeExactPlainDecimals(t *testing.T) {
@@ -230,7 +233,8 @@ func TestKelosWithoutATimezoneUsesKelossDefaultUTC(t *testing.T) {
 func TestAnEmptyKelosSelectorTellsTheUserToLabelEveryTask(t *testing.T) {
 	in := kelosBudget(strings.Replace(kelosSelector, "    matchLabels:\n      team: platform\n", "", 1) + "  maxCostUSD: 5\n")
 	in = strings.Replace(in, "  taskSelector:\n", "  taskSelector: {}\n", 1)
-	_, text := migrateOne(t, in)
+	c, text := migrateOne(t, in)
+	assert.Equal(t, map[string]any{}, field(t, c.Spec, "costSource", "selector"), "every TaskRecord counts")
 	assert.Contains(t, text, "The empty selector matched every Task in namespace team-ml:")
 	assert.Contains(t, text, "kubectl label tasks.kelos.dev -n team-ml --all llmbudget.dev/budget=agents")
 }
@@ -245,8 +249,14 @@ func TestKelosSelectorExpressionsAreRenderedForKubectl(t *testing.T) {
   period: {type: Daily}
   maxCostUSD: "5"
 `)
-	_, text := migrateOne(t, in)
+	c, text := migrateOne(t, in)
 	assert.Contains(t, text, "-l '!experimental,kelos.dev/type in (claude-code,codex),team,tier notin (free)'")
+	assert.Equal(t, []any{
+		map[string]any{"key": "kelos.dev/type", "operator": "In", "values": []any{"codex", "claude-code"}},
+		map[string]any{"key": "tier", "operator": "NotIn", "values": []any{"free"}},
+		map[string]any{"key": "team", "operator": "Exists"},
+		map[string]any{"key": "experimental", "operator": "DoesNotExist"},
+	}, field(t, c.Spec, "costSource", "selector", "matchExpressions"), "the records are selected as the Tasks were")
 }
 
 func TestKelosStatusUsageIsOfferedAsTheFirstLedgerValue(t *testing.T) {
@@ -267,7 +277,7 @@ func TestKelosConversionsLeaveANoteForStderr(t *testing.T) {
 	res, err := migrate.Migrate("stdin", []byte(kelosBudget(kelosSelector+"  maxCostUSD: 5\n")), migrate.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"stdin:1: TaskBudget team-ml/agents: label the Tasks with llmbudget.dev/budget=agents " +
-		"and write their daily spend to ConfigMap agents-spend (see the comments in the output)"}, res.Notes)
+		"(see the comments in the output)"}, res.Notes)
 }
 
 func TestMultiDocumentStreamsAndListsConvertInOrder(t *testing.T) {

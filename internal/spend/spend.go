@@ -4,6 +4,8 @@
 //   - Total: one key holds the current period's spend; the writer resets it when a period starts.
 //   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
+// It also reads Kelos TaskRecords (DecodeRecord) and sums those completed in a period (SumRecords), as Kelos does.
+//
 // Guarantees:
 //   - No amount passes through float64: a JSON number's text is parsed, so 12.345678901 is refused, not rounded.
 //   - Reading is strict: negative, NaN, Inf, exponents, empty values, whitespace around a decimal, unknown or

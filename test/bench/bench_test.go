@@ -6,9 +6,10 @@
 // (`go run ./test/bench/cmd/ratio` prints the table; `make bench` runs both).
 //
 // The bodies are the wire captures in test/fixtures/*/*/capture-*.request.json
-// and two synthetic ones built from a capture: a budget with a 366-day
-// DailyLedger ConfigMap and 10 thresholds, and a parent with 20 Event
-// children.
+// and synthetic ones built from a capture: a budget with a 366-day
+// DailyLedger ConfigMap and 10 thresholds, a parent with 20 Event
+// children, and budgets sent 100, 1,000 and 10,000 Kelos TaskRecords
+// (records_test.go).
 package bench_test
 
 import (
@@ -41,11 +42,13 @@ type body struct {
 	path string // URL path
 	req  []byte
 	now  time.Time
+	// maxBody is the body limit to serve it with; 0 is the service's default.
+	maxBody int64
 }
 
 func BenchmarkHook(b *testing.B) {
 	for _, bd := range bodies(b) {
-		h := newHandler(b, bd.now)
+		h := newHandler(b, bd.now, bd.maxBody)
 		resp := serve(b, h, bd)
 		b.Run(bd.name+"/handler", func(b *testing.B) { benchHandler(b, h, bd) })
 		b.Run(bd.name+"/floor", func(b *testing.B) { benchFloor(b, bd, resp) })
@@ -72,6 +75,8 @@ func benchHandler(b *testing.B, h http.Handler, bd body) {
 			b.Fatalf("%s: status %d: %s", bd.name, w.status, w.body.String())
 		}
 	}
+	b.ReportMetric(float64(len(bd.req)), "req-bytes") // after the loop, which resets the metrics
+
 }
 
 // benchFloor decodes the request into `any` and encodes the handler's
@@ -102,7 +107,7 @@ func benchFloor(b *testing.B, bd body, resp []byte) {
 func TestBodiesAreAnswered(t *testing.T) {
 	for _, bd := range bodies(t) {
 		t.Run(bd.name, func(t *testing.T) {
-			resp := serve(t, newHandler(t, bd.now), bd)
+			resp := serve(t, newHandler(t, bd.now, bd.maxBody), bd)
 			var v map[string]any
 			require.NoError(t, json.Unmarshal(resp, &v))
 			require.NotEmpty(t, v)
@@ -124,11 +129,12 @@ func TestSyntheticBodiesHaveTheirAdvertisedShape(t *testing.T) {
 	require.Len(t, dig(events, "children", "Event.v1"), 20)
 }
 
-func newHandler(t testing.TB, now time.Time) http.Handler {
+func newHandler(t testing.TB, now time.Time, maxBody int64) http.Handler {
 	t.Helper()
 	h, err := httpapi.New(httpapi.Config{
-		Now:    func() time.Time { return now },
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Now:          func() time.Time { return now },
+		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		MaxBodyBytes: maxBody,
 	})
 	require.NoError(t, err)
 	return h
@@ -163,7 +169,7 @@ func bodies(t testing.TB) []body {
 		require.NoError(t, err)
 		out = append(out, body{name: name, path: "/" + parts[0] + "/" + parts[1], req: req, now: captureTime})
 	}
-	return append(out, ledgerBody(t), eventsBody(t))
+	return append(append(out, ledgerBody(t), eventsBody(t)), recordBodies(t)...)
 }
 
 const (
@@ -223,7 +229,7 @@ func ledgerBody(t testing.TB) body {
 		name: "budget/sync/synthetic-ledger-366d-10-thresholds", path: "/budget/sync",
 		req: mustEncode(t, req), now: captureTime,
 	}
-	first := mustDecode(t, serve(t, newHandler(t, bd.now), bd))
+	first := mustDecode(t, serve(t, newHandler(t, bd.now, 0), bd))
 	dig(req, "parent").(map[string]any)["status"] = first["status"]
 	bd.req = mustEncode(t, req)
 	return bd

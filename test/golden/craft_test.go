@@ -51,7 +51,7 @@ type craft struct {
 // clusterNow is a minute after the cluster captures were taken.
 const clusterNow = "2026-12-01T08:46:00Z"
 
-var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts)
+var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts)
 
 var budgetCrafts = []craft{
 	{name: "budget/customize/capture-first-customize", capture: "budget-customize", verbatim: true},
@@ -635,4 +635,75 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 	}
 	buf.WriteByte('"')
+}
+
+// recordsNow is a minute after the TaskRecords captures were taken. Their budget team-agents/agents is Daily in
+// Europe/Berlin (2026-12-01 there runs from 2026-11-30T23:00Z to 2026-12-01T23:00Z), limit 10 USD and 8 for opus,
+// over the TaskRecords labelled team=agents; ClusterLLMCostBudget agents-department is Monthly in Berlin over the
+// namespaces labelled department=agents.
+const recordsNow = "2026-12-01T21:02:00Z"
+
+const recordGroup = "TaskRecord.kelos.dev/v1alpha2"
+
+var recordCrafts = []craft{
+	{name: "budget/customize/capture-taskrecords", capture: "budget-customize-taskrecords", verbatim: true},
+	{name: "budget/sync/capture-taskrecords-first-record", capture: "budget-sync-taskrecord-first", now: recordsNow},
+	// Six records: two opus and one haiku in the Berlin day (one at 00:30 Berlin, 23:30 UTC the day before), one
+	// opus of the previous Berlin day, one without usage, and the opus record that takes both limits past.
+	{name: "budget/sync/capture-taskrecords-over-budget", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow},
+	// The API server admitted costUSD "1e31" (Kelos's pattern allows any exponent): the budget is Unknown, naming
+	// the record, and the block it had stays.
+	{name: "budget/sync/capture-taskrecord-unreadable-keeps-the-block", capture: "budget-sync-taskrecord-unreadable",
+		now: recordsNow},
+	// The same records in New York's day (2026-12-01T05:00Z to 2026-12-02T05:00Z): the record of 23:30 UTC on
+	// November 30th is of the day before there, and so is the one of 22:30.
+	{name: "budget/sync/taskrecords-new-york-day", capture: "budget-sync-taskrecords-over-budget", now: recordsNow,
+		change: spec(object{"period": object{"type": "Daily", "timeZone": "America/New_York"}})},
+	// Related objects the API server would never send, or that eval may be given.
+	{name: "budget/sync/taskrecord-cost-not-a-quantity", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: recordUsage("team-agents/triage-record", object{"costUSD": "0.125 USD"})},
+	{name: "budget/sync/taskrecord-cost-a-json-number", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: recordUsage("team-agents/triage-record", object{"costUSD": json.Number("3")})},
+	{name: "budget/sync/taskrecord-tokens-negative", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: recordUsage("team-agents/triage-record", object{"inputTokens": json.Number("-1")})},
+	{name: "budget/sync/taskrecord-without-completion-time-counts-nothing", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: func(r object) {
+			delete(at(r, "related", recordGroup, "team-agents/refactor-record", "spec"), "completionTime")
+		}},
+	{name: "budget/sync/taskrecords-of-another-team-or-namespace-are-ignored",
+		capture: "budget-sync-taskrecords-over-budget", now: recordsNow, change: func(r object) {
+			recs := at(r, "related", recordGroup)
+			web := capture("budget-sync-taskrecords-over-budget")
+			other := at(web, "related", recordGroup, "team-agents/refactor-record")
+			at(other, "metadata", "labels")["team"] = "web"
+			recs["team-agents/refactor-record"] = other
+			elsewhere := at(capture("budget-sync-taskrecords-over-budget"), "related", recordGroup,
+				"team-agents/triage-record")
+			at(elsewhere, "metadata")["namespace"] = "team-web"
+			recs["team-web/triage-record"] = elsewhere
+		}},
+	{name: "budget/customize/taskrecords-selector-invalid", capture: "budget-customize-taskrecords",
+		change: spec(object{"costSource": object{"format": "TaskRecords", "selector": object{
+			"matchExpressions": []any{object{"key": "team", "operator": "In"}}}}})},
+	{name: "budget/sync/invalid-spec-taskrecords-with-configmap", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: spec(object{"costSource": object{"format": "TaskRecords", "configMapName": "llm-spend",
+			"selector": object{"matchLabels": object{"team": "agents"}}}})},
+	{name: "budget/sync/invalid-spec-taskrecords-without-selector", capture: "budget-sync-taskrecords-over-budget",
+		now: recordsNow, change: spec(object{"costSource": object{"format": "TaskRecords"}})},
+	{name: "clusterbudget/customize/capture-taskrecords", capture: "clusterbudget-customize-taskrecords",
+		verbatim: true},
+	{name: "clusterbudget/sync/capture-taskrecords-first", capture: "clusterbudget-sync-taskrecords-first",
+		now: recordsNow},
+	{name: "clusterbudget/sync/taskrecord-unreadable-closed", capture: "clusterbudget-sync-taskrecords-first",
+		now: recordsNow, change: all(enforcement(object{"failurePolicy": "Closed"}),
+			recordUsage("team-bots/bots-digest-record", object{"costUSD": "-0.8"}))},
+	{name: "clusterbudget/sync/taskrecord-unreadable-open-skips", capture: "clusterbudget-sync-taskrecords-first",
+		now: recordsNow, change: all(enforcement(object{"failurePolicy": "Open"}),
+			recordUsage("team-bots/bots-digest-record", object{"costUSD": "-0.8"}))},
+}
+
+// recordUsage merges fields into the spec.usage of the related TaskRecord key.
+func recordUsage(key string, fields object) func(object) {
+	return func(r object) { merge(at(r, "related", recordGroup, key, "spec", "usage"), fields, false) }
 }

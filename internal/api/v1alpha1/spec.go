@@ -114,7 +114,14 @@ const (
 	msgResourceName  = "must be <plural> or <plural>.<group> in lower case, for example jobs.batch"
 	msgKeyRequired   = "costSource.key is required when costSource.format is Total"
 	msgKeyPrefix     = "costSource.keyPrefix is only allowed when costSource.format is DailyLedger"
-	msgResources     = "enforcement.resources must list at least one resource " +
+	// A TaskRecords source is its selector: a ConfigMap's fields beside it would be read by nothing.
+	msgNotForRecords = " is not used when costSource.format is TaskRecords: " +
+		"the spend is the usage of the TaskRecords costSource.selector matches"
+	msgSelectorRequired      = "costSource.selector is required when costSource.format is TaskRecords"
+	msgSelectorOnly          = "costSource.selector is only allowed when costSource.format is TaskRecords"
+	msgConfigMapNameRequired = "costSource.configMapName is required unless costSource.format is TaskRecords"
+	msgSpendSourceRequired   = "costSource.spendSource is required unless costSource.format is TaskRecords"
+	msgResources             = "enforcement.resources must list at least one resource " +
 		"when enforcement.action is BlockNewWorkloads"
 	msgLabelledScope = "enforcement.scope Labelled needs enforcement.gate Policy: " +
 		"a ResourceQuota counts every object of a kind and cannot select by label"
@@ -137,10 +144,10 @@ func (s *Spec) Validate() field.ErrorList {
 	}
 	errs = append(errs, s.validate(path)...)
 	src := path.Child("costSource")
-	if s.CostSource.ConfigMapName == "" {
-		errs = append(errs, field.Required(src.Child("configMapName"), ""))
+	if s.CostSource.ConfigMapName == "" && s.CostSource.Format != TaskRecords {
+		errs = append(errs, field.Required(src.Child("configMapName"), msgConfigMapNameRequired))
 	}
-	if s.CostSource.SpendSource != "" {
+	if s.CostSource.SpendSource != "" && s.CostSource.Format != TaskRecords {
 		errs = append(errs, field.Forbidden(src.Child("spendSource"),
 			"only for "+ClusterKind+"; name the ConfigMap in configMapName"))
 	}
@@ -148,19 +155,23 @@ func (s *Spec) Validate() field.ErrorList {
 }
 
 // ValidateCluster is Validate for a ClusterLLMCostBudget spec: it needs a valid namespaceSelector and a
-// spendSource instead of a configMapName, and refuses scope Labelled (the budget label names a team budget).
+// spendSource instead of a configMapName (or, with format TaskRecords, a selector of records in those namespaces),
+// and refuses scope Labelled (the budget label names a team budget).
 func (s *Spec) ValidateCluster() field.ErrorList {
 	path := field.NewPath("spec")
 	errs := validateSelector(s.NamespaceSelector, path.Child("namespaceSelector"))
 	errs = append(errs, s.validate(path)...)
 	src := path.Child("costSource")
-	if s.CostSource.ConfigMapName != "" {
+	if s.CostSource.ConfigMapName != "" && s.CostSource.Format != TaskRecords {
 		errs = append(errs, field.Forbidden(src.Child("configMapName"),
 			"not used by "+ClusterKind+"; set spendSource, the value of the label "+LabelSpendSource))
 	}
-	if s.CostSource.SpendSource == "" {
-		errs = append(errs, field.Required(src.Child("spendSource"), ""))
-	} else if !valid(validation.IsValidLabelValue(s.CostSource.SpendSource)) {
+	switch {
+	case s.CostSource.Format == TaskRecords:
+		// The common rules refuse a spendSource beside TaskRecords.
+	case s.CostSource.SpendSource == "":
+		errs = append(errs, field.Required(src.Child("spendSource"), msgSpendSourceRequired))
+	case !valid(validation.IsValidLabelValue(s.CostSource.SpendSource)):
 		errs = append(errs, field.Invalid(src.Child("spendSource"), s.CostSource.SpendSource, msgLabelValue))
 	}
 	if s.Enforcement.Scope == ScopeLabelled { // the common rules admit it, the cluster kind does not
@@ -300,14 +311,24 @@ func validateModelLimits(ms []ModelLimit, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// validate checks what both kinds' cost sources share; which of configMapName and spendSource is set is the kind's.
+// validate checks what both kinds' cost sources share; which of configMapName and spendSource is set is the kind's,
+// except that format TaskRecords reads neither: it needs a selector and refuses the ConfigMap's fields.
 func (c CostSource) validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if c.ConfigMapName != "" && !valid(validation.IsDNS1123Subdomain(c.ConfigMapName)) {
+	records := c.Format == TaskRecords
+	switch {
+	case c.ConfigMapName != "" && records:
+		errs = append(errs, field.Forbidden(path.Child("configMapName"), "costSource.configMapName"+msgNotForRecords))
+	case c.ConfigMapName != "" && !valid(validation.IsDNS1123Subdomain(c.ConfigMapName)):
 		errs = append(errs, field.Invalid(path.Child("configMapName"), c.ConfigMapName, msgConfigMapName))
 	}
-	errs = append(errs, enum(path.Child("format"), c.Format, Total, DailyLedger)...)
+	if c.SpendSource != "" && records {
+		errs = append(errs, field.Forbidden(path.Child("spendSource"), "costSource.spendSource"+msgNotForRecords))
+	}
+	errs = append(errs, enum(path.Child("format"), c.Format, Total, DailyLedger, TaskRecords)...)
 	switch {
+	case c.Key != "" && records:
+		errs = append(errs, field.Forbidden(path.Child("key"), "costSource.key"+msgNotForRecords))
 	case c.Key == "" && c.Format == Total:
 		errs = append(errs, field.Required(path.Child("key"), msgKeyRequired))
 	case c.Key != "" && !valid(validation.IsConfigMapKey(c.Key)):
@@ -322,6 +343,15 @@ func (c CostSource) validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.TooLong(prefix, c.KeyPrefix, MaxKeyPrefixLength))
 	case !valid(validation.IsConfigMapKey(c.KeyPrefix)):
 		errs = append(errs, field.Invalid(prefix, c.KeyPrefix, msgConfigMapKey))
+	}
+	sel := path.Child("selector")
+	switch {
+	case records && c.Selector == nil:
+		errs = append(errs, field.Required(sel, msgSelectorRequired))
+	case records:
+		errs = append(errs, validateSelector(c.Selector, sel)...)
+	case c.Selector != nil:
+		errs = append(errs, field.Forbidden(sel, msgSelectorOnly))
 	}
 	return errs
 }

@@ -93,7 +93,8 @@ type ModelLimit struct {
 	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
 }
 
-// CostSource names the ConfigMap a cost pipeline writes spend into.
+// CostSource says where spend comes from: the ConfigMap a cost pipeline writes spend into, or, with format
+// TaskRecords, the Kelos TaskRecords that Selector matches.
 type CostSource struct {
 	ConfigMapName string `json:"configMapName,omitempty"`
 	// SpendSource is, for ClusterKind, the LabelSpendSource value on the selected namespaces' spend ConfigMaps.
@@ -101,6 +102,9 @@ type CostSource struct {
 	Format      SourceFormat `json:"format,omitempty"`
 	Key         string       `json:"key,omitempty"`
 	KeyPrefix   string       `json:"keyPrefix,omitempty"`
+	// Selector picks, for format TaskRecords, the Kelos TaskRecords whose usage is the budget's spend: in the
+	// budget's namespace, or in the namespaces a ClusterKind selects.
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // Enforcement says what happens when a budget is exhausted.
@@ -117,7 +121,7 @@ type (
 	PeriodType = period.Kind
 	// Basis is what a threshold compares: spend so far (Actual) or the forecast (Forecasted).
 	Basis string
-	// SourceFormat is how the spend ConfigMap holds spend: one Total key, or a DailyLedger of keys.
+	// SourceFormat is where spend is: a ConfigMap's Total key or DailyLedger of keys, or Kelos TaskRecords.
 	SourceFormat string
 	// Action is what an exhausted budget does: None or BlockNewWorkloads.
 	Action string
@@ -145,6 +149,8 @@ const (
 	// DailyLedger is a ledger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of
 	// its days.
 	DailyLedger SourceFormat = "DailyLedger"
+	// TaskRecords is the usage of the Kelos TaskRecords the selector matches, completed in the period.
+	TaskRecords SourceFormat = "TaskRecords"
 
 	ActionNone        Action = "None"
 	BlockNewWorkloads Action = "BlockNewWorkloads"

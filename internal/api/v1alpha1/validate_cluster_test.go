@@ -41,7 +41,7 @@ func TestTheClusterKindHasRulesOfItsOwn(t *testing.T) {
 			change: func(*Spec) {},
 			team: []string{
 				"spec.namespaceSelector: Forbidden: only for ClusterLLMCostBudget",
-				"spec.costSource.configMapName: Required value",
+				"spec.costSource.configMapName: Required value: " + msgConfigMapNameRequired,
 				"spec.costSource.spendSource: Forbidden: only for ClusterLLMCostBudget; name the ConfigMap in configMapName",
 			},
 		},
@@ -56,7 +56,7 @@ func TestTheClusterKindHasRulesOfItsOwn(t *testing.T) {
 				"spec.namespaceSelector: Required value",
 				"spec.costSource.configMapName: Forbidden: not used by ClusterLLMCostBudget; " +
 					"set spendSource, the value of the label llmbudget.dev/spend-source",
-				"spec.costSource.spendSource: Required value",
+				"spec.costSource.spendSource: Required value: " + msgSpendSourceRequired,
 			},
 		},
 		{

@@ -447,3 +447,30 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	promNS, _ := dig(np, "spec", "ingress", 1, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
 	assert.Equal(t, "observability", promNS)
 }
+
+// recordRules is every rule of a ClusterRole aggregated into Metacontroller's that names taskrecords.kelos.dev.
+func recordRules(objs []object) []any {
+	var out []any
+	for _, cr := range ofKind(objs, "ClusterRole") {
+		if l, _ := dig(cr, "metadata", "labels", "llmbudget.dev/aggregate-to-metacontroller"); l != "true" {
+			continue
+		}
+		rules, _ := cr["rules"].([]any)
+		for _, r := range rules {
+			if res, _ := dig(r, "resources"); fmt.Sprint(res) == "[taskrecords]" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func TestMetacontrollerMayWatchTaskRecordsWithTheKelosComponentOrValue(t *testing.T) {
+	want := []any{map[string]any{
+		"apiGroups": []any{"kelos.dev"}, "resources": []any{"taskrecords"}, "verbs": []any{"get", "list", "watch"},
+	}}
+	assert.Equal(t, want, recordRules(kustomize(t, "deploy/overlays/all-kinds")), "the kelos-task component")
+	assert.Equal(t, want, recordRules(renderChart(t, map[string]any{"kelos": map[string]any{"taskRecords": true}})))
+	assert.Empty(t, recordRules(kustomize(t, "deploy")), "only with the component")
+	assert.Empty(t, recordRules(renderChart(t, nil)), "only with the value")
+}

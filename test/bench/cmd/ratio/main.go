@@ -45,8 +45,8 @@ func targetOf(name string) float64 {
 	return target
 }
 
-// figures are one benchmark's runs: ns/op, B/op and allocs/op.
-type figures struct{ ns, bytes, allocs []float64 }
+// figures are one benchmark's runs: ns/op, B/op, allocs/op and the request's size (req-bytes, handlers only).
+type figures struct{ ns, bytes, allocs, request []float64 }
 
 func main() {
 	in := io.Reader(os.Stdin)
@@ -111,6 +111,8 @@ func parse(r io.Reader) ([]string, map[string]map[string]*figures, error) {
 				f.bytes = append(f.bytes, v)
 			case "allocs/op":
 				f.allocs = append(f.allocs, v)
+			case "req-bytes":
+				f.request = append(f.request, v)
 			}
 		}
 	}
@@ -119,13 +121,13 @@ func parse(r io.Reader) ([]string, map[string]map[string]*figures, error) {
 
 func report(w io.Writer, order []string, results map[string]map[string]*figures) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "body\thandler ns/op\tfloor ns/op\tratio\thandler B/op\tfloor B/op"+
-		"\thandler allocs/op\tfloor allocs/op\ttarget\t")
+	fmt.Fprintln(tw, "body\trequest B\thandler ns/op\tfloor ns/op\tratio\thandler B/op\tfloor B/op\t"+
+		"handler allocs/op\tfloor allocs/op\ttarget\t")
 	missed := 0
 	for _, name := range order {
 		h, f := results[name]["handler"], results[name]["floor"]
 		if h == nil || f == nil || len(h.ns) == 0 || len(f.ns) == 0 {
-			fmt.Fprintf(tw, "%s\t(incomplete)\t\t\t\t\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\t(incomplete)\t\t\t\t\t\t\t\t\t\n", name)
 			continue
 		}
 		ratio := medianRatio(h.ns, f.ns)
@@ -137,8 +139,8 @@ func report(w io.Writer, order []string, results map[string]map[string]*figures)
 				missed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n",
-			name, median(h.ns), median(f.ns), ratio, median(h.bytes), median(f.bytes),
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n",
+			name, median(h.request), median(h.ns), median(f.ns), ratio, median(h.bytes), median(f.bytes),
 			median(h.allocs), median(f.allocs), verdict)
 	}
 	tw.Flush()

@@ -12,7 +12,7 @@ import (
 // Two rounds, as `make bench` writes them: each round runs every body's
 // handler and floor back to back.
 const rounds = `goos: linux
-BenchmarkHook/budget/sync/capture-a/handler-2   100   50000 ns/op   900.00 MB/s   1000 B/op   10 allocs/op
+BenchmarkHook/budget/sync/capture-a/handler-2   100   50000 ns/op   900.00 MB/s   45000 req-bytes   1000 B/op   10 allocs/op
 BenchmarkHook/budget/sync/capture-a/floor-2     100  100000 ns/op   450.00 MB/s   5000 B/op   90 allocs/op
 BenchmarkHook/budget/customize/capture-b/handler-2 100 30000 ns/op 200 B/op 3 allocs/op
 BenchmarkHook/budget/customize/capture-b/floor-2   100 20000 ns/op 400 B/op 5 allocs/op
@@ -31,6 +31,7 @@ func TestParseGroupsRoundsByBodyInOrder(t *testing.T) {
 	assert.Equal(t, []float64{50000, 300000}, a["handler"].ns)
 	assert.Equal(t, []float64{5000, 5000}, a["floor"].bytes)
 	assert.Equal(t, []float64{90, 90}, a["floor"].allocs)
+	assert.Equal(t, []float64{45000}, a["handler"].request, "the request's size, where reported")
 }
 
 func TestTheRatioPairsEachRoundsHandlerWithItsFloor(t *testing.T) {
@@ -48,6 +49,7 @@ func TestTheTableJudgesSyncBodiesOnly(t *testing.T) {
 	lines := strings.Split(out.String(), "\n")
 	require.GreaterOrEqual(t, len(lines), 3)
 	assert.Contains(t, lines[1], "budget/sync/capture-a")
+	assert.Contains(t, lines[1], "45000")
 	assert.Contains(t, lines[1], "1.00")
 	assert.Contains(t, lines[1], "met")
 	assert.Contains(t, lines[2], "1.50")
