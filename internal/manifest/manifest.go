@@ -233,16 +233,12 @@ func checkSpec(d Doc, name string, spec *api.Spec) Errors {
 		return Errors{d.Errorf("spec", name, "%s%s", d.Prefix, field.Required(field.NewPath("spec"), ""))}
 	}
 	spec.Default()
-	var errs Errors
-	for _, fe := range spec.Validate() {
-		errs = append(errs, d.Errorf(fe.Field, name, "%s%s", d.Prefix, fe.Error()))
-	}
-	return append(errs, d.fieldErrors(name, ledgerKey(spec))...)
+	return d.fieldErrors(name, append(spec.Validate(), ledgerKey(spec)...))
 }
 
 // ledgerKey is the rule keyPrefix's has for format Total, for key with DailyLedger: a DailyLedger reads the keys
-// keyPrefix names, so a key there is a mistake that would otherwise go unnoticed.
-// TODO(spec): the rule belongs in api validation and the CRD too; until then eval applies it alone.
+// keyPrefix names, so a key there is a mistake that would otherwise go unnoticed. The CRD refuses it too; the
+// hook does not, so that a budget stored before the rule keeps evaluating (its key is ignored, as it always was).
 func ledgerKey(spec *api.Spec) field.ErrorList {
 	if spec.CostSource.Format == api.DailyLedger && spec.CostSource.Key != "" {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec", "costSource", "key"),
