@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
@@ -177,18 +176,6 @@ type RecordSum struct {
 	// Counted records completed in the period; Outside ones completed before or after it. Kelos counts nothing for
 	// a record without spec.completionTime (Incomplete) or, in the period, without spec.usage (NoUsage).
 	Counted, Outside, Incomplete, NoUsage int
-}
-
-// Matching is the records of rs that keep selects (a namespace, a label selector); records of others are none of
-// the budget's business, including broken ones.
-func Matching(rs []Record, namespace func(string) bool, sel labels.Selector) []Record {
-	var out []Record
-	for _, r := range rs {
-		if namespace(r.Namespace) && sel.Matches(labels.Set(r.Labels)) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // SumRecords adds up the usage of the records completed in w, start included and end excluded, as Kelos's
