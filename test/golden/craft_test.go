@@ -95,6 +95,14 @@ var budgetCrafts = []craft{
 	{name: "budget/sync/not-blocking-source-unreadable-open", capture: "budget-sync-first",
 		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-first-sync-under-budget"),
 			func(r object) { at(r, "related")["ConfigMap.v1"] = object{} })},
+	// Warn mode: the policy warns with the refusal's sentence, and no quota is kept whatever the gate.
+	{name: "budget/sync/over-budget-warn-mode-would-refuse", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Both", "mode": "Warn"}))},
+	{name: "budget/sync/over-budget-warn-mode-drops-the-quota", capture: "budget-sync-over-budget-with-children",
+		change: enforcement(object{"mode": "Warn"})},
+	{name: "budget/sync/warn-mode-under-again-no-longer-warns", capture: "budget-sync-first",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/over-budget-warn-mode-would-refuse"),
+			spend(object{"total-usd": "120.00"}), enforcement(object{"gate": "Both", "mode": "Warn"}))},
 	// Related objects the API server would never send: each is named, never read as no spend.
 	{name: "budget/sync/cost-value-not-a-string", capture: "budget-sync-first",
 		change: spend(object{"total-usd": json.Number("120.5")})},
@@ -287,6 +295,9 @@ var clusterCrafts = []craft{
 	{name: "clusterbudget/sync/over-budget-open-blocks", capture: "clusterbudget-sync-namespace-left",
 		now: clusterNow, change: all(clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil),
 			enforcement(object{"failurePolicy": "Open"}))},
+	{name: "clusterbudget/sync/over-budget-warn-mode-would-refuse", capture: "clusterbudget-sync-namespace-left",
+		now: clusterNow, change: all(clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil),
+			enforcement(object{"mode": "Warn"}))},
 	{name: "clusterbudget/sync/blocking-then-a-namespaces-configmap-goes", capture: "clusterbudget-sync-namespace-left",
 		now: "2026-12-01T08:56:00Z", change: all(
 			statusAfter("clusterbudget/sync/over-budget-open-blocks"),

@@ -159,7 +159,8 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
 
 	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
-	require.Len(t, vap, 4, "the gates of LLMCostBudget and ClusterLLMCostBudget, and the two over spend sources")
+	require.Len(t, vap, 6, "the gates of LLMCostBudget and ClusterLLMCostBudget, their warn-mode policies, and the "+
+		"two over spend sources")
 	rules, _ := dig(vap["llmbudget-budgets"], "spec", "matchConstraints", "resourceRules")
 	var ruleValues []any
 	for _, r := range rules.([]any) {
@@ -177,7 +178,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, hdc, 1)
 	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
 	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
-	require.Len(t, hvap, 4)
+	require.Len(t, hvap, 6)
 	for name, p := range vap {
 		assert.Equal(t, withoutHelmLabels(t, p), withoutHelmLabels(t, hvap[name]), "%s sees the same kinds", name)
 	}

@@ -175,7 +175,7 @@ func (s liftScene) assertBlocked(t *testing.T) {
 	waitRefused(t, "LLMCostBudget "+s.ns+"/chatbot is OverBudget (612.00 of 500.00 USD): new jobs.batch are refused in "+s.ns, "",
 		"create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
 	spec := kube.Kubectl(t, "get", "llmb", "chatbot", "-n", s.ns, "-o", "jsonpath={.spec.limitUSD} {.spec.suspend} {.spec.enforcement}")
-	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","resources":["jobs.batch"],"scope":"Namespace"}`, spec)
+	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","mode":"Deny","resources":["jobs.batch"],"scope":"Namespace"}`, spec)
 	assert.Equal(t, `{"count/jobs.batch":"0"}`, kube.Kubectl(t, "get", "resourcequota", "llmbudget-chatbot", "-n", s.ns, "-o", "jsonpath={.spec.hard}"))
 	assert.Equal(t, "612.00", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", "jsonpath={.data.total-usd}"))
 	assert.Equal(t, "llm-spend", kube.Kubectl(t, "get", "configmap", "llm-spend", "-n", s.ns, "-o", `jsonpath={.metadata.labels.llmbudget\.dev/spend-source}`))
@@ -220,6 +220,9 @@ func liftAttempts(ns string) []attempt {
 		{name: "set action None", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"action":"None"}}}`},
 			stoppedBy: both(byRBAC), want: both(patchBudget)},
 		{name: "change the gate", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"gate":"Policy"}}}`},
+			stoppedBy: both(byRBAC), want: both(patchBudget)},
+		{name: "switch the budget to warn mode", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p",
+			`{"spec":{"enforcement":{"mode":"Warn"}}}`},
 			stoppedBy: both(byRBAC), want: both(patchBudget)},
 		{name: "change the scope", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"scope":"Labelled"}}}`},
 			stoppedBy: both(byRBAC), want: both(patchBudget)},
