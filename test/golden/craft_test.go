@@ -51,7 +51,26 @@ type craft struct {
 // clusterNow is a minute after the cluster captures were taken.
 const clusterNow = "2026-12-01T08:46:00Z"
 
-var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts)
+var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, namespaceCrafts)
+
+// namespaceCrafts are the namespace decorator's: its label follows the budgets that block the namespace.
+var namespaceCrafts = []craft{
+	{name: "namespace/customize/capture-new-namespace", capture: "namespace-customize", verbatim: true},
+	{name: "namespace/sync/capture-no-budgets", capture: "namespace-sync-no-budgets", verbatim: true},
+	{name: "namespace/sync/capture-budget-blocks", capture: "namespace-sync-budget-blocks", verbatim: true},
+	{name: "namespace/sync/capture-cluster-budget-blocks", capture: "namespace-sync-cluster-budget-blocks",
+		verbatim: true},
+	{name: "namespace/sync/capture-cluster-budget-blocks-elsewhere",
+		capture: "namespace-sync-cluster-budget-blocks-elsewhere", verbatim: true},
+	{name: "namespace/sync/capture-last-block-gone", capture: "namespace-sync-last-block-gone", verbatim: true},
+	// A warn-mode budget refuses nothing: it never labels the namespace, and removes a label left from Deny.
+	{name: "namespace/sync/warn-mode-budget-does-not-label", capture: "namespace-sync-budget-blocks",
+		change: func(r object) {
+			at(r, "object", "metadata", "labels")["llmbudget.dev/blocked"] = "true"
+			at(r, "related", "LLMCostBudget.llmbudget.dev/v1alpha1", "team-support/chatbot", "status",
+				"enforcement")["mode"] = "Warn"
+		}},
+}
 
 var budgetCrafts = []craft{
 	{name: "budget/customize/capture-first-customize", capture: "budget-customize", verbatim: true},

@@ -141,8 +141,9 @@ func workloadRules(t *testing.T, objs []object, decorated map[string]bool) []str
 
 func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	all := kustomize(t, "deploy/overlays/all-kinds")
-	dc := ofKind(all, "DecoratorController")
-	require.Len(t, dc, 1)
+	dcs := byName(ofKind(all, "DecoratorController"))
+	require.Len(t, dcs, 2, "the workload and the namespace decorators")
+	dc := []object{dcs["llmbudget-workloads"]}
 	resources, _ := dig(dc[0], "spec", "resources")
 	var values []any
 	decorated := map[string]bool{}
@@ -174,9 +175,11 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		"decorator":       map[string]any{"resources": values},
 		"admissionPolicy": map[string]any{"resourceRules": ruleValues},
 	})
-	hdc := ofKind(charted, "DecoratorController")
-	require.Len(t, hdc, 1)
-	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
+	hdc := byName(ofKind(charted, "DecoratorController"))
+	require.Len(t, hdc, 2)
+	for name, d := range dcs {
+		assert.Equal(t, withoutHelmLabels(t, d), withoutHelmLabels(t, hdc[name]), name)
+	}
 	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
 	require.Len(t, hvap, 6)
 	for name, p := range vap {

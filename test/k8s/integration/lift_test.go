@@ -224,6 +224,10 @@ func liftAttempts(ns string) []attempt {
 		{name: "switch the budget to warn mode", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p",
 			`{"spec":{"enforcement":{"mode":"Warn"}}}`},
 			stoppedBy: both(byRBAC), want: both(patchBudget)},
+		// No decorator runs here, so the label is not there to remove: overwriting it is the same write.
+		{name: "relabel the namespace unblocked", args: []string{"label", "namespace", ns, "--overwrite",
+			"llmbudget.dev/blocked=false"},
+			stoppedBy: both(byRBAC), want: both(`cannot patch resource "namespaces"`)},
 		{name: "change the scope", args: []string{"patch", "llmb", "chatbot", "--type=merge", "-p", `{"spec":{"enforcement":{"scope":"Labelled"}}}`},
 			stoppedBy: both(byRBAC), want: both(patchBudget)},
 		{name: "rewrite the budget's status", args: []string{"patch", "llmb", "chatbot", "--subresource=status", "--type=merge",
