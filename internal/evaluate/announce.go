@@ -41,6 +41,8 @@ func conditions(in Input, prev api.Status, v verdict, m measurement, enf *api.En
 	}
 	// A lift has no reason of its own: the Unblocked Event announces it and lastTransitionTime records it.
 	switch {
+	case enf.Blocking && enf.Mode == api.ModeWarn:
+		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonWouldBlock, enf.Reason)
 	case enf.Blocking:
 		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
 	case spec.Suspend:
@@ -108,16 +110,19 @@ func occurrences(in Input, prev api.Status, v verdict, p periodView, m measureme
 		})
 	}
 	switch {
+	case enf.Blocking && enf.Mode == api.ModeWarn: // a slug of its own: a switch to Deny is a block of its own
+		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, in.Now)
+		out = append(out, Announcement{
+			Slug: "blocking-warn", Type: EventWarning, Reason: ReasonWouldBlock, Message: enf.Reason, At: at,
+		})
 	case enf.Blocking:
 		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, in.Now)
 		out = append(out, Announcement{
 			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at,
 		})
 	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
-		msg := fmt.Sprintf("%s: new workloads are admitted again in %s",
-			gates(in.Budget.Spec, in.Subject, true), in.Subject.Where)
-		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked, Message: msg,
-			At: metaTime(in.Now).Time})
+		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked,
+			Message: lifted(in, prev), At: metaTime(in.Now).Time})
 	}
 	// A new period, announced to budgets that existed before it began.
 	if !v.invalidSpec() && in.Budget.Metadata.CreationTimestamp.Time.Before(in.Window.Start) {
@@ -131,6 +136,18 @@ func occurrences(in Input, prev api.Status, v verdict, p periodView, m measureme
 			At: in.Window.Start})
 	}
 	return out
+}
+
+// lifted says what the lift of the previous status' block changes, in the mode that block was in.
+func lifted(in Input, prev api.Status) string {
+	was := in.Budget.Spec
+	was.Enforcement.Mode = api.ModeDeny
+	if prev.Enforcement != nil && prev.Enforcement.Mode == api.ModeWarn {
+		was.Enforcement.Mode = api.ModeWarn
+		return fmt.Sprintf("%s: new workloads are admitted without a warning in %s",
+			gates(was, in.Subject, true), in.Subject.Where)
+	}
+	return fmt.Sprintf("%s: new workloads are admitted again in %s", gates(was, in.Subject, true), in.Subject.Where)
 }
 
 // periodWords is what crossing messages say of the period.

@@ -87,14 +87,21 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 	if in.Namespaces != nil {
 		st.Namespaces, closes = in.Namespaces.Selected, in.Namespaces.Selected
 	}
+	what := strings.Join(enf.Resources, ", ")
+	if enf.Scope == api.ScopeLabelled {
+		what += " labelled " + api.LabelBudget + "=" + in.Budget.Metadata.Name
+	}
+	if enf.Mode == api.ModeWarn {
+		// Whatever the gate, a warn-mode budget only warns, through the policy: a quota cannot warn.
+		st.Mode, st.Gates = api.ModeWarn, []api.Gate{api.GatePolicy}
+		st.Reason = fmt.Sprintf("%s: it would refuse new %s in %s; enforcement.mode is Warn, so %s admits them "+
+			"with a warning", why, what, who.Where, gates(spec, who, false))
+		return st, nil
+	}
 	var quota *Quota
 	if slices.Contains(st.Gates, api.GateQuota) {
 		st.QuotaName = who.Quota
 		quota = &Quota{Name: who.Quota, Resources: st.Resources, Why: why, Namespaces: closes}
-	}
-	what := strings.Join(enf.Resources, ", ")
-	if enf.Scope == api.ScopeLabelled {
-		what += " labelled " + api.LabelBudget + "=" + in.Budget.Metadata.Name
 	}
 	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, who.Where, gates(spec, who, false))
 	return st, quota
@@ -114,7 +121,15 @@ func readingOf(m measurement, last *api.SpendReading, now time.Time) *api.SpendR
 }
 
 // gates names the objects that enforce the spec's gates; when lifted, it also says that each has stopped refusing.
+// In Warn mode the one object is the policy that warns.
 func gates(spec api.Spec, who Subject, lifted bool) string {
+	if spec.Enforcement.Mode == api.ModeWarn {
+		name := "ValidatingAdmissionPolicy " + WarnPolicy(who.Policy)
+		if lifted {
+			name += " no longer warns for " + who.Named
+		}
+		return name
+	}
 	var names []string
 	for _, g := range spec.Enforcement.Gate.Gates() {
 		name, how := "ValidatingAdmissionPolicy "+who.Policy, " no longer refuses for "+who.Named
@@ -128,3 +143,6 @@ func gates(spec api.Spec, who Subject, lifted bool) string {
 	}
 	return strings.Join(names, " and ")
 }
+
+// WarnPolicy is the name of the policy that warns for the budgets whose Policy gate is named policy.
+func WarnPolicy(policy string) string { return policy + "-warn" }

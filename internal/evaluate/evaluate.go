@@ -101,6 +101,7 @@ const (
 	EventWarning = "Warning"
 
 	ReasonBlocking            = "BlockingNewWorkloads"
+	ReasonWouldBlock          = "WouldBlockNewWorkloads" // Warn mode: the policy warns instead of refusing
 	ReasonUnblocked           = "Unblocked"
 	ReasonNotBlocking         = "NotBlocking"
 	ReasonEnforcementDisabled = "EnforcementDisabled"

@@ -233,6 +233,24 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
 }
 
+func TestAWarnModeBudgetWouldRefuseThroughThePolicyAndKeepsNoQuota(t *testing.T) {
+	in := Input{
+		Budget: api.LLMCostBudget{Spec: api.Spec{Enforcement: api.Enforcement{
+			Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth, Mode: api.ModeWarn,
+		}}},
+		Subject: Subject{Named: "LLMCostBudget chatbot", Where: "namespace team-ml", Policy: "llmbudget-budgets"},
+	}
+	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)
+	assert.Nil(t, quota, "a quota cannot warn")
+	assert.True(t, enf.Blocking)
+	assert.Equal(t, api.ModeWarn, enf.Mode)
+	assert.Equal(t, []api.Gate{api.GatePolicy}, enf.Gates)
+	assert.Empty(t, enf.QuotaName)
+	assert.Contains(t, enf.Reason, "it would refuse new jobs.batch in namespace team-ml; enforcement.mode is Warn, "+
+		"so ValidatingAdmissionPolicy llmbudget-budgets-warn admits them with a warning")
+}
+
 func TestSinceKeepsATransitionWhileTheStatusHolds(t *testing.T) {
 	earlier := metav1.NewTime(at.Add(-time.Hour))
 	prev := []metav1.Condition{{Type: api.ConditionBlocking, Status: metav1.ConditionTrue, LastTransitionTime: earlier}}

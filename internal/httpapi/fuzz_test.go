@@ -41,6 +41,12 @@ var hookSeeds = map[string][]string{
 			`"annotations":{"llmbudget.dev/percent-used":"120"}}},"related":{},"finalizing":true}`,
 	},
 	"/clusterbudget/customize": {`{"parent":` + clusterParent + `}`},
+	"/namespace/customize":     {`{"parent":{"metadata":{"name":"ns"}}}`},
+	"/namespace/sync": {
+		`{"object":{"metadata":{"name":"ns"}},"related":` + relatedBudget + `}`,
+		`{"object":{"metadata":{"name":"ml"}},"related":{"ClusterLLMCostBudget.llmbudget.dev/v1alpha1":{"d":` +
+			`{"metadata":{"name":"d"},"status":{"enforcement":{"blocking":true,"namespaces":["ml"]}}}}}}`,
+	},
 	"/clusterbudget/sync": {
 		`{"parent":` + clusterParent + `,"related":{"Namespace.v1":{"ml":{"metadata":{"name":"ml",` +
 			`"labels":{"team":"ml"}}}},"ConfigMap.v1":{"ml/cm":{"metadata":{"name":"cm","namespace":"ml",` +
@@ -85,3 +91,5 @@ func FuzzWorkloadSync(f *testing.F)           { fuzzHook(f, "/workload/sync") }
 func FuzzWorkloadFinalize(f *testing.F)       { fuzzHook(f, "/workload/finalize") }
 func FuzzClusterBudgetCustomize(f *testing.F) { fuzzHook(f, "/clusterbudget/customize") }
 func FuzzClusterBudgetSync(f *testing.F)      { fuzzHook(f, "/clusterbudget/sync") }
+func FuzzNamespaceCustomize(f *testing.F)     { fuzzHook(f, "/namespace/customize") }
+func FuzzNamespaceSync(f *testing.F)          { fuzzHook(f, "/namespace/sync") }

@@ -27,6 +27,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/posture"
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
@@ -99,6 +100,9 @@ func New(cfg Config) (*httprouter.Router, error) {
 	s.handle(router, "workload/customize", customize(workload.Customize))
 	s.handle(router, "workload/sync", lenient(workloadSync))
 	s.handle(router, "workload/finalize", lenient(workloadSync))
+	// The Namespace decorator has no finalize hook, so no route: a Namespace never waits on this service.
+	s.handle(router, "namespace/customize", customize(posture.Customize))
+	s.handle(router, "namespace/sync", lenient(namespaceSync))
 	router.GET("/healthz", healthz)
 	router.GET("/readyz", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		if s.cfg.Ready != nil && !s.cfg.Ready() {
@@ -155,6 +159,19 @@ func workloadSync(req hookwire.DecoratorRequest, now time.Time) (any, HookCall, 
 		State:    sum.State,
 		Workload: sum.Kind + " " + sum.Namespace + "/" + sum.Name,
 	}, err
+}
+
+func namespaceSync(req hookwire.DecoratorRequest, _ time.Time) (any, HookCall, error) {
+	resp, sum, err := posture.Sync(req)
+	state, budgets := "NotBlocked", sum.Blocking
+	if len(budgets) > 0 {
+		state = "Blocked"
+	}
+	if len(budgets) > 3 { // a log line, not a list: the annotation names them
+		budgets = append(budgets[:3:3], fmt.Sprintf("and %d more", len(budgets)-3))
+	}
+	return resp, HookCall{Budget: strings.Join(budgets, ", "), State: state, Workload: "Namespace " + sum.Namespace},
+		err
 }
 
 func qualified(namespace, name string) string {

@@ -8,8 +8,8 @@
 // The bodies are the wire captures in test/fixtures/*/*/capture-*.request.json
 // and synthetic ones built from a capture: a budget with a 366-day
 // DailyLedger ConfigMap and 10 thresholds, a parent with 20 Event
-// children, and budgets sent 100, 1,000 and 10,000 Kelos TaskRecords
-// (records_test.go).
+// children, a namespace sync handed 100 cluster budgets, and budgets
+// sent 100, 1,000 and 10,000 Kelos TaskRecords (records_test.go).
 package bench_test
 
 import (
@@ -115,6 +115,17 @@ func TestBodiesAreAnswered(t *testing.T) {
 	}
 }
 
+func TestTheClusterBudgetsBodyBlocksItsNamespaceOnce(t *testing.T) {
+	bd := clusterBudgetsBody(t)
+	req := mustDecode(t, bd.req)
+	require.Len(t, dig(req, "related", "ClusterLLMCostBudget.llmbudget.dev/v1alpha1"), clusterBudgets)
+	resp := mustDecode(t, serve(t, newHandler(t, bd.now, 0), bd))
+	require.Equal(t, "true", dig(resp, "labels", "llmbudget.dev/blocked"))
+	require.Equal(t, "ClusterLLMCostBudget ml-department is OverBudget (6100.25 of 5000.00 USD this Monthly period, "+
+		"ends 2027-01-01T00:00:00Z)", dig(resp, "annotations", "llmbudget.dev/blocked-by"),
+		"only dept-000 selects ml-research (its message is the captured budget's)")
+}
+
 func TestSyntheticBodiesHaveTheirAdvertisedShape(t *testing.T) {
 	ledger := mustDecode(t, ledgerBody(t).req)
 	data := dig(ledger, "related", "ConfigMap.v1", "team-ml/llm-spend", "data").(map[string]any)
@@ -169,13 +180,17 @@ func bodies(t testing.TB) []body {
 		require.NoError(t, err)
 		out = append(out, body{name: name, path: "/" + parts[0] + "/" + parts[1], req: req, now: captureTime})
 	}
-	return append(append(out, ledgerBody(t), eventsBody(t)), recordBodies(t)...)
+	return append(append(out, ledgerBody(t), eventsBody(t), clusterBudgetsBody(t)), recordBodies(t)...)
 }
 
 const (
 	baseCapture = "budget/sync/capture-over-budget-with-children"
-	ledgerDays  = 366
-	eventCount  = 20
+	// A cluster of 1,000 namespaces under 100 department budgets of 10 namespaces each: every namespace's sync
+	// is handed all 100 (customize relates every ClusterLLMCostBudget), each with its 10 namespaces in status.
+	clusterBudgets      = 100
+	namespacesPerBudget = 10
+	ledgerDays          = 366
+	eventCount          = 20
 )
 
 func readCapture(t testing.TB, name string) map[string]any {
@@ -233,6 +248,47 @@ func ledgerBody(t testing.TB) body {
 	dig(req, "parent").(map[string]any)["status"] = first["status"]
 	bd.req = mustEncode(t, req)
 	return bd
+}
+
+// clusterBudgetsBody is the namespace sync of ml-research among 1,000 namespaces and 100 cluster budgets: the
+// captured ml-department budget, copied 100 times as dept-000..099, each selecting 10 namespaces (status.namespaces
+// and, for the even ones, which block, status.enforcement.namespaces); dept-000 selects ml-research.
+func clusterBudgetsBody(t testing.TB) body {
+	t.Helper()
+	req := readCapture(t, "namespace/sync/capture-cluster-budget-blocks")
+	group := dig(req, "related", "ClusterLLMCostBudget.llmbudget.dev/v1alpha1").(map[string]any)
+	probe := mustEncode(t, group["ml-department"])
+	budgets := map[string]any{}
+	for i := range clusterBudgets {
+		b := mustDecode(t, probe)
+		name := fmt.Sprintf("dept-%03d", i)
+		b["metadata"].(map[string]any)["name"] = name
+		b["metadata"].(map[string]any)["uid"] = fmt.Sprintf("5f0c1a2e-7ab2-442d-9576-%012d", i)
+		st := b["status"].(map[string]any)
+		row := mustEncode(t, dig(st, "namespaces").([]any)[0])
+		var names, rows []any
+		for j := range namespacesPerBudget {
+			ns := fmt.Sprintf("ns-%04d", i*namespacesPerBudget+j)
+			if i == 0 && j == 0 {
+				ns = "ml-research"
+			}
+			r := mustDecode(t, row)
+			r["namespace"], r["sharePercent"] = ns, 10
+			names, rows = append(names, ns), append(rows, r)
+		}
+		st["namespaces"], st["namespaceCount"] = rows, namespacesPerBudget
+		enf := st["enforcement"].(map[string]any)
+		enf["namespaces"] = names
+		if i%2 == 1 {
+			st["enforcement"] = map[string]any{"blocking": false, "reason": "the budget is UnderBudget"}
+		}
+		budgets[name] = b
+	}
+	req["related"].(map[string]any)["ClusterLLMCostBudget.llmbudget.dev/v1alpha1"] = budgets
+	return body{
+		name: "namespace/sync/synthetic-100-cluster-budgets", path: "/namespace/sync", req: mustEncode(t, req),
+		now: captureTime,
+	}
 }
 
 // eventsBody is the over-budget capture with 20 observed Event children,

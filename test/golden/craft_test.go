@@ -51,7 +51,27 @@ type craft struct {
 // clusterNow is a minute after the cluster captures were taken.
 const clusterNow = "2026-12-01T08:46:00Z"
 
-var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts)
+var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
+	namespaceCrafts)
+
+// namespaceCrafts are the namespace decorator's: its label follows the budgets that block the namespace.
+var namespaceCrafts = []craft{
+	{name: "namespace/customize/capture-new-namespace", capture: "namespace-customize", verbatim: true},
+	{name: "namespace/sync/capture-no-budgets", capture: "namespace-sync-no-budgets", verbatim: true},
+	{name: "namespace/sync/capture-budget-blocks", capture: "namespace-sync-budget-blocks", verbatim: true},
+	{name: "namespace/sync/capture-cluster-budget-blocks", capture: "namespace-sync-cluster-budget-blocks",
+		verbatim: true},
+	{name: "namespace/sync/capture-cluster-budget-blocks-elsewhere",
+		capture: "namespace-sync-cluster-budget-blocks-elsewhere", verbatim: true},
+	{name: "namespace/sync/capture-last-block-gone", capture: "namespace-sync-last-block-gone", verbatim: true},
+	// A warn-mode budget refuses nothing: it never labels the namespace, and removes a label left from Deny.
+	{name: "namespace/sync/warn-mode-budget-does-not-label", capture: "namespace-sync-budget-blocks",
+		change: func(r object) {
+			at(r, "object", "metadata", "labels")["llmbudget.dev/blocked"] = "true"
+			at(r, "related", "LLMCostBudget.llmbudget.dev/v1alpha1", "team-support/chatbot", "status",
+				"enforcement")["mode"] = "Warn"
+		}},
+}
 
 var budgetCrafts = []craft{
 	{name: "budget/customize/capture-first-customize", capture: "budget-customize", verbatim: true},
@@ -95,6 +115,14 @@ var budgetCrafts = []craft{
 	{name: "budget/sync/not-blocking-source-unreadable-open", capture: "budget-sync-first",
 		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-first-sync-under-budget"),
 			func(r object) { at(r, "related")["ConfigMap.v1"] = object{} })},
+	// Warn mode: the policy warns with the refusal's sentence, and no quota is kept whatever the gate.
+	{name: "budget/sync/over-budget-warn-mode-would-refuse", capture: "budget-sync-first",
+		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Both", "mode": "Warn"}))},
+	{name: "budget/sync/over-budget-warn-mode-drops-the-quota", capture: "budget-sync-over-budget-with-children",
+		change: enforcement(object{"mode": "Warn"})},
+	{name: "budget/sync/warn-mode-under-again-no-longer-warns", capture: "budget-sync-first",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/over-budget-warn-mode-would-refuse"),
+			spend(object{"total-usd": "120.00"}), enforcement(object{"gate": "Both", "mode": "Warn"}))},
 	// Related objects the API server would never send: each is named, never read as no spend.
 	{name: "budget/sync/cost-value-not-a-string", capture: "budget-sync-first",
 		change: spend(object{"total-usd": json.Number("120.5")})},
@@ -287,6 +315,9 @@ var clusterCrafts = []craft{
 	{name: "clusterbudget/sync/over-budget-open-blocks", capture: "clusterbudget-sync-namespace-left",
 		now: clusterNow, change: all(clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil),
 			enforcement(object{"failurePolicy": "Open"}))},
+	{name: "clusterbudget/sync/over-budget-warn-mode-would-refuse", capture: "clusterbudget-sync-namespace-left",
+		now: clusterNow, change: all(clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil),
+			enforcement(object{"mode": "Warn"}))},
 	{name: "clusterbudget/sync/blocking-then-a-namespaces-configmap-goes", capture: "clusterbudget-sync-namespace-left",
 		now: "2026-12-01T08:56:00Z", change: all(
 			statusAfter("clusterbudget/sync/over-budget-open-blocks"),

@@ -47,6 +47,7 @@ func (s *Spec) Default() {
 	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
 	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
+	s.Enforcement.Mode = cmp.Or(s.Enforcement.Mode, ModeDeny)
 }
 
 // PeriodSpec is the calendar of a defaulted spec that passed Validate (which loaded its zone): the one calendar the
@@ -362,6 +363,7 @@ func (e Enforcement) validate(path *field.Path) field.ErrorList {
 	errs = append(errs, enum(path.Child("failurePolicy"), e.FailurePolicy, FailOpen, FailClosed)...)
 	errs = append(errs, enum(path.Child("gate"), e.Gate, GatePolicy, GateQuota, GateBoth)...)
 	errs = append(errs, enum(path.Child("scope"), e.Scope, ScopeNamespace, ScopeLabelled)...)
+	errs = append(errs, enum(path.Child("mode"), e.Mode, ModeDeny, ModeWarn)...)
 	if e.Scope == ScopeLabelled && e.Gate != GatePolicy {
 		errs = append(errs, field.Invalid(path.Child("scope"), e.Scope, msgLabelledScope))
 	}

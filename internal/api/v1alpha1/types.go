@@ -114,6 +114,7 @@ type Enforcement struct {
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 	Gate          Gate          `json:"gate,omitempty"`
 	Scope         Scope         `json:"scope,omitempty"`
+	Mode          Mode          `json:"mode,omitempty"`
 }
 
 type (
@@ -131,6 +132,8 @@ type (
 	Gate string
 	// Scope is which new workloads blocking refuses: all in its Namespace, or only the Labelled ones.
 	Scope string
+	// Mode is whether blocking refuses (Deny) or admits with a warning what it would refuse (Warn).
+	Mode string
 	// State is where a budget stands.
 	State string
 )
@@ -164,6 +167,9 @@ const (
 
 	ScopeNamespace Scope = "Namespace"
 	ScopeLabelled  Scope = "Labelled"
+
+	ModeDeny Mode = "Deny"
+	ModeWarn Mode = "Warn"
 
 	UnderBudget State = "UnderBudget"
 	Warning     State = "Warning"
@@ -249,6 +255,9 @@ type EnforcementStatus struct {
 	Namespaces []string `json:"namespaces,omitempty"` // for ClusterKind: the namespaces closed while blocking
 	Message    string   `json:"message,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
+	// Mode is Warn while a warn-mode budget would refuse: the Policy gate then warns instead of refusing, and no
+	// ResourceQuota is kept. It is empty otherwise, so that an enforcing budget's status reads as before.
+	Mode Mode `json:"mode,omitempty"`
 	// BlockedOn is, while blocking on spend read this period, the reading that blocks: a spend source that
 	// becomes unreadable cannot lift the block until readable spend is below the limit, the period ends, or the
 	// spec changes.

@@ -53,6 +53,8 @@ func TestEachBrokenRuleIsAFieldErrorOfItsKind(t *testing.T) {
 		}, field.ErrorTypeDuplicate, `spec.modelLimits[1]: Duplicate value: {"model":"m"}`},
 		{"a key prefix with format Total", func(s *Spec) { s.CostSource.KeyPrefix = "team-a." }, field.ErrorTypeForbidden,
 			"spec.costSource.keyPrefix: Forbidden: costSource.keyPrefix is only allowed when costSource.format is DailyLedger"},
+		{"an unknown enforcement mode", func(s *Spec) { s.Enforcement.Mode = "Audit" }, field.ErrorTypeNotSupported,
+			`spec.enforcement.mode: Unsupported value: "Audit": supported values: "Deny", "Warn"`},
 		{"a resource name too long for a quota", func(s *Spec) {
 			s.Enforcement.Action, s.Enforcement.Resources = BlockNewWorkloads, []string{strings.Repeat("a", 64)}
 		}, field.ErrorTypeTooLong, "spec.enforcement.resources[0]: Too long: may not be more than 63 bytes"},

@@ -143,8 +143,9 @@ func workloadRules(t *testing.T, objs []object, decorated map[string]bool) []str
 
 func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	all := kustomize(t, "deploy/overlays/all-kinds")
-	dc := ofKind(all, "DecoratorController")
-	require.Len(t, dc, 1)
+	dcs := byName(ofKind(all, "DecoratorController"))
+	require.Len(t, dcs, 2, "the workload and the namespace decorators")
+	dc := []object{dcs["llmbudget-workloads"]}
 	resources, _ := dig(dc[0], "spec", "resources")
 	var values []any
 	decorated := map[string]bool{}
@@ -161,7 +162,8 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
 
 	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
-	require.Len(t, vap, 4, "the gates of LLMCostBudget and ClusterLLMCostBudget, and the two over spend sources")
+	require.Len(t, vap, 6, "the gates of LLMCostBudget and ClusterLLMCostBudget, their warn-mode policies, and the "+
+		"two over spend sources")
 	rules, _ := dig(vap["llmbudget-budgets"], "spec", "matchConstraints", "resourceRules")
 	var ruleValues []any
 	for _, r := range rules.([]any) {
@@ -175,11 +177,13 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		"decorator":       map[string]any{"resources": values},
 		"admissionPolicy": map[string]any{"resourceRules": ruleValues},
 	})
-	hdc := ofKind(charted, "DecoratorController")
-	require.Len(t, hdc, 1)
-	assert.Equal(t, withoutHelmLabels(t, dc[0]), withoutHelmLabels(t, hdc[0]))
+	hdc := byName(ofKind(charted, "DecoratorController"))
+	require.Len(t, hdc, 2)
+	for name, d := range dcs {
+		assert.Equal(t, withoutHelmLabels(t, d), withoutHelmLabels(t, hdc[name]), name)
+	}
 	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
-	require.Len(t, hvap, 4)
+	require.Len(t, hvap, 6)
 	for name, p := range vap {
 		assert.Equal(t, withoutHelmLabels(t, p), withoutHelmLabels(t, hvap[name]), "%s sees the same kinds", name)
 	}

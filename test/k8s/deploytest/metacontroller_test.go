@@ -128,7 +128,7 @@ func TestControllersMatchMetacontrollersSchemaInEveryVariant(t *testing.T) {
 				sort.Strings(problems)
 				assert.Empty(t, problems, "%s", key(o))
 			}
-			assert.Equal(t, 3, controllers, "two CompositeControllers and a DecoratorController")
+			assert.Equal(t, 4, controllers, "two CompositeControllers and two DecoratorControllers")
 		})
 	}
 }

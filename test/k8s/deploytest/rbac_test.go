@@ -42,7 +42,12 @@ func grants(objs []object, apiGroup string, resources []string, keep func(role o
 	return out
 }
 
-func everyRole(object) bool { return true }
+// notMetacontrollers is every role but the one aggregated into Metacontroller's (bound to its ServiceAccount
+// only), which the namespace decorator needs to label Namespaces.
+func notMetacontrollers(role object) bool {
+	agg, _ := dig(role, "metadata", "labels", "llmbudget.dev/aggregate-to-metacontroller")
+	return agg != "true"
+}
 
 // aggregatedIntoEditOrAdmin is a role whose rules Kubernetes adds to the built-in edit or admin role.
 func aggregatedIntoEditOrAdmin(role object) bool {
@@ -53,8 +58,8 @@ func aggregatedIntoEditOrAdmin(role object) bool {
 
 // What every variant ships: a cluster budget's namespaces cannot leave its selector by their
 // own users' hands (Namespace labels stay cluster-scoped, and no role llmbudget ships writes a
-// Namespace), and nothing aggregated into edit or admin writes budgets unless the cluster opts
-// in with budget-writers-in-edit.
+// Namespace but Metacontroller's, for the namespace decorator's label), and nothing aggregated
+// into edit or admin writes budgets unless the cluster opts in with budget-writers-in-edit.
 func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
 	variants := map[string][]object{
 		"kustomize deploy/overlays/all-kinds": kustomize(t, "deploy/overlays/all-kinds"),
@@ -68,7 +73,8 @@ func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
 	}
 	for name, objs := range variants {
 		t.Run(name, func(t *testing.T) {
-			assert.Empty(t, grants(objs, "", []string{"namespaces"}, everyRole), "no role writes a Namespace")
+			assert.Empty(t, grants(objs, "", []string{"namespaces"}, notMetacontrollers),
+				"no role but Metacontroller's writes a Namespace")
 			assert.Empty(t, grants(objs, "llmbudget.dev", []string{"llmcostbudgets", "clusterllmcostbudgets",
 				"llmcostbudgets/status", "clusterllmcostbudgets/status"}, aggregatedIntoEditOrAdmin),
 				"nothing aggregated into edit or admin writes budgets")

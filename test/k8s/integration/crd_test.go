@@ -112,8 +112,10 @@ func TestBudgetCRDFillsInDefaults(t *testing.T) {
 		"period":               map[string]any{"type": "Monthly", "timeZone": "UTC", "startDay": float64(1)},
 		"warnThresholdPercent": float64(80),
 		"costSource":           map[string]any{"configMapName": "llm-spend", "key": "spend-usd", "format": "Total"},
-		"enforcement":          map[string]any{"action": "None", "failurePolicy": "Open", "gate": "Policy", "scope": "Namespace"},
-		"suspend":              false,
+		"enforcement": map[string]any{
+			"action": "None", "failurePolicy": "Open", "gate": "Policy", "scope": "Namespace", "mode": "Deny",
+		},
+		"suspend": false,
 	}, minimal, "no thresholds default in the CRD: the hook derives them from warnThresholdPercent")
 
 	basis := kube.Kubectl(t, "get", "llmb", "with-thresholds", "-n", ns, "-o", "jsonpath={.spec.thresholds[0].basis}")

@@ -178,7 +178,7 @@ func (s liftScene) assertBlocked(t *testing.T) {
 	refusal := "LLMCostBudget " + s.ns + "/chatbot is OverBudget (612.00 of 500.00 USD): " +
 		"new jobs.batch are refused in " + s.ns
 	waitRefused(t, refusal, "", "create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
-	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both",`+
+	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","mode":"Deny",`+
 		`"resources":["jobs.batch"],"scope":"Namespace"}`,
 		s.get(t, "llmb/chatbot", "{.spec.limitUSD} {.spec.suspend} {.spec.enforcement}"))
 	assert.Equal(t, `{"count/jobs.batch":"0"}`, s.get(t, "resourcequota/llmbudget-chatbot", "{.spec.hard}"))
@@ -260,6 +260,12 @@ func liftAttempts(ns string) []attempt {
 		{name: "rewrite the budget's status", args: []string{"patch", "llmb", "chatbot", "--subresource=status",
 			"--type=merge", "-p", `{"status":{"enforcement":{"blocking":false}}}`},
 			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets/status")},
+		{name: "switch the budget to warn mode", args: patchBudget(`{"enforcement":{"mode":"Warn"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		// No decorator runs here, so the label is not there to remove: overwriting it is the same write.
+		{name: "relabel the namespace unblocked",
+			args:      []string{"label", "namespace", ns, "--overwrite", "llmbudget.dev/blocked=false"},
+			stoppedBy: both(byRBAC), want: cannot("patch", "namespaces")},
 		{name: "delete the budget", args: []string{"delete", "llmb", "chatbot"},
 			stoppedBy: both(byRBAC), want: cannot("delete", "llmcostbudgets")},
 		{name: "patch the spend ConfigMap", args: zeroSpend("llm-spend"),

@@ -1,0 +1,196 @@
+// Package posture holds the Namespace DecoratorController's hooks: a namespace's block posture, as a label any
+// policy engine can select on (NetworkPolicy, Kueue's ClusterQueue, admission policies, meshes and gateways all
+// select namespaces by label) and an annotation that says which budgets block it and why.
+//
+// It guarantees that it only ever sets or removes LabelBlocked and AnnotationBlockedBy, never another label,
+// annotation or anything else of the Namespace, and that it never holds up a namespace's deletion: the
+// decorator has no finalize hook, so Metacontroller puts no finalizer on Namespaces. Namespace labels are
+// cluster-scoped, so the namespace's own users cannot remove the label.
+package posture
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+)
+
+// What this package sets on a Namespace.
+const (
+	// LabelBlocked is "true" while a budget blocks new workloads in the namespace; absent otherwise.
+	LabelBlocked = api.Group + "/blocked"
+	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
+	AnnotationBlockedBy = api.Group + "/blocked-by"
+	// ClusterBudgetGroup is the object-map key of the related ClusterLLMCostBudgets.
+	ClusterBudgetGroup = api.ClusterKind + "." + api.APIVersion
+	clusterResource    = "clusterllmcostbudgets"
+)
+
+// The annotation stays small whatever the budgets say: each reason is cut to maxReason bytes and at most
+// maxListed budgets are named (the rest are counted), far below the 256 KiB all annotations share.
+const (
+	maxReason   = 256
+	maxListed   = 8
+	settleRetry = 10 * time.Second // as the workload decorator: look again while an update is pending
+)
+
+// Summary is what a hook call did, for the log line.
+type Summary struct {
+	Namespace string
+	Blocking  []string // the blocking budgets, "LLMCostBudget team-ml/chatbot"
+}
+
+type namespace struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+}
+
+func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
+	var ns namespace
+	if len(raw) == 0 || string(raw) == "null" {
+		return ns, hookwire.BadRequest("request has no %s", field)
+	}
+	if err := decode.Lenient(raw, &ns, field); err != nil {
+		return ns, hookwire.BadRequest("%w", err)
+	}
+	if ns.Metadata.Name == "" {
+		return ns, hookwire.BadRequest("%s.metadata.name is missing", field)
+	}
+	return ns, nil
+}
+
+// Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget: which cluster budgets close
+// the namespace is in their status, which a selector cannot match.
+func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+	ns, err := decodeNamespace(req.Parent, "parent")
+	if err != nil {
+		return hookwire.CustomizeResponse{}, err
+	}
+	return hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{
+		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name},
+		{APIVersion: api.APIVersion, Resource: clusterResource},
+	}}, nil
+}
+
+// Sync answers the decorator's sync hook: the label and annotation while a budget blocks the namespace, their
+// removal while none does. A warn-mode budget blocks nothing, so it never labels a namespace.
+func Sync(req hookwire.DecoratorRequest) (hookwire.DecoratorResponse, Summary, error) {
+	ns, err := decodeNamespace(req.Object, "object")
+	if err != nil {
+		return hookwire.DecoratorResponse{}, Summary{}, err
+	}
+	name := ns.Metadata.Name
+	var blocks []block
+	for _, raw := range req.Related[hookwire.BudgetGroup] {
+		if b, ok := blocking(raw, api.Kind); ok && b.namespace == name {
+			blocks = append(blocks, b)
+		}
+	}
+	for _, raw := range req.Related[ClusterBudgetGroup] {
+		if b, ok := blocking(raw, api.ClusterKind); ok && slices.Contains(b.closes, name) {
+			blocks = append(blocks, b)
+		}
+	}
+	slices.SortFunc(blocks, func(a, b block) int { return strings.Compare(a.who, b.who) })
+	resp := hookwire.DecoratorResponse{
+		Labels:      map[string]*string{LabelBlocked: nil},
+		Annotations: map[string]*string{AnnotationBlockedBy: nil},
+		Attachments: []any{},
+	}
+	sum := Summary{Namespace: name}
+	for _, b := range blocks {
+		sum.Blocking = append(sum.Blocking, b.who)
+	}
+	if len(blocks) > 0 {
+		resp.Labels[LabelBlocked] = new("true")
+		resp.Annotations[AnnotationBlockedBy] = new(blockedBy(blocks))
+	}
+	if !settled(ns, resp) {
+		resp.ResyncAfterSeconds = settleRetry.Seconds()
+	}
+	return resp, sum, nil
+}
+
+// block is a budget that blocks: who it is, its namespace (a team budget's) or the namespaces it closes (a cluster
+// budget's), and its sentence.
+type block struct {
+	who, namespace, message string
+	closes                  []string
+}
+
+// blocking reads a related budget; ok only while its status says it refuses (blocking, and not in Warn mode). A
+// budget this version cannot read blocks nothing here: the admission policy reads it on its own.
+func blocking(raw json.RawMessage, kind string) (block, bool) {
+	var b struct {
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Status struct {
+			Enforcement *api.EnforcementStatus `json:"enforcement"`
+		} `json:"status"`
+	}
+	if decode.Lenient(raw, &b, "budget") != nil {
+		return block{}, false
+	}
+	enf := b.Status.Enforcement
+	if enf == nil || !enf.Blocking || enf.Mode == api.ModeWarn {
+		return block{}, false
+	}
+	who := kind + " " + b.Metadata.Name
+	if b.Metadata.Namespace != "" {
+		who = kind + " " + b.Metadata.Namespace + "/" + b.Metadata.Name
+	}
+	return block{who: who, namespace: b.Metadata.Namespace, message: enf.Message, closes: enf.Namespaces}, true
+}
+
+// blockedBy is the annotation: each blocking budget and its sentence, "; " apart.
+func blockedBy(blocks []block) string {
+	var parts []string
+	for _, b := range blocks[:min(len(blocks), maxListed)] {
+		why := b.message
+		if why == "" {
+			why = b.who + " is blocking"
+		}
+		parts = append(parts, abbreviate(why, maxReason))
+	}
+	if n := len(blocks) - maxListed; n > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...".
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// settled reports whether the namespace already carries what resp asks for.
+func settled(ns namespace, resp hookwire.DecoratorResponse) bool {
+	return carries(ns.Metadata.Labels, resp.Labels) && carries(ns.Metadata.Annotations, resp.Annotations)
+}
+
+func carries(have map[string]string, want map[string]*string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
+			return false
+		}
+	}
+	return true
+}

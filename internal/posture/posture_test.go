@@ -1,0 +1,141 @@
+package posture
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmbudget/llmbudget/internal/hookwire"
+)
+
+func teamBudget(ns, name, enforcement string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q},"status":{"enforcement":%s}}`,
+		name, ns, enforcement))
+}
+
+func clusterBudget(name, enforcement string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"enforcement":%s}}`, name, enforcement))
+}
+
+func request(labels string, team, cluster map[string]json.RawMessage) hookwire.DecoratorRequest {
+	return hookwire.DecoratorRequest{
+		Object:  json.RawMessage(`{"metadata":{"name":"team-ml","labels":` + labels + `}}`),
+		Related: hookwire.ObjectMap{hookwire.BudgetGroup: team, ClusterBudgetGroup: cluster},
+	}
+}
+
+const (
+	blocks    = `{"blocking":true,"message":"LLMCostBudget team-ml/chatbot is OverBudget (612.00 of 500.00 USD)"}`
+	warns     = `{"blocking":true,"mode":"Warn","message":"LLMCostBudget team-ml/chatbot is OverBudget"}`
+	idle      = `{"blocking":false,"reason":"the budget is UnderBudget: new workloads are admitted"}`
+	closesIt  = `{"blocking":true,"namespaces":["team-ml","other"],"message":"ClusterLLMCostBudget ml is OverBudget"}`
+	closesNot = `{"blocking":true,"namespaces":["other"],"message":"ClusterLLMCostBudget ml is OverBudget"}`
+)
+
+func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
+	cases := []struct {
+		name    string
+		team    map[string]json.RawMessage
+		cluster map[string]json.RawMessage
+		want    []string
+	}{
+		{"a blocking team budget", map[string]json.RawMessage{
+			"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}, nil, []string{"LLMCostBudget team-ml/chatbot"}},
+		{"a cluster budget that closes the namespace", nil,
+			map[string]json.RawMessage{"ml": clusterBudget("ml", closesIt)}, []string{"ClusterLLMCostBudget ml"}},
+		{"a cluster budget that closes other namespaces only", nil,
+			map[string]json.RawMessage{"ml": clusterBudget("ml", closesNot)}, nil},
+		{"a warn-mode budget, which refuses nothing", map[string]json.RawMessage{
+			"team-ml/chatbot": teamBudget("team-ml", "chatbot", warns)}, nil, nil},
+		{"a budget that does not block", map[string]json.RawMessage{
+			"team-ml/chatbot": teamBudget("team-ml", "chatbot", idle)}, nil, nil},
+		{"a budget of another namespace", map[string]json.RawMessage{
+			"other/chatbot": teamBudget("other", "chatbot", blocks)}, nil, nil},
+		{"a budget this version cannot read", map[string]json.RawMessage{
+			"team-ml/chatbot": json.RawMessage(`{"status":{"enforcement":{"blocking":"yes"}}}`)}, nil, nil},
+		{"no budgets at all", nil, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, sum, err := Sync(request(`{"team":"ml"}`, tc.team, tc.cluster))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, sum.Blocking)
+			require.Len(t, resp.Labels, 1, "only its own label")
+			require.Len(t, resp.Annotations, 1, "only its own annotation")
+			if tc.want == nil {
+				assert.Nil(t, resp.Labels[LabelBlocked], "the label is removed")
+				assert.Nil(t, resp.Annotations[AnnotationBlockedBy])
+				return
+			}
+			require.NotNil(t, resp.Labels[LabelBlocked])
+			assert.Equal(t, "true", *resp.Labels[LabelBlocked])
+			assert.Contains(t, *resp.Annotations[AnnotationBlockedBy], "is OverBudget")
+		})
+	}
+}
+
+func TestTheAnnotationStaysSmallWhateverTheBudgetsSay(t *testing.T) {
+	cluster := map[string]json.RawMessage{}
+	for i := range 100 {
+		msg, err := json.Marshal(strings.Repeat("é", 10000))
+		require.NoError(t, err)
+		cluster[fmt.Sprint("b", i)] = clusterBudget(fmt.Sprintf("b%03d", i),
+			`{"blocking":true,"namespaces":["team-ml"],"message":`+string(msg)+`}`)
+	}
+	resp, sum, err := Sync(request(`{}`, nil, cluster))
+	require.NoError(t, err)
+	assert.Len(t, sum.Blocking, 100)
+	got := *resp.Annotations[AnnotationBlockedBy]
+	assert.Less(t, len(got), (maxListed+1)*(maxReason+2))
+	assert.True(t, strings.HasSuffix(got, "; and 92 more"), got)
+}
+
+func TestASettledNamespaceIsNotLookedAtAgainAndAnUnsettledOneIs(t *testing.T) {
+	team := map[string]json.RawMessage{"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}
+	resp, _, err := Sync(request(`{}`, team, nil))
+	require.NoError(t, err)
+	assert.Equal(t, settleRetry.Seconds(), resp.ResyncAfterSeconds, "the label is still to be set")
+	resp, _, err = Sync(request(`{}`, nil, nil))
+	require.NoError(t, err)
+	assert.Zero(t, resp.ResyncAfterSeconds, "nothing to remove")
+}
+
+func TestCustomizeRelatesTheNamespacesBudgetsAndEveryClusterBudget(t *testing.T) {
+	resp, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"team-ml"}}`)})
+	require.NoError(t, err)
+	assert.Equal(t, []hookwire.RelatedResourceRule{
+		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "llmcostbudgets", Namespace: "team-ml"},
+		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "clusterllmcostbudgets"},
+	}, resp.RelatedResources)
+}
+
+func TestARequestWithoutANamespaceIsRefused(t *testing.T) {
+	for _, body := range []string{``, `null`, `{"metadata":{}}`, `{"metadata":{"name":7}}`} {
+		_, _, err := Sync(hookwire.DecoratorRequest{Object: json.RawMessage(body)})
+		var re *hookwire.RequestError
+		assert.ErrorAs(t, err, &re, "%q", body)
+		_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(body)})
+		assert.ErrorAs(t, err, &re, "%q", body)
+	}
+}
+
+func FuzzSync(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"team-ml","labels":{"llmbudget.dev/blocked":"true"}}}`),
+		[]byte(`{"metadata":{"name":"ml"},"status":{"enforcement":{"blocking":true,"namespaces":["team-ml"]}}}`))
+	f.Fuzz(func(t *testing.T, object, budget []byte) {
+		req := hookwire.DecoratorRequest{Object: object, Related: hookwire.ObjectMap{
+			ClusterBudgetGroup: {"ml": budget}, hookwire.BudgetGroup: {"team-ml/b": budget},
+		}}
+		resp, _, err := Sync(req)
+		if err != nil {
+			return
+		}
+		if len(resp.Labels) != 1 || len(resp.Annotations) != 1 {
+			t.Fatalf("touched keys not its own: %v %v", resp.Labels, resp.Annotations)
+		}
+	})
+}
