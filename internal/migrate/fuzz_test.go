@@ -37,11 +37,13 @@ func FuzzMigrate(f *testing.F) {
 		kelosBudget(kelosSelector + "  maxCostUSD: 12500m\n  maxInputTokens: 7\n"),
 		kelosBudget(kelosSelector + "  maxCostUSD: 1e-7\n"),
 		kelosBudget(kelosSelector + "  maxCostUSD: 1.5Ki\n"),
-		kelosBudget("  taskSelector: {matchExpressions: [{key: a, operator: Exists}]}\n  period: {type: Daily}\n  maxOutputTokens: 0\n"),
+		kelosBudget("  taskSelector: {matchExpressions: [{key: a, operator: Exists}]}\n" +
+			"  period: {type: Daily}\n  maxOutputTokens: 0\n"),
 		"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: x}\n",
 		"a: &a [*a]\nkind: *a\n",
 		"---\n---\n",
-		`{"apiVersion":"finops.kineticgain.com/v1alpha1","kind":"LLMCostBudget","metadata":{"name":"x"},"spec":{"monthlyLimitUSD":"1","costSource":{"configMapName":"c","key":"k"}}}`,
+		`{"apiVersion":"finops.kineticgain.com/v1alpha1","kind":"LLMCostBudget","metadata":{"name":"x"},` +
+			`"spec":{"monthlyLimitUSD":"1","costSource":{"configMapName":"c","key":"k"}}}`,
 		"kind: [unclosed\n",
 	} {
 		f.Add([]byte(seed), false)
@@ -74,16 +76,20 @@ func FuzzMigrate(f *testing.F) {
 // refused with a message naming the field; and that no exponent or length
 // makes the conversion slow (see the committed corpus).
 func FuzzKelosCost(f *testing.F) {
-	for _, seed := range []string{"12500m", "50", "12.50", "1.5e2", "25E-2", "1Ki", "100n", "1u", "0", "-5", "+7", ".5", "5.", "1E", "5 USD"} {
+	for _, seed := range []string{
+		"12500m", "50", "12.50", "1.5e2", "25E-2", "1Ki", "100n", "1u", "0", "-5", "+7", ".5", "5.", "1E", "5 USD",
+	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, cost string) {
 		js, err := json.Marshal(cost)
 		require.NoError(t, err)
-		if strings.ContainsFunc(cost, func(r rune) bool { return !unicode.IsPrint(r) }) || !bytes.Equal(js[1:len(js)-1], []byte(cost)) {
+		unprintable := strings.ContainsFunc(cost, func(r rune) bool { return !unicode.IsPrint(r) })
+		if unprintable || !bytes.Equal(js[1:len(js)-1], []byte(cost)) {
 			t.Skip("YAML cannot hold the string as written")
 		}
-		res, err := migrate.Migrate("fuzz", []byte(kelosBudget(kelosSelector+"  maxCostUSD: "+string(js)+"\n")), migrate.Options{})
+		doc := kelosBudget(kelosSelector + "  maxCostUSD: " + string(js) + "\n")
+		res, err := migrate.Migrate("fuzz", []byte(doc), migrate.Options{})
 		if err != nil {
 			assert.Contains(t, err.Error(), "spec.maxCostUSD: ")
 			assert.NotContains(t, err.Error(), "\n")

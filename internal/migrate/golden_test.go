@@ -97,7 +97,13 @@ func TestTheSpendWriterExampleMayOnlyReadAndPatchItsOwnConfigMap(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"ServiceAccount": 1, "Role": 1, "RoleBinding": 1, "CronJob": 1}, kinds)
 	require.Len(t, patched, 1, "the job patches exactly one ConfigMap")
-	assert.Equal(t, []rule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: patched, Verbs: []string{"get", "patch"}}}, rules, "kubectl patch reads the object first")
+	want := []rule{{
+		APIGroups:     []string{""},
+		Resources:     []string{"configmaps"},
+		ResourceNames: patched,
+		Verbs:         []string{"get", "patch"},
+	}}
+	assert.Equal(t, want, rules, "kubectl patch reads the object first")
 }
 
 // TestTheDocsShowTheSpendWriterExampleAsItIs keeps the manifest printed in
@@ -107,7 +113,8 @@ func TestTheDocsShowTheSpendWriterExampleAsItIs(t *testing.T) {
 	require.NoError(t, err)
 	doc, err := os.ReadFile("../../docs/coming-from.md")
 	require.NoError(t, err)
-	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; a test keeps them identical. -->\n```yaml\n"
+	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; a test keeps them identical. -->\n" +
+		"```yaml\n"
 	_, block, found := strings.Cut(string(doc), marker)
 	require.True(t, found, "docs/coming-from.md lost its marker before the CronJob block")
 	block, _, found = strings.Cut(block, "```\n")

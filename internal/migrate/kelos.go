@@ -126,7 +126,8 @@ func convertKelos(in *input) (*goyaml.Node, []string, error) {
 	if len(tokens.node.Content) > 0 {
 		out.set("tokenLimits", tokens.node)
 	} else if !hasCost {
-		return nil, nil, in.errAt("spec", "sets no limit: Kelos requires one of maxCostUSD, maxInputTokens or maxOutputTokens")
+		return nil, nil, in.errAt("spec",
+			"sets no limit: Kelos requires one of maxCostUSD, maxInputTokens or maxOutputTokens")
 	}
 
 	costComment := []string{
@@ -181,7 +182,8 @@ func kelosZone(in *input, b *taskBudget) (name, origin string, err error) {
 	case p.Timezone == "":
 		return api.DefaultTimeZone, "Kelos's default time zone", nil
 	case !kelosZonePattern.MatchString(p.Timezone):
-		return "", "", in.errAt("spec.period.timezone", "%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
+		return "", "", in.errAt("spec.period.timezone",
+			"%q is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)", p.Timezone)
 	}
 	return p.Timezone, "was spec.period.timezone", nil
 }

@@ -12,7 +12,8 @@ import (
 // Two rounds, as `make bench` writes them: each round runs every body's
 // handler and floor back to back.
 const rounds = `goos: linux
-BenchmarkHook/budget/sync/capture-a/handler-2   100   50000 ns/op   900.00 MB/s   45000 req-bytes   1000 B/op   10 allocs/op
+BenchmarkHook/budget/sync/capture-a/handler-2   100   50000 ns/op   900.00 MB/s   45000 req-bytes` +
+	`   1000 B/op   10 allocs/op
 BenchmarkHook/budget/sync/capture-a/floor-2     100  100000 ns/op   450.00 MB/s   5000 B/op   90 allocs/op
 BenchmarkHook/budget/customize/capture-b/handler-2 100 30000 ns/op 200 B/op 3 allocs/op
 BenchmarkHook/budget/customize/capture-b/floor-2   100 20000 ns/op 400 B/op 5 allocs/op
