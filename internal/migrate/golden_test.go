@@ -113,8 +113,8 @@ func TestTheDocsShowTheSpendWriterExampleAsItIs(t *testing.T) {
 	require.NoError(t, err)
 	doc, err := os.ReadFile("../../docs/coming-from.md")
 	require.NoError(t, err)
-	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; a test keeps them identical. -->\n" +
-		"```yaml\n"
+	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; " +
+		"a test keeps them identical. -->\n```yaml\n"
 	_, block, found := strings.Cut(string(doc), marker)
 	require.True(t, found, "docs/coming-from.md lost its marker before the CronJob block")
 	block, _, found = strings.Cut(block, "```\n")

@@ -16,7 +16,8 @@ import (
 // operatorBudget is an llm-cost-budget-operator budget whose spec lines
 // are given; metadata is fixed.
 func operatorBudget(spec string) string {
-	return "apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata:\n  name: chatbot\n  namespace: team-ml\nspec:\n" + spec
+	return "apiVersion: finops.kineticgain.com/v1alpha1\nkind: LLMCostBudget\nmetadata:\n  name: chatbot\n  namespace: " +
+		"team-ml\nspec:\n" + spec
 }
 
 const operatorSpec = `  monthlyLimitUSD: "500"
@@ -27,7 +28,8 @@ const operatorSpec = `  monthlyLimitUSD: "500"
 
 // kelosBudget is a Kelos TaskBudget whose spec lines are given.
 func kelosBudget(spec string) string {
-	return "apiVersion: kelos.dev/v1alpha2\nkind: TaskBudget\nmetadata:\n  name: agents\n  namespace: team-ml\nspec:\n" + spec
+	return "apiVersion: kelos.dev/v1alpha2\nkind: TaskBudget\nmetadata:\n  name: agents\n  namespace: " +
+		"team-ml\nspec:\n" + spec
 }
 
 const kelosSelector = `  taskSelector:
@@ -82,9 +84,11 @@ func TestOperatorBudgetsBecomeMonthlyBudgetsOnTheSameKey(t *testing.T) {
 	assert.Equal(t, "Monthly", field(t, c.Spec, "period", "type"))
 	assert.Equal(t, "UTC", field(t, c.Spec, "period", "timeZone"))
 	assert.EqualValues(t, 90, field(t, c.Spec, "warnThresholdPercent"))
-	assert.Equal(t, map[string]any{"configMapName": "llm-spend", "format": "Total", "key": "total-usd"}, field(t, c.Spec, "costSource"))
+	assert.Equal(t, map[string]any{"configMapName": "llm-spend", "format": "Total", "key": "total-usd"}, field(t, c.Spec,
+		"costSource"))
 	assert.Contains(t, text, `limitUSD: "500" # was spec.monthlyLimitUSD`)
-	assert.Contains(t, text, "# Converted by llmbudget migrate from finops.kineticgain.com/v1alpha1 LLMCostBudget team-ml/chatbot.")
+	assert.Contains(t, text, "# Converted by llmbudget migrate from finops.kineticgain.com/v1alpha1 LLMCostBudget "+
+		"team-ml/chatbot.")
 }
 
 func TestOperatorLimitsKeepTheirLiteralDigits(t *testing.T) {
@@ -137,8 +141,10 @@ metadata:
 ` + "spec:\n" + operatorSpec
 	c, text := migrateOne(t, in)
 	assert.Equal(t, map[string]string{"app": "support", "tier": "1"}, c.Metadata.Labels)
-	assert.Equal(t, map[string]string{"owner": "support-platform@example.com", "description": "two\nlines"}, c.Metadata.Annotations)
-	for _, dropped := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "last-applied"} {
+	assert.Equal(t, map[string]string{"owner": "support-platform@example.com", "description": "two\nlines"},
+		c.Metadata.Annotations)
+	for _, dropped := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
+		"last-applied"} {
 		assert.NotContains(t, text, dropped)
 	}
 }
@@ -167,12 +173,15 @@ func TestOnlyAnnotationsThatAreAllLastAppliedLeaveNoAnnotationsField(t *testing.
 
 func TestDroppedControllerMetadataIsNoted(t *testing.T) {
 	in := strings.Replace(operatorBudget(operatorSpec), "  namespace: team-ml\n",
-		"  namespace: team-ml\n  finalizers: [finops.kineticgain.com/cleanup]\n  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: x, uid: u1}]\n", 1)
+		"  namespace: team-ml\n  finalizers: [finops.kineticgain.com/cleanup]\n  ownerReferences: [{apiVersion: v1, kind: "+
+			"ConfigMap, name: x, uid: u1}]\n", 1)
 	res, err := migrate.Migrate("budgets.yaml", []byte(in), migrate.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.ownerReferences: it belongs to the source object and its controller",
-		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.finalizers: it belongs to the source object and its controller",
+		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.ownerReferences: it belongs to the source object " +
+			"and its controller",
+		"budgets.yaml:1: LLMCostBudget team-ml/chatbot: dropped metadata.finalizers: it belongs to the source object and " +
+			"its controller",
 	}, res.Notes)
 }
 
@@ -222,7 +231,8 @@ func TestKelosCostQuantitiesBecomeExactPlainDecimals(t *testing.T) {
 }
 
 func TestKelosWithoutATimezoneUsesKelossDefaultUTC(t *testing.T) {
-	in := kelosBudget(strings.Replace(kelosSelector, "    timezone: America/New_York\n", "", 1) + "  maxOutputTokens: 1000\n")
+	in := kelosBudget(strings.Replace(kelosSelector, "    timezone: America/New_York\n", "", 1) + "  maxOutputTokens: " +
+		"1000\n")
 	c, text := migrateOne(t, in)
 	assert.Equal(t, "UTC", field(t, c.Spec, "period", "timeZone"))
 	assert.Contains(t, text, "timeZone: UTC # Kelos's default time zone")
@@ -231,7 +241,8 @@ func TestKelosWithoutATimezoneUsesKelossDefaultUTC(t *testing.T) {
 }
 
 func TestAnEmptyKelosSelectorTellsTheUserToLabelEveryTask(t *testing.T) {
-	in := kelosBudget(strings.Replace(kelosSelector, "    matchLabels:\n      team: platform\n", "", 1) + "  maxCostUSD: 5\n")
+	in := kelosBudget(strings.Replace(kelosSelector, "    matchLabels:\n      team: platform\n", "", 1) + "  " +
+		"maxCostUSD: 5\n")
 	in = strings.Replace(in, "  taskSelector:\n", "  taskSelector: {}\n", 1)
 	c, text := migrateOne(t, in)
 	assert.Equal(t, map[string]any{}, field(t, c.Spec, "costSource", "selector"), "every TaskRecord counts")
@@ -270,7 +281,8 @@ func TestKelosStatusUsageIsOfferedAsTheFirstLedgerValue(t *testing.T) {
     outputTokens: 187250
 `
 	_, text := migrateOne(t, in)
-	assert.Contains(t, text, "# When exported, Kelos had counted 3.75 USD, 1210400 input and 187250 output tokens for the day from 2026-11-29T05:00:00Z.")
+	assert.Contains(t, text, "# When exported, Kelos had counted 3.75 USD, 1210400 input and 187250 output tokens for "+
+		"the day from 2026-11-29T05:00:00Z.")
 }
 
 func TestKelosConversionsLeaveANoteForStderr(t *testing.T) {
@@ -311,15 +323,18 @@ func TestJSONFromKubectlConvertsLikeYAML(t *testing.T) {
 }
 
 func TestOtherKindsAreRefusedUnlessSkipped(t *testing.T) {
-	in := operatorBudget(operatorSpec) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llm-spend\n  namespace: team-ml\ndata:\n  total-usd: \"1\"\n"
+	in := operatorBudget(operatorSpec) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llm-spend\n  " +
+		"namespace: team-ml\ndata:\n  total-usd: \"1\"\n"
 	_, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
 	require.Error(t, err)
-	assert.Equal(t, "stdin:12: ConfigMap team-ml/llm-spend: not a kind migrate converts: v1 ConfigMap (--skip-unknown-kinds skips such documents)", err.Error())
+	assert.Equal(t, "stdin:12: ConfigMap team-ml/llm-spend: not a kind migrate converts: v1 ConfigMap "+
+		"(--skip-unknown-kinds skips such documents)", err.Error())
 
 	res, err := migrate.Migrate("stdin", []byte(in), migrate.Options{SkipUnknownKinds: true})
 	require.NoError(t, err)
 	assert.Len(t, res.Documents, 1)
-	assert.Equal(t, []string{"stdin:12: ConfigMap team-ml/llm-spend: skipped: not a kind migrate converts: v1 ConfigMap"}, res.Notes)
+	assert.Equal(t, []string{"stdin:12: ConfigMap team-ml/llm-spend: skipped: not a kind migrate converts: v1 " +
+		"ConfigMap"}, res.Notes)
 }
 
 func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
@@ -366,7 +381,8 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"two unknown fields at once": {
 			valid + "spek: {}\nstatuz: {}\n",
-			"stdin:11: LLMCostBudget team-ml/chatbot: unknown field \"spek\"\nstdin:12: LLMCostBudget team-ml/chatbot: unknown field \"statuz\"",
+			"stdin:11: LLMCostBudget team-ml/chatbot: unknown field \"spek\"\nstdin:12: LLMCostBudget team-ml/chatbot: " +
+				"unknown field \"statuz\"",
 		},
 		"a value JSON cannot hold": {
 			valid + "  warnThresholdPercent: .inf\n",
@@ -374,19 +390,23 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a limit with seven significant decimals": {
 			strings.Replace(valid, `"500"`, `"12.3456789"`, 1),
-			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "12.3456789"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself`,
+			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "12.3456789"…6 decimals…, and llmbudget limits are ` +
+				`exact to micro-dollars: round it yourself`,
 		},
 		"a limit in exponent form": {
 			strings.Replace(valid, `"500"`, `5e2`, 1),
-			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "5e2"… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$)`,
+			`stdin:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "5e2"… (the operator's pattern is ` +
+				`^[0-9]+(\.[0-9]+)?$)`,
 		},
 		"a negative limit": {
 			strings.Replace(valid, `"500"`, `-5`, 1),
-			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "-5"…negative… (the operator's pattern is ^[0-9]+(\.[0-9]+)?$)`,
+			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "-5"…negative… (the operator's pattern is ` +
+				`^[0-9]+(\.[0-9]+)?$)`,
 		},
 		"a zero limit": {
 			strings.Replace(valid, `"500"`, `"0.00"`, 1),
-			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "0.00" must be greater than 0 (the operator cannot evaluate a zero limit either)`,
+			`:7: LLMCostBudget team-ml/chatbot: spec.monthlyLimitUSD: "0.00" must be greater than 0 (the operator cannot ` +
+				`evaluate a zero limit either)`,
 		},
 		"a limit that is a mapping": {
 			strings.Replace(valid, `"500"`, `{usd: 500}`, 1),
@@ -406,7 +426,8 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a warning threshold of zero, which the API refuses": {
 			valid + "  warnThresholdPercent: 0\n",
-			`stdin:1: LLMCostBudget team-ml/chatbot: the converted budget is not valid: spec.warnThresholdPercent: Invalid value: 0: must be greater than or equal to 1`,
+			`stdin:1: LLMCostBudget team-ml/chatbot: the converted budget is not valid: spec.warnThresholdPercent: Invalid ` +
+				`value: 0: must be greater than or equal to 1`,
 		},
 		"a warning threshold as a string": {
 			valid + "  warnThresholdPercent: \"80\"\n",
@@ -414,7 +435,8 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"a ConfigMap name the API refuses": {
 			strings.Replace(valid, "llm-spend", "LLM_Spend", 1),
-			`the converted budget is not valid: spec.costSource.configMapName: Invalid value: "LLM_Spend": must be a ConfigMap name (lower-case DNS subdomain)`,
+			`the converted budget is not valid: spec.costSource.configMapName: Invalid value: "LLM_Spend": must be a ` +
+				`ConfigMap name (lower-case DNS subdomain)`,
 		},
 		"a label value that is not a string": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: chatbot\n  labels:\n    tier: 1\n", 1),
@@ -426,7 +448,8 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"only a generated name": {
 			strings.Replace(valid, "  name: chatbot\n", "  generateName: chatbot-\n", 1),
-			`stdin:3: LLMCostBudget: metadata.name: Required value: generateName is not enough: kubectl apply needs a fixed name`,
+			`stdin:3: LLMCostBudget: metadata.name: Required value: generateName is not enough: kubectl apply needs a fixed ` +
+				`name`,
 		},
 		"a name Kubernetes refuses": {
 			strings.Replace(valid, "  name: chatbot\n", "  name: Chat_Bot\n", 1),
@@ -450,14 +473,17 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 		},
 		"an llmbudget budget": {
 			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n",
-			`stdin:1: LLMCostBudget x: not a kind migrate converts: it is already an llmbudget budget (--skip-unknown-kinds skips such documents)`,
+			`stdin:1: LLMCostBudget x: not a kind migrate converts: it is already an llmbudget budget (--skip-unknown-kinds ` +
+				`skips such documents)`,
 		},
 		"an operator budget of a version that does not exist": {
 			strings.Replace(valid, "v1alpha1", "v1beta1", 1),
-			`not a kind migrate converts: finops.kineticgain.com/v1beta1 LLMCostBudget (migrate knows finops.kineticgain.com/v1alpha1 LLMCostBudget and kelos.dev/v1alpha2 TaskBudget)`,
+			`not a kind migrate converts: finops.kineticgain.com/v1beta1 LLMCostBudget (migrate knows ` +
+				`finops.kineticgain.com/v1alpha1 LLMCostBudget and kelos.dev/v1alpha2 TaskBudget)`,
 		},
 		"a bad item in a List": {
-			"apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(strings.Replace(valid, "key:", "kee:", 1), "\n"), "\n", "\n  ") + "\n",
+			"apiVersion: v1\nkind: List\nitems:\n- " +
+				"" + strings.ReplaceAll(strings.TrimSuffix(strings.Replace(valid, "key:", "kee:", 1), "\n"), "\n", "\n  ") + "\n",
 			`stdin:13: LLMCostBudget team-ml/chatbot: unknown field "items[0].spec.costSource.kee"`,
 		},
 		"a List whose items come through a YAML merge key": {
@@ -490,7 +516,8 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 	}{
 		"a cost with more than six decimals": {
 			kelosSelector + "  maxCostUSD: 100n\n",
-			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001"…6 decimals…, and llmbudget limits are exact to micro-dollars: round it yourself`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "100n" reads as 0.0000001: "0.0000001"…6 decimals…, and ` +
+				`llmbudget limits are exact to micro-dollars: round it yourself`,
 		},
 		"a negative cost": {
 			kelosSelector + "  maxCostUSD: \"-5\"\n",
@@ -498,15 +525,18 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a zero cost, which blocks everything in Kelos": {
 			kelosSelector + "  maxCostUSD: \"0\"\n",
-			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "0" blocks every matching Task in Kelos, but an llmbudget limit must be greater than 0: set a positive maxCostUSD, or remove it and keep a token limit`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "0" blocks every matching Task in Kelos, but an llmbudget limit ` +
+				`must be greater than 0: set a positive maxCostUSD, or remove it and keep a token limit`,
 		},
 		"a cost with a currency": {
 			kelosSelector + "  maxCostUSD: 5 USD\n",
-			`spec.maxCostUSD: "5 USD" is not a Kubernetes quantity like 50, 12.5 or 12500m: quantities must match the regular expression`,
+			`spec.maxCostUSD: "5 USD" is not a Kubernetes quantity like 50, 12.5 or 12500m: quantities must match the regular ` +
+				`expression`,
 		},
 		"a cost too long to be one": {
 			kelosSelector + "  maxCostUSD: " + strings.Repeat("9", 101) + "\n",
-			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "9999999999999999999999999999999999999999"... is longer than 100 characters`,
+			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "9999999999999999999999999999999999999999"... is longer than ` +
+				`100 characters`,
 		},
 		"a negative cost reached through a YAML alias": {
 			kelosSelector + "  maxOutputTokens: &cost -3\n  maxCostUSD: *cost\n",
@@ -542,7 +572,8 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a time zone with characters Kelos refuses": {
 			strings.Replace(kelosSelector, "America/New_York", `"America/New York"`, 1) + "  maxCostUSD: 5\n",
-			`:12: TaskBudget team-ml/agents: spec.period.timezone: "America/New York" is not an IANA time zone name (Kelos's pattern ^[A-Za-z0-9/_+-]{1,64}$)`,
+			`:12: TaskBudget team-ml/agents: spec.period.timezone: "America/New York" is not an IANA time zone name (Kelos's ` +
+				`pattern ^[A-Za-z0-9/_+-]{1,64}$)`,
 		},
 		"a cost below a nano-dollar, which Kubernetes rounds up to one": {
 			kelosSelector + "  maxCostUSD: \"0." + strings.Repeat("0", 60) + "1\"\n",
@@ -557,20 +588,26 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 			`:13: TaskBudget team-ml/agents: spec.maxCostUSD: "1e-99999999999999999999": exponent beyond ±30`,
 		},
 		"a missing selector": {
-			strings.Replace(kelosSelector, "  taskSelector:\n    matchLabels:\n      team: platform\n", "", 1) + "  maxCostUSD: 5\n",
+			strings.Replace(kelosSelector, "  taskSelector:\n    matchLabels:\n      team: platform\n", "", 1) + "  " +
+				"maxCostUSD: 5\n",
 			`spec.taskSelector: is required (use {} for every Task in the namespace)`,
 		},
 		"a missing period": {
-			strings.Replace(kelosSelector, "  period:\n    type: Daily\n    timezone: America/New_York\n", "", 1) + "  maxCostUSD: 5\n",
+			strings.Replace(kelosSelector, "  period:\n    type: Daily\n    timezone: America/New_York\n", "", 1) + "  " +
+				"maxCostUSD: 5\n",
 			`spec.period: is required`,
 		},
 		"an In expression without values": {
-			"  taskSelector:\n    matchExpressions:\n    - {key: team, operator: In}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
-			`:7: TaskBudget team-ml/agents: spec.taskSelector: values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty`,
+			"  taskSelector:\n    matchExpressions:\n    - {key: team, operator: In}\n  period: {type: Daily}\n  maxCostUSD: " +
+				"5\n",
+			`:7: TaskBudget team-ml/agents: spec.taskSelector: values: Invalid value: null: for 'in', 'notin' operators, ` +
+				`values set can't be empty`,
 		},
 		"a selector value of the wrong type": {
-			"  taskSelector:\n    matchExpressions:\n    - {key: tier, operator: In, values: [1]}\n  period: {type: Daily}\n  maxCostUSD: 5\n",
-			`:8: TaskBudget team-ml/agents: spec.taskSelector.matchExpressions.values: must be of type string, got number (quote it)`,
+			"  taskSelector:\n    matchExpressions:\n    - {key: tier, operator: In, values: [1]}\n  period: {type: Daily}\n  " +
+				"maxCostUSD: 5\n",
+			`:8: TaskBudget team-ml/agents: spec.taskSelector.matchExpressions.values: must be of type string, got number ` +
+				`(quote it)`,
 		},
 		"a status timestamp that is not one": {
 			kelosSelector + "  maxCostUSD: 5\nstatus:\n  currentPeriodStart: yesterday\n  used: {costUSD: \"1\"}\n",
@@ -594,7 +631,8 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 		},
 		"a name too long for the budget label": {
 			kelosSelector + "  maxCostUSD: 5\n",
-			`stdin:4: TaskBudget team-ml/aaaa…: metadata.name must be at most 63 characters: workloads name their budget in the llmbudget.dev/budget label`,
+			`stdin:4: TaskBudget team-ml/aaaa…: metadata.name must be at most 63 characters: workloads name their budget in ` +
+				`the llmbudget.dev/budget label`,
 		},
 	}
 	for name, tc := range tests {
@@ -614,7 +652,8 @@ func TestKelosTaskBudgetsMigrateRefusesNameTheField(t *testing.T) {
 }
 
 func TestMigrationIsDeterministic(t *testing.T) {
-	in := []byte(operatorBudget(operatorSpec) + "---\n" + kelosBudget(kelosSelector+"  maxCostUSD: 12500m\n  maxInputTokens: 5\n"))
+	in := []byte(operatorBudget(operatorSpec) + "---\n" + kelosBudget(kelosSelector+"  maxCostUSD: 12500m\n  "+
+		"maxInputTokens: 5\n"))
 	first, err := migrate.Migrate("stdin", in, migrate.Options{})
 	require.NoError(t, err)
 	for range 20 {
