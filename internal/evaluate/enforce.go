@@ -63,7 +63,7 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 		reading = last
 		unreadable := "cannot be read now (" + v.reason + ": " + v.message + ")"
 		if v.evaluated() {
-			unreadable = "cannot be read in full now (" + abbreviate(in.Spend.Skipped, maxMessage) + ")"
+			unreadable = "cannot be read in full now (" + api.Abbreviate(in.Spend.Skipped, maxMessage) + ")"
 		}
 		readAt := last.ReadAt.UTC().Format(time.RFC3339)
 		why = fmt.Sprintf("%s keeps blocking: it read %s at %s in this period, and its spend %s; an unreadable "+

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -142,11 +141,11 @@ func (v verdict) invalidSpec() bool { return v.reason == api.ReasonInvalidSpec }
 func verdictOf(in Input) verdict {
 	switch {
 	case in.Invalid != nil:
-		return verdict{api.ReasonInvalidSpec, abbreviate(in.Invalid.Error(), maxMessage)}
+		return verdict{api.ReasonInvalidSpec, api.Abbreviate(in.Invalid.Error(), maxMessage)}
 	case in.Spend.Reason != "":
-		return verdict{in.Spend.Reason, abbreviate(in.Spend.Message, maxMessage)}
+		return verdict{in.Spend.Reason, api.Abbreviate(in.Spend.Message, maxMessage)}
 	}
-	return verdict{api.ReasonEvaluated, abbreviate(in.Spend.Message, maxMessage)}
+	return verdict{api.ReasonEvaluated, api.Abbreviate(in.Spend.Message, maxMessage)}
 }
 
 // The most of a message from the caller that the status repeats: its callers abbreviate each value they echo,
@@ -155,18 +154,6 @@ const (
 	maxMessage          = 1024 // a condition's, an announcement's, the enforcement reason's share
 	maxNamespaceMessage = 512  // each of status.namespaces
 )
-
-// abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...".
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
 
 // statusOf gathers the stages' figures into the status; conditions and announcements follow.
 func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus) api.Status {
@@ -189,7 +176,7 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 		st.NamespaceCount, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Omitted
 		st.Namespaces = slices.Clone(ns.Breakdown)
 		for i := range st.Namespaces {
-			st.Namespaces[i].Message = abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
+			st.Namespaces[i].Message = api.Abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
 		}
 	}
 	return st

@@ -2,7 +2,6 @@ package evaluate
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -313,29 +312,6 @@ func TestForecast(t *testing.T) {
 			if ok {
 				assert.Equal(t, tc.want, f.String())
 			}
-		})
-	}
-}
-
-func TestAbbreviate(t *testing.T) {
-	cases := map[string]struct {
-		in   string
-		n    int
-		want string
-	}{
-		"a short message is kept":         {"spend read", 16, "spend read"},
-		"a long one is cut and marked":    {"0123456789abcdef", 10, "0123456..."},
-		"a cut never splits a character":  {"aaaaaaaéxyz", 11, "aaaaaaa..."},
-		"exactly the bound is kept as is": {"0123456789", 10, "0123456789"},
-		"a namespace's message is bounded": {
-			strings.Repeat("x", 4096), maxNamespaceMessage, strings.Repeat("x", maxNamespaceMessage-3) + "...",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := abbreviate(tc.in, tc.n)
-			assert.Equal(t, tc.want, got)
-			assert.LessOrEqual(t, len(got), tc.n)
 		})
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -161,24 +160,12 @@ func blockedBy(blocks []block) string {
 		if why == "" {
 			why = b.who + " is blocking"
 		}
-		parts = append(parts, abbreviate(why, maxReason))
+		parts = append(parts, api.Abbreviate(why, maxReason))
 	}
 	if n := len(blocks) - maxListed; n > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", n))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...".
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }
 
 // settled reports whether the namespace already carries what resp asks for.
