@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,18 +26,19 @@ type spendFlags struct {
 	sel                 promspend.Selection
 	prices, now, output string
 	step, timeout       time.Duration
-	printQuery          bool
+	printQuery, stepSet bool
 	src                 promspend.Source // of --source or --query
 	clock               func() time.Time // of --now
 }
 
 var spendCommand = command{
 	name:     "spend",
-	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL (--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR)",
+	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL [--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]",
 	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
 	about: `Computes the spend of the budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
-spend ConfigMap in the budget's costSource format. Prints nothing and exits 1 when
+spend ConfigMap in the budget's costSource format. Without --source or --query it reads
+the budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and exits 1 when
 Prometheus cannot be reached, refuses a query, or has no series for the period, so a failed
 run leaves the ConfigMap as it was. --print-query shows the PromQL without querying.`,
 	run: spendCmd,
@@ -75,14 +77,17 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		return f, badUsage(fs, "no budget: give -f FILE")
 	case stdinTwice(f.files):
 		return f, badUsage(fs, "-f - given twice: stdin can be read only once")
-	case (f.source == "") == (len(f.queries) == 0):
-		return f, badUsage(fs, "give either --source or --query")
+	case f.source != "" && len(f.queries) > 0:
+		return f, badUsage(fs, "give either --source or --query, not both")
 	case f.prometheus == "" && !f.printQuery:
 		return f, badUsage(fs, "no --prometheus URL")
 	}
+	fs.Visit(func(fl *flag.Flag) { f.stepSet = f.stepSet || fl.Name == "step" })
 	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
 	var err error
-	if f.src, err = f.sourceOf(); err != nil {
+	if f.source == "" && len(f.queries) == 0 {
+		// The budget's spec.costSource.prometheus says, read once the budget is.
+	} else if f.src, err = f.sourceOf(); err != nil {
 		return f, &usageError{fs: fs, err: err}
 	}
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
@@ -100,8 +105,13 @@ func spendCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	src, now := f.src, f.clock()
-	plan, err := promspend.NewPlan(b.Spec, now, src, f.step)
+	src, step, now := f.src, f.step, f.clock()
+	if src.Series == nil {
+		if src, step, err = f.declared(b); err != nil {
+			return err
+		}
+	}
+	plan, err := promspend.NewPlan(b.Spec, now, src, step)
 	if err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
@@ -122,8 +132,11 @@ func spendCmd(args []string, std stdio) error {
 		}
 	} else if src.Series[promspend.Cost] == "" {
 		what := "source " + f.source
-		if f.source == "" {
+		switch {
+		case len(f.queries) > 0:
 			what = "--query without cost="
+		case f.source == "":
+			what = "the budget's spec.costSource.prometheus"
 		}
 		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
@@ -149,6 +162,23 @@ func spendCmd(args []string, std stdio) error {
 	}
 	_, err = std.out.Write(out)
 	return err
+}
+
+// declared is the source and step of the budget's spec.costSource.prometheus; --step, when given, wins.
+func (f spendFlags) declared(b manifest.Budget) (promspend.Source, time.Duration, error) {
+	p := b.Spec.CostSource.Prometheus
+	if p == nil {
+		return promspend.Source{}, 0, fmt.Errorf("budget %s/%s has no spec.costSource.prometheus: "+
+			"declare one, or give --source or --query", b.Namespace, b.Name)
+	}
+	src, err := promspend.FromSpec(p)
+	if err != nil {
+		return src, 0, fmt.Errorf("budget %s/%s: spec.costSource.prometheus: %w", b.Namespace, b.Name, err)
+	}
+	if f.stepSet {
+		return src, f.step, nil
+	}
+	return src, p.StepDuration(), nil
 }
 
 func (f spendFlags) sourceOf() (promspend.Source, error) {

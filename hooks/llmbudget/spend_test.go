@@ -193,3 +193,19 @@ func TestSpendQueryFlagsNameYourOwnCounters(t *testing.T) {
 		"# total-usd cost\nsum_over_time((sum by (llm) ((last_over_time(my_cost_total{app=\"x\"}[1h])"), out)
 	assert.Equal(t, 1, strings.Count(out, "\n#")+1)
 }
+
+func TestSpendReadsTheSourceTheBudgetDeclares(t *testing.T) {
+	budget := filepath.Join(t.TempDir(), "budget.yaml")
+	declared := strings.Replace(spendBudget, "key: total-usd}", `key: total-usd,
+    prometheus: {source: litellm, selector: {team: ml, match: ['env="prod"']}, step: 1m}}`, 1)
+	require.NoError(t, os.WriteFile(budget, []byte(declared), 0o600))
+	code, out, errOut := runProgram([]string{"spend", "-f", budget, "--print-query", "--now=2026-11-20T12:00:00Z"}, "")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `litellm_spend_metric_total{team="ml",env="prod"}`)
+	assert.Contains(t, out, "999ms:1m] @", "the declared step")
+
+	code, out, _ = runProgram([]string{"spend", "-f", budget, "--print-query", "--now=2026-11-20T12:00:00Z",
+		"--step=30s"}, "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "999ms:30s] @", "--step wins over the declared step")
+}
