@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
@@ -37,10 +38,18 @@ var spendCommand = command{
 	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
 	about: `Computes the spend of the budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
-spend ConfigMap in the budget's costSource format. Without --source or --query it reads
-the budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and exits 1 when
-Prometheus cannot be reached, refuses a query, or has no series for the period, so a failed
-run leaves the ConfigMap as it was. --print-query shows the PromQL without querying.`,
+spend ConfigMap in the budget's costSource format. Without --source or --query it reads the
+budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing
+and exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
+period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
+without querying.
+
+exit status:
+  0  the ConfigMap was printed (or, with --print-query, the PromQL)
+  1  failure, with nothing printed: a budget or price table that cannot be read, Prometheus
+     unreachable or refusing a query, no series for the current period, a model without price
+  2  usage: an unknown flag, no -f, both --source and --query, a --match that is not a PromQL
+     label matcher, a --step that does not divide 15m, a --now that is not RFC 3339`,
 	run: spendCmd,
 }
 
@@ -83,6 +92,14 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		return f, badUsage(fs, "no --prometheus URL")
 	}
 	fs.Visit(func(fl *flag.Flag) { f.stepSet = f.stepSet || fl.Name == "step" })
+	for _, m := range f.sel.Match {
+		if !api.ValidMatcher(m) {
+			return f, badUsage(fs, "--match %q: want a PromQL label matcher, like env=\"prod\" or region=~\"eu-.*\"", m)
+		}
+	}
+	if f.step <= 0 || api.StepDivides%f.step != 0 {
+		return f, badUsage(fs, "--step %s: want a step that divides 15m, like 15s or 1m", f.step)
+	}
 	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
 	var err error
 	if f.source == "" && len(f.queries) == 0 {
@@ -115,12 +132,7 @@ func spendCmd(args []string, std stdio) error {
 	if err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
-	if f.printQuery {
-		for _, q := range plan.Queries {
-			fmt.Fprintf(std.out, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
-		}
-		return nil
-	}
+	// A broken price table is refused before anything is printed, --print-query or not.
 	var prices *promspend.Prices
 	if f.prices != "" {
 		doc, err := os.ReadFile(f.prices)
@@ -130,7 +142,14 @@ func spendCmd(args []string, std stdio) error {
 		if prices, err = promspend.ParsePrices(doc); err != nil {
 			return fmt.Errorf("%s: %w", f.prices, err)
 		}
-	} else if src.Series[promspend.Cost] == "" {
+	}
+	if f.printQuery {
+		for _, q := range plan.Queries {
+			fmt.Fprintf(std.out, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
+		}
+		return nil
+	}
+	if prices == nil && src.Series[promspend.Cost] == "" {
 		what := "source " + f.source
 		switch {
 		case len(f.queries) > 0:

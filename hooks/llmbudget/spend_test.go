@@ -137,6 +137,22 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 			`--query "tokens=x": want cost=, input= or output=`,
 			2,
 		},
+		"a --match that is no label matcher": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--match=env=prod"},
+			`--match "env=prod": want a PromQL label matcher`,
+			2,
+		},
+		"a --match that closes the selector": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm",
+				`--match=env="a"} or vector(1000) or x{a="b"`},
+			`want a PromQL label matcher`,
+			2,
+		},
+		"a --step that does not divide 15m": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--step=7s"},
+			"--step 7s: want a step that divides 15m",
+			2,
+		},
 		"a bad --now": {
 			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"},
 			`--now "today": must be RFC 3339`,
@@ -208,4 +224,25 @@ func TestSpendReadsTheSourceTheBudgetDeclares(t *testing.T) {
 		"--step=30s"}, "")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "999ms:30s] @", "--step wins over the declared step")
+}
+
+func TestSpendHelpListsItsExitStatuses(t *testing.T) {
+	code, out, _ := runProgram([]string{"spend", "-h"}, "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "\nexit status:\n")
+	for _, status := range []string{"\n  0  ", "\n  1  ", "\n  2  "} {
+		assert.Contains(t, out, status)
+	}
+}
+
+func TestSpendPrintQueryRefusesABrokenPriceTable(t *testing.T) {
+	dir := t.TempDir()
+	budget, prices := filepath.Join(dir, "budget.yaml"), filepath.Join(dir, "prices.yaml")
+	require.NoError(t, os.WriteFile(budget, []byte(spendBudget), 0o600))
+	require.NoError(t, os.WriteFile(prices, []byte("models: {gpt-4o: {input: ten}}\n"), 0o600))
+	code, out, errOut := runProgram([]string{"spend", "-f", budget, "--source=vllm", "--namespace=team-ml",
+		"--prices", prices, "--print-query"}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, prices+": price table")
 }
