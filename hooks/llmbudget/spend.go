@@ -101,11 +101,12 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		return f, badUsage(fs, "--step %s: want a step that divides 15m, like 15s or 1m", f.step)
 	}
 	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
+	// Without either flag the budget's spec.costSource.prometheus says, read once the budget is.
 	var err error
-	if f.source == "" && len(f.queries) == 0 {
-		// The budget's spec.costSource.prometheus says, read once the budget is.
-	} else if f.src, err = f.sourceOf(); err != nil {
-		return f, &usageError{fs: fs, err: err}
+	if f.source != "" || len(f.queries) > 0 {
+		if f.src, err = f.sourceOf(); err != nil {
+			return f, &usageError{fs: fs, err: err}
+		}
 	}
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
 		return f, &usageError{fs: fs, err: err}
