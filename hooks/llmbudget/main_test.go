@@ -44,8 +44,8 @@ func TestEveryUsageErrorExitsTwoAndSaysWhy(t *testing.T) {
 			`llmbudget spend: source "litelm" is not one of litellm, vllm, otel-genai`, ""},
 		"spend with stdin twice": {[]string{"spend", "-f", "-", "-f", "-", "--source", "vllm", "--prometheus", "http://p"}, 2,
 			"-f - given twice", ""},
-		"spend without a source": {[]string{"spend", "-f", budget, "--prometheus", "http://p"}, 2,
-			"give either --source or --query", ""},
+		"spend without a source": {[]string{"spend", "-f", budget, "--prometheus", "http://p"}, 1,
+			"has no spec.costSource.prometheus: declare one, or give --source or --query", ""},
 		"version with a flag": {[]string{"version", "--long"}, 2, "flag provided but not defined: -long", ""},
 	}
 	for name, tc := range cases {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
@@ -25,20 +27,29 @@ type spendFlags struct {
 	sel                 promspend.Selection
 	prices, now, output string
 	step, timeout       time.Duration
-	printQuery          bool
+	printQuery, stepSet bool
 	src                 promspend.Source // of --source or --query
 	clock               func() time.Time // of --now
 }
 
 var spendCommand = command{
 	name:     "spend",
-	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL (--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR)",
+	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL [--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]",
 	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
 	about: `Computes the spend of the budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
-spend ConfigMap in the budget's costSource format. Prints nothing and exits 1 when
-Prometheus cannot be reached, refuses a query, or has no series for the period, so a failed
-run leaves the ConfigMap as it was. --print-query shows the PromQL without querying.`,
+spend ConfigMap in the budget's costSource format. Without --source or --query it reads the
+budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing
+and exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
+period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
+without querying.
+
+exit status:
+  0  the ConfigMap was printed (or, with --print-query, the PromQL)
+  1  failure, with nothing printed: a budget or price table that cannot be read, Prometheus
+     unreachable or refusing a query, no series for the current period, a model without price
+  2  usage: an unknown flag, no -f, both --source and --query, a --match that is not a PromQL
+     label matcher, a --step that does not divide 15m, a --now that is not RFC 3339`,
 	run: spendCmd,
 }
 
@@ -75,15 +86,27 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		return f, badUsage(fs, "no budget: give -f FILE")
 	case stdinTwice(f.files):
 		return f, badUsage(fs, "-f - given twice: stdin can be read only once")
-	case (f.source == "") == (len(f.queries) == 0):
-		return f, badUsage(fs, "give either --source or --query")
+	case f.source != "" && len(f.queries) > 0:
+		return f, badUsage(fs, "give either --source or --query, not both")
 	case f.prometheus == "" && !f.printQuery:
 		return f, badUsage(fs, "no --prometheus URL")
 	}
+	fs.Visit(func(fl *flag.Flag) { f.stepSet = f.stepSet || fl.Name == "step" })
+	for _, m := range f.sel.Match {
+		if !api.ValidMatcher(m) {
+			return f, badUsage(fs, "--match %q: want a PromQL label matcher, like env=\"prod\" or region=~\"eu-.*\"", m)
+		}
+	}
+	if f.step <= 0 || api.StepDivides%f.step != 0 {
+		return f, badUsage(fs, "--step %s: want a step that divides 15m, like 15s or 1m", f.step)
+	}
 	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
+	// Without either flag the budget's spec.costSource.prometheus says, read once the budget is.
 	var err error
-	if f.src, err = f.sourceOf(); err != nil {
-		return f, &usageError{fs: fs, err: err}
+	if f.source != "" || len(f.queries) > 0 {
+		if f.src, err = f.sourceOf(); err != nil {
+			return f, &usageError{fs: fs, err: err}
+		}
 	}
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
 		return f, &usageError{fs: fs, err: err}
@@ -100,17 +123,17 @@ func spendCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	src, now := f.src, f.clock()
-	plan, err := promspend.NewPlan(b.Spec, now, src, f.step)
+	src, step, now := f.src, f.step, f.clock()
+	if src.Series == nil {
+		if src, step, err = f.declared(b); err != nil {
+			return err
+		}
+	}
+	plan, err := promspend.NewPlan(b.Spec, now, src, step)
 	if err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
-	if f.printQuery {
-		for _, q := range plan.Queries {
-			fmt.Fprintf(std.out, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
-		}
-		return nil
-	}
+	// A broken price table is refused before anything is printed, --print-query or not.
 	var prices *promspend.Prices
 	if f.prices != "" {
 		doc, err := os.ReadFile(f.prices)
@@ -120,10 +143,20 @@ func spendCmd(args []string, std stdio) error {
 		if prices, err = promspend.ParsePrices(doc); err != nil {
 			return fmt.Errorf("%s: %w", f.prices, err)
 		}
-	} else if src.Series[promspend.Cost] == "" {
+	}
+	if f.printQuery {
+		for _, q := range plan.Queries {
+			fmt.Fprintf(std.out, "# %s %s\n%s\n", plan.Windows[q.Window].Key, q.Measure, q.PromQL)
+		}
+		return nil
+	}
+	if prices == nil && src.Series[promspend.Cost] == "" {
 		what := "source " + f.source
-		if f.source == "" {
+		switch {
+		case len(f.queries) > 0:
 			what = "--query without cost="
+		case f.source == "":
+			what = "the budget's spec.costSource.prometheus"
 		}
 		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
@@ -149,6 +182,23 @@ func spendCmd(args []string, std stdio) error {
 	}
 	_, err = std.out.Write(out)
 	return err
+}
+
+// declared is the source and step of the budget's spec.costSource.prometheus; --step, when given, wins.
+func (f spendFlags) declared(b manifest.Budget) (promspend.Source, time.Duration, error) {
+	p := b.Spec.CostSource.Prometheus
+	if p == nil {
+		return promspend.Source{}, 0, fmt.Errorf("budget %s/%s has no spec.costSource.prometheus: "+
+			"declare one, or give --source or --query", b.Namespace, b.Name)
+	}
+	src, err := promspend.FromSpec(p)
+	if err != nil {
+		return src, 0, fmt.Errorf("budget %s/%s: spec.costSource.prometheus: %w", b.Namespace, b.Name, err)
+	}
+	if f.stepSet {
+		return src, f.step, nil
+	}
+	return src, p.StepDuration(), nil
 }
 
 func (f spendFlags) sourceOf() (promspend.Source, error) {

@@ -137,6 +137,22 @@ func TestSpendFailsVisiblyAndPrintsNothing(t *testing.T) {
 			`--query "tokens=x": want cost=, input= or output=`,
 			2,
 		},
+		"a --match that is no label matcher": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--match=env=prod"},
+			`--match "env=prod": want a PromQL label matcher`,
+			2,
+		},
+		"a --match that closes the selector": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm",
+				`--match=env="a"} or vector(1000) or x{a="b"`},
+			`want a PromQL label matcher`,
+			2,
+		},
+		"a --step that does not divide 15m": {
+			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=litellm", "--step=7s"},
+			"--step 7s: want a step that divides 15m",
+			2,
+		},
 		"a bad --now": {
 			[]string{"--budget=team-ml/chatbot", "--prometheus=" + closed.URL, "--source=vllm", "--now=today"},
 			`--now "today": must be RFC 3339`,
@@ -192,4 +208,41 @@ func TestSpendQueryFlagsNameYourOwnCounters(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out,
 		"# total-usd cost\nsum_over_time((sum by (llm) ((last_over_time(my_cost_total{app=\"x\"}[1h])"), out)
 	assert.Equal(t, 1, strings.Count(out, "\n#")+1)
+}
+
+func TestSpendReadsTheSourceTheBudgetDeclares(t *testing.T) {
+	budget := filepath.Join(t.TempDir(), "budget.yaml")
+	declared := strings.Replace(spendBudget, "key: total-usd}", `key: total-usd,
+    prometheus: {source: litellm, selector: {team: ml, match: ['env="prod"']}, step: 1m}}`, 1)
+	require.NoError(t, os.WriteFile(budget, []byte(declared), 0o600))
+	code, out, errOut := runProgram([]string{"spend", "-f", budget, "--print-query", "--now=2026-11-20T12:00:00Z"}, "")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `litellm_spend_metric_total{team="ml",env="prod"}`)
+	assert.Contains(t, out, "999ms:1m] @", "the declared step")
+
+	code, out, _ = runProgram([]string{"spend", "-f", budget, "--print-query", "--now=2026-11-20T12:00:00Z",
+		"--step=30s"}, "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "999ms:30s] @", "--step wins over the declared step")
+}
+
+func TestSpendHelpListsItsExitStatuses(t *testing.T) {
+	code, out, _ := runProgram([]string{"spend", "-h"}, "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "\nexit status:\n")
+	for _, status := range []string{"\n  0  ", "\n  1  ", "\n  2  "} {
+		assert.Contains(t, out, status)
+	}
+}
+
+func TestSpendPrintQueryRefusesABrokenPriceTable(t *testing.T) {
+	dir := t.TempDir()
+	budget, prices := filepath.Join(dir, "budget.yaml"), filepath.Join(dir, "prices.yaml")
+	require.NoError(t, os.WriteFile(budget, []byte(spendBudget), 0o600))
+	require.NoError(t, os.WriteFile(prices, []byte("models: {gpt-4o: {input: ten}}\n"), 0o600))
+	code, out, errOut := runProgram([]string{"spend", "-f", budget, "--source=vllm", "--namespace=team-ml",
+		"--prices", prices, "--print-query"}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, prices+": price table")
 }

@@ -392,3 +392,25 @@ func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
 	}
 	return halfUp(price.Input, in).Add(halfUp(price.Output, out)), ok
 }
+
+// FromSpec returns the source a budget's spec.costSource.prometheus declares: its preset narrowed by its
+// selector, or its own series. The stanza is assumed valid (api.Spec.Validate).
+func FromSpec(p *api.PrometheusSource) (Source, error) {
+	if p.Series != nil {
+		src := Source{ModelLabel: cmp.Or(p.Series.ModelLabel, "model"), Series: map[Measure]string{}}
+		for m, sel := range map[Measure]string{Cost: p.Series.Cost, Input: p.Series.Input, Output: p.Series.Output} {
+			if sel != "" {
+				src.Series[m] = sel
+			}
+		}
+		return src, nil
+	}
+	var sel Selection
+	if s := p.Selector; s != nil {
+		sel = Selection{Team: s.Team, Key: s.Key, Namespace: s.Namespace, Service: s.Service, Match: s.Match}
+		for _, k := range slices.Sorted(maps.Keys(s.PodLabels)) {
+			sel.PodLabels = append(sel.PodLabels, k+"="+s.PodLabels[k])
+		}
+	}
+	return Preset(string(p.Source), sel)
+}

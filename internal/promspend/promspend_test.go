@@ -247,3 +247,19 @@ func TestPlanRefusesAStepThatDoesNotDivideThePeriodOrAnInvalidBudget(t *testing.
 }
 
 func dur(d time.Duration) string { return prommodel.Duration(d).String() }
+
+func TestTheBudgetsPrometheusStanzaGivesTheSourceTheFlagsWould(t *testing.T) {
+	flags, err := promspend.Preset("vllm", promspend.Selection{Namespace: "team-ml",
+		PodLabels: []string{"app=chat", "tier=gpu"}, Match: []string{`env="prod"`}})
+	require.NoError(t, err)
+	stanza, err := promspend.FromSpec(&api.PrometheusSource{Source: api.PresetVLLM, Selector: &api.PrometheusSelector{
+		Namespace: "team-ml", PodLabels: map[string]string{"tier": "gpu", "app": "chat"}, Match: []string{`env="prod"`},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, flags, stanza)
+
+	own, err := promspend.FromSpec(&api.PrometheusSource{Series: &api.PrometheusSeries{Cost: `c_total{team="ml"}`}})
+	require.NoError(t, err)
+	want := map[promspend.Measure]string{promspend.Cost: `c_total{team="ml"}`}
+	assert.Equal(t, promspend.Source{ModelLabel: "model", Series: want}, own)
+}

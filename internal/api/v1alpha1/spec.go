@@ -175,6 +175,9 @@ func (s *Spec) ValidateCluster() field.ErrorList {
 	case !valid(validation.IsValidLabelValue(s.CostSource.SpendSource)):
 		errs = append(errs, field.Invalid(src.Child("spendSource"), s.CostSource.SpendSource, msgLabelValue))
 	}
+	if s.CostSource.Prometheus != nil {
+		errs = append(errs, field.Forbidden(src.Child("prometheus"), msgPrometheusCluster))
+	}
 	if s.Enforcement.Scope == ScopeLabelled { // the common rules admit it, the cluster kind does not
 		errs = append(errs, enum(path.Child("enforcement", "scope"), s.Enforcement.Scope, ScopeNamespace)...)
 	}
@@ -344,6 +347,11 @@ func (c CostSource) validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.TooLong(prefix, c.KeyPrefix, MaxKeyPrefixLength))
 	case !valid(validation.IsConfigMapKey(c.KeyPrefix)):
 		errs = append(errs, field.Invalid(prefix, c.KeyPrefix, msgConfigMapKey))
+	}
+	if c.Prometheus != nil && records {
+		errs = append(errs, field.Forbidden(path.Child("prometheus"), "costSource.prometheus"+msgNotForRecords))
+	} else if c.Prometheus != nil {
+		errs = append(errs, c.Prometheus.validate(path.Child("prometheus"))...)
 	}
 	sel := path.Child("selector")
 	switch {

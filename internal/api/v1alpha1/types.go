@@ -106,6 +106,46 @@ type CostSource struct {
 	// Selector picks, for format TaskRecords, the Kelos TaskRecords whose usage is the budget's spend: in the
 	// budget's namespace, or in the namespaces a ClusterKind selects.
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// Prometheus says, for an LLMCostBudget's ConfigMap, which Prometheus counters the spend writer
+	// (`llmbudget spend`) computes the spend from. The hooks never read it: they read the ConfigMap.
+	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
+}
+
+// PrometheusSource is where the spend writer finds a budget's usage: a known exporter's counters (Source) narrowed
+// by Selector, or the budget's own Series.
+type PrometheusSource struct {
+	Source   PrometheusPreset    `json:"source,omitempty"`
+	Series   *PrometheusSeries   `json:"series,omitempty"`
+	Selector *PrometheusSelector `json:"selector,omitempty"`
+	Prices   *PriceTableRef      `json:"prices,omitempty"`
+	// Step is the evaluation step, a Go duration of one unit that divides 15 minutes (default 15s).
+	Step string `json:"step,omitempty"`
+}
+
+// PrometheusSeries is a budget's own counters: a series selector per measure and the label naming the model.
+type PrometheusSeries struct {
+	Cost       string `json:"cost,omitempty"`
+	Input      string `json:"input,omitempty"`
+	Output     string `json:"output,omitempty"`
+	ModelLabel string `json:"modelLabel,omitempty"`
+}
+
+// PrometheusSelector narrows a preset's series; each field adds a label matcher, and an empty selector (`{}`) is
+// the explicit choice of every series the exporter has.
+type PrometheusSelector struct {
+	Team      string            `json:"team,omitempty"`
+	Key       string            `json:"key,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+	Service   string            `json:"service,omitempty"`
+	Match     []string          `json:"match,omitempty"`
+}
+
+// PriceTableRef names the ConfigMap key holding a price table (USD per million tokens) for token-only sources.
+type PriceTableRef struct {
+	Namespace     string `json:"namespace,omitempty"` // default: the budget's
+	ConfigMapName string `json:"configMapName"`
+	Key           string `json:"key,omitempty"` // default DefaultPricesKey
 }
 
 // Enforcement says what happens when a budget is exhausted.
@@ -137,6 +177,8 @@ type (
 	Mode string
 	// State is where a budget stands.
 	State string
+	// PrometheusPreset is a known exporter's counters: litellm, vllm or otel-genai.
+	PrometheusPreset string
 )
 
 // The values of the spec's and the status's enums, spelled as in the CRD.
@@ -171,6 +213,10 @@ const (
 
 	ModeDeny Mode = "Deny"
 	ModeWarn Mode = "Warn"
+
+	PresetLiteLLM   PrometheusPreset = "litellm"
+	PresetVLLM      PrometheusPreset = "vllm"
+	PresetOTelGenAI PrometheusPreset = "otel-genai"
 
 	UnderBudget State = "UnderBudget"
 	Warning     State = "Warning"
