@@ -62,14 +62,11 @@ func aggregatedIntoEditOrAdmin(role object) bool {
 // into edit or admin writes budgets unless the cluster opts in with budget-writers-in-edit.
 func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
 	variants := map[string][]object{
-		"kustomize deploy/overlays/all-kinds": kustomize(t, "deploy/overlays/all-kinds"),
-		"kustomize deploy/overlays/secure":    kustomize(t, "deploy/overlays/secure"),
-		"kustomize examples/spend/vllm":       kustomize(t, "examples/spend/vllm"),
-		"helm defaults":                       renderChart(t, nil),
-		"helm with spend writers": renderChart(t, map[string]any{"spendWriters": []any{map[string]any{
-			"name": "b", "namespace": "team-ml", "args": []any{"--source=litellm"},
-			"spec": map[string]any{"limitUSD": "1", "costSource": map[string]any{"configMapName": "b-spend"}},
-		}}}),
+		"kustomize deploy/overlays/all-kinds":    kustomize(t, "deploy/overlays/all-kinds"),
+		"kustomize deploy/overlays/secure":       kustomize(t, "deploy/overlays/secure"),
+		"kustomize deploy/overlays/spend-writer": kustomize(t, "deploy/overlays/spend-writer"),
+		"helm defaults":                          renderChart(t, nil),
+		"helm with the spend writer":             renderChart(t, map[string]any{"spendWriter": map[string]any{"enabled": true}}),
 	}
 	for name, objs := range variants {
 		t.Run(name, func(t *testing.T) {

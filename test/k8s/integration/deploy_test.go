@@ -58,15 +58,11 @@ func TestDeployVariantsAreAcceptedByTheAPIServer(t *testing.T) {
 		},
 		"helm defaults": func() ([]deploytest.Object, error) { return deploytest.RenderChart(repoRoot, nil) },
 		// The spend writer runs in llmbudget-system, under its restricted Pod Security labels.
-		"kustomize examples/spend/vllm": func() ([]deploytest.Object, error) {
-			return deploytest.Kustomize(repoRoot, "examples/spend/vllm")
+		"kustomize deploy/overlays/spend-writer": func() ([]deploytest.Object, error) {
+			return deploytest.Kustomize(repoRoot, "deploy/overlays/spend-writer")
 		},
-		"helm with a spend writer": func() ([]deploytest.Object, error) {
-			return deploytest.RenderChart(repoRoot, map[string]any{"spendWriters": []any{map[string]any{
-				"name": "chatbot", "namespace": "team-support", "args": []any{"--source=litellm", "--team=ml"},
-				"spec": map[string]any{"limitUSD": "10",
-					"costSource": map[string]any{"configMapName": "chatbot-spend", "key": "total"}},
-			}}})
+		"helm with the spend writer": func() ([]deploytest.Object, error) {
+			return deploytest.RenderChart(repoRoot, map[string]any{"spendWriter": map[string]any{"enabled": true}})
 		},
 		"helm with TLS and a token": func() ([]deploytest.Object, error) {
 			return deploytest.RenderChart(repoRoot, map[string]any{
