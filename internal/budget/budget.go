@@ -106,7 +106,8 @@ func subjectOf(m api.ObjectMeta) evaluate.Subject {
 	}
 }
 
-// readSpend reads the budget's spend ConfigMap, the one related object it names, or its TaskRecords, for the period w.
+// readSpend reads the budget's spend ConfigMap, the one related object it names, or its TaskRecords, for the period w;
+// a ConfigMap's stamp says when its figures are for.
 func readSpend(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
 	if b.Spec.CostSource.Format == api.TaskRecords {
 		return readRecords(b, related, w)
@@ -136,7 +137,8 @@ func readSpend(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window)
 		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q",
 			days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
 	}
-	return evaluate.Spend{Usage: u, Message: read}
+	stamp := spend.StampOf(fmt.Sprintf("ConfigMap %s/%s", ns, name), cm.Metadata.Annotations)
+	return evaluate.Spend{Usage: u, Message: read, Stamp: stamp}
 }
 
 // SourceOf is where in a spend ConfigMap's data the spec's spend is.

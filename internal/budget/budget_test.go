@@ -12,6 +12,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
@@ -210,4 +211,37 @@ func TestCustomizeRelatesTheSpendConfigMap(t *testing.T) {
 	broken, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata": {"name": "b"}}`)})
 	require.NoError(t, err)
 	assert.Equal(t, []hookwire.RelatedResourceRule{}, broken.RelatedResources, "a broken spec relates nothing")
+}
+
+func TestTheConfigMapsStampIsReadWithItsSpend(t *testing.T) {
+	cases := map[string]struct {
+		configMap string
+		want      spend.Stamp
+	}{
+		"a stamp": {
+			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}},` +
+				`"data": {"total-usd": "1"}}`,
+			want: spend.Stamp{Source: "ConfigMap team-ml/llm-spend", AsOf: now.Add(-5 * time.Minute)},
+		},
+		"no stamp": {
+			configMap: `{"data": {"total-usd": "1"}}`,
+			want: spend.Stamp{Source: "ConfigMap team-ml/llm-spend",
+				Problem: "has no llmbudget.dev/spend-as-of annotation"},
+		},
+		"unreadable spend, whose stamp is not looked at": {
+			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}},` +
+				`"data": {"total-usd": "x"}}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, err := DecodeParent(json.RawMessage(parent))
+			require.NoError(t, err)
+			in := input(p, related(tc.configMap), now)
+			require.NoError(t, in.Invalid)
+			assert.Equal(t, tc.want.Source, in.Spend.Stamp.Source)
+			assert.True(t, tc.want.AsOf.Equal(in.Spend.Stamp.AsOf), "%v", in.Spend.Stamp.AsOf)
+			assert.Equal(t, tc.want.Problem, in.Spend.Stamp.Problem)
+		})
+	}
 }

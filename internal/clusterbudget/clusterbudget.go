@@ -15,6 +15,8 @@
 //   - An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is reported in
 //     status.namespaces and skipped.
 //   - status.namespaces lists at most api.MaxNamespaces; the totals cover all.
+//   - The summed spend is as old as its oldest source (by annotation llmbudget.dev/spend-as-of), which
+//     spec.costSource.maxAge ages; a source without the annotation is older than any.
 package clusterbudget
 
 import (
@@ -238,6 +240,8 @@ type reading struct {
 	usage           spend.Usage
 	reason, message string
 	records         spend.RecordSum // what a TaskRecords source counted
+	stamp           spend.Stamp     // the oldest of its ConfigMaps'
+	sources         int             // how many ConfigMaps it read
 }
 
 func readAll(ms []member, cs api.CostSource, w period.Window) []reading {
@@ -284,6 +288,8 @@ func (m member) read(cs api.CostSource, w period.Window) reading {
 			return unread(spend.ReasonOf(err), fmt.Sprintf("%s: %v", where, err))
 		}
 		r.usage = r.usage.Add(u)
+		r.stamp = r.stamp.Older(spend.StampOf(where, s.cm.Metadata.Annotations))
+		r.sources++
 	}
 	return r
 }
@@ -335,12 +341,26 @@ func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evalu
 		return sp, ns
 	}
 	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
+	sp.Stamp = oldest(read)
 	if len(bad) > 0 {
 		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
 			len(bad), bad[0].message)
 	}
 	return sp, ns
+}
+
+// oldest is the stamp that ages a sum: the oldest of the sources read, named as such when there were others.
+func oldest(read []reading) spend.Stamp {
+	var st spend.Stamp
+	n := 0
+	for _, r := range read {
+		st, n = st.Older(r.stamp), n+r.sources
+	}
+	if n > 1 {
+		st.Source += fmt.Sprintf(" (the oldest of %d spend sources)", n)
+	}
+	return st
 }
 
 // summedFrom says what a sum over n namespaces read: which keys of which ConfigMaps, or which TaskRecords.

@@ -517,3 +517,77 @@ func TestAnUnreadableNamespaceNeverLiftsTheBlockInTheSamePeriod(t *testing.T) {
 		})
 	}
 }
+
+func TestTheSumIsAsOldAsItsOldestSource(t *testing.T) {
+	stamped := func(cm configMap, asOf string) configMap {
+		cm.annotations = map[string]string{api.AnnotationSpendAsOf: asOf}
+		return cm
+	}
+	second := func(cm configMap) configMap { cm.name = "llm-spend-gpu"; return cm }
+	cases := []struct {
+		name       string
+		policy     api.FailurePolicy
+		configMaps []configMap
+		status     metav1.ConditionStatus
+		message    string
+		state      api.State
+	}{
+		{
+			name: "every source within maxAge", policy: api.FailClosed,
+			configMaps: []configMap{stamped(ledger("ml-a", "10"), "2026-12-10T11:50:00Z"),
+				stamped(ledger("ml-b", "20"), "2026-12-10T11:40:00Z"),
+				stamped(second(ledger("ml-b", "5")), "2026-12-10T11:45:00Z")},
+			status: metav1.ConditionFalse, state: api.UnderBudget,
+			message: "ConfigMap ml-b/llm-spend (the oldest of 3 spend sources) holds spend as of 2026-12-10T11:40:00Z, " +
+				"within maxAge 1h until 2026-12-10T12:40:00Z",
+		},
+		{
+			name: "one source past maxAge, under Open", policy: api.FailOpen,
+			configMaps: []configMap{stamped(ledger("ml-a", "10"), "2026-12-10T11:50:00Z"),
+				stamped(ledger("ml-b", "20"), "2026-12-10T10:30:00Z")},
+			status: metav1.ConditionTrue, state: api.UnderBudget,
+			message: "ConfigMap ml-b/llm-spend (the oldest of 2 spend sources) holds spend as of 2026-12-10T10:30:00Z, " +
+				"which reached maxAge 1h at 2026-12-10T11:30:00Z",
+		},
+		{
+			name: "one source past maxAge, under Closed", policy: api.FailClosed,
+			configMaps: []configMap{stamped(ledger("ml-a", "10"), "2026-12-10T11:50:00Z"),
+				stamped(ledger("ml-b", "20"), "2026-12-10T10:30:00Z")},
+			status: metav1.ConditionTrue, state: api.Unknown,
+			message: "ConfigMap ml-b/llm-spend (the oldest of 2 spend sources) holds spend as of 2026-12-10T10:30:00Z, " +
+				"which reached maxAge 1h at 2026-12-10T11:30:00Z",
+		},
+		{
+			name: "a source without a stamp is older than any", policy: api.FailOpen,
+			configMaps: []configMap{stamped(ledger("ml-a", "10"), "2026-12-10T10:00:00Z"), ledger("ml-b", "20")},
+			status:     metav1.ConditionTrue, state: api.UnderBudget,
+			message: "ConfigMap ml-b/llm-spend (the oldest of 2 spend sources) has no llmbudget.dev/spend-as-of " +
+				"annotation, so the age of its spend is unknown: stale under maxAge 1h",
+		},
+		{
+			name: "an unreadable namespace skipped under Open does not age the sum", policy: api.FailOpen,
+			configMaps: []configMap{stamped(ledger("ml-a", "10"), "2026-12-10T11:50:00Z"),
+				stamped(ledger("ml-b", "x"), "2026-12-01T00:00:00Z")},
+			status: metav1.ConditionFalse, state: api.UnderBudget,
+			message: "ConfigMap ml-a/llm-spend holds spend as of 2026-12-10T11:50:00Z, within maxAge 1h until " +
+				"2026-12-10T12:50:00Z",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _, _ := sync(t, request{
+				spec: map[string]any{
+					"costSource": map[string]any{"spendSource": "llm-spend", "format": "DailyLedger", "maxAge": "1h"},
+					"enforcement": map[string]any{"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"},
+						"failurePolicy": string(tc.policy)},
+				},
+				namespaces: ml("ml-a", "ml-b"), configMaps: tc.configMaps,
+			})
+			c := meta.FindStatusCondition(st.Conditions, api.ConditionSpendStale)
+			require.NotNil(t, c, "%+v", st.Conditions)
+			assert.Equal(t, tc.status, c.Status)
+			assert.Equal(t, tc.message, c.Message)
+			assert.Equal(t, tc.state, st.State)
+		})
+	}
+}

@@ -15,9 +15,10 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-// conditions are the status conditions BudgetEvaluated, OverBudget, Blocking and Ready, each keeping its previous
-// lastTransitionTime while its status is unchanged.
-func conditions(in Input, prev api.Status, v verdict, m measurement, enf *api.EnforcementStatus) []metav1.Condition {
+// conditions are the status conditions BudgetEvaluated, SpendStale (while a maxAge applies), OverBudget, Blocking
+// and Ready, each keeping its previous lastTransitionTime while its status is unchanged.
+func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement,
+	enf *api.EnforcementStatus) []metav1.Condition {
 	gen, spec := in.Budget.Metadata.Generation, in.Budget.Spec
 	var out []metav1.Condition
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
@@ -31,6 +32,15 @@ func conditions(in Input, prev api.Status, v verdict, m measurement, enf *api.En
 		evaluated = metav1.ConditionTrue
 	}
 	set(api.ConditionBudgetEvaluated, evaluated, v.reason, v.message)
+	switch {
+	case !f.applies:
+	case !f.known:
+		set(api.ConditionSpendStale, metav1.ConditionUnknown, v.reason, "spend is unknown: "+v.message)
+	case f.stale:
+		set(api.ConditionSpendStale, metav1.ConditionTrue, api.ReasonSpendStale, f.message)
+	default:
+		set(api.ConditionSpendStale, metav1.ConditionFalse, api.ReasonSpendFresh, f.message)
+	}
 	switch m.state {
 	case api.OverBudget:
 		set(api.ConditionOverBudget, metav1.ConditionTrue, "OverBudget", usageMessage(m))
@@ -83,8 +93,9 @@ func usageMessage(m measurement) string {
 	return msg
 }
 
-// occurrences lists what this sync has to announce: crossings, unknown spend, a block and its lift, a new period.
-func occurrences(in Input, prev api.Status, v verdict, p periodView, m measurement,
+// occurrences lists what this sync has to announce: crossings, unknown or stale spend, a block and its lift, a new
+// period.
+func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView, m measurement,
 	enf *api.EnforcementStatus) []Announcement {
 	var out []Announcement
 	period := periodWords{kind: in.Budget.Spec.Period.Type, status: p.status}
@@ -103,10 +114,16 @@ func occurrences(in Input, prev api.Status, v verdict, p periodView, m measureme
 			}
 		}
 	}
-	if m.state == api.Unknown {
+	if m.state == api.Unknown && v.reason != api.ReasonSpendStale {
 		at := since(prev.Conditions, api.ConditionBudgetEvaluated, metav1.ConditionFalse, in.Now)
 		out = append(out, Announcement{
 			Slug: strings.ToLower(v.reason), Type: EventWarning, Reason: v.reason, Message: v.message, At: at,
+		})
+	}
+	if f.stale { // under either policy, from when SpendStale turned True
+		at := since(prev.Conditions, api.ConditionSpendStale, metav1.ConditionTrue, in.Now)
+		out = append(out, Announcement{
+			Slug: "spendstale", Type: EventWarning, Reason: api.ReasonSpendStale, Message: f.event, At: at,
 		})
 	}
 	switch {

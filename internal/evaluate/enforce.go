@@ -72,6 +72,10 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 		detail = fmt.Sprintf("last read %s at %s, unreadable now;", last.Reading, readAt)
 	case m.state == api.Unknown:
 		why = fmt.Sprintf("%s cannot read its spend (%s) and its failurePolicy is Closed", who.Named, v.reason)
+		if v.reason == api.ReasonSpendStale {
+			why = fmt.Sprintf("%s counts its stale spend as unknown (%s) since its failurePolicy is Closed",
+				who.Named, v.reason)
+		}
 		detail = v.reason + ", failurePolicy Closed;"
 	case m.driver.String() == "spend":
 		detail = m.driver.figures()

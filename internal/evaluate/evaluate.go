@@ -2,8 +2,9 @@
 // computes the budget's status, the Events to announce, whether to close namespaces to new workloads, and when to
 // look again. It parses no request and no ConfigMap, and never calls back into its caller.
 //
-// Evaluate runs in stages, each a function from values to a value: the period, the measurement against every
-// limit, the threshold crossings, the enforcement, the conditions and the announcements.
+// Evaluate runs in stages, each a function from values to a value: the spend's freshness against
+// spec.costSource.maxAge, the period, the measurement against every limit, the threshold crossings, the
+// enforcement, the conditions and the announcements.
 //
 // The same input gives the same Result, byte for byte once encoded; no budget or data makes it panic; money and
 // percentages never pass through floating point.
@@ -48,6 +49,9 @@ type Spend struct {
 	// Skipped says what could not be read and was left out of Usage (a cluster budget's unreadable namespaces
 	// under failurePolicy Open); empty when everything was read.
 	Skipped string
+	// Stamp is when the figures are for, as their source says (of a sum of sources, the oldest's): checked
+	// against spec.costSource.maxAge when one applies.
+	Stamp spend.Stamp
 }
 
 // Namespaces is what a ClusterLLMCostBudget's caller found in the namespaces it selects.
@@ -118,16 +122,18 @@ func Evaluate(in Input) Result {
 	if in.Budget.Status != nil {
 		prev = *in.Budget.Status
 	}
-	v := verdictOf(in)
+	f := freshnessOf(in)
+	v := verdictOf(in, f)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev)
 	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
 	st := statusOf(in, p, m, enf)
-	st.Conditions = conditions(in, prev, v, m, enf)
-	anns := announce(prev.Announcements, occurrences(in, prev, v, p, m, enf), in.Budget.Spec.Suspend, in.Now)
+	st.Conditions = conditions(in, prev, v, f, m, enf)
+	anns := announce(prev.Announcements, occurrences(in, prev, v, f, p, m, enf), in.Budget.Spec.Suspend, in.Now)
 	st.Announcements = records(anns)
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
-	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota, ResyncAfter: resync(in, v, m, anns)}
+	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
+		ResyncAfter: resync(in, v, f, m, anns)}
 }
 
 // verdict is the BudgetEvaluated condition: whether the budget could be evaluated, and what was read.
@@ -138,12 +144,15 @@ type verdict struct {
 func (v verdict) evaluated() bool   { return v.reason == api.ReasonEvaluated }
 func (v verdict) invalidSpec() bool { return v.reason == api.ReasonInvalidSpec }
 
-func verdictOf(in Input) verdict {
+// verdictOf is the BudgetEvaluated verdict; spend that is stale under failurePolicy Closed counts as unknown.
+func verdictOf(in Input, f freshness) verdict {
 	switch {
 	case in.Invalid != nil:
 		return verdict{api.ReasonInvalidSpec, api.Abbreviate(in.Invalid.Error(), maxMessage)}
 	case in.Spend.Reason != "":
 		return verdict{in.Spend.Reason, api.Abbreviate(in.Spend.Message, maxMessage)}
+	case f.unknown(in):
+		return verdict{api.ReasonSpendStale, f.message}
 	}
 	return verdict{api.ReasonEvaluated, api.Abbreviate(in.Spend.Message, maxMessage)}
 }
@@ -182,9 +191,9 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 	return st
 }
 
-// resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when an
-// announcement's window closes, and at least hourly.
-func resync(in Input, v verdict, m measurement, anns []Announcement) time.Duration {
+// resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when the
+// spend turns stale, when an announcement's window closes, and at least hourly.
+func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement) time.Duration {
 	after := maxResync
 	sooner := func(at time.Time) { after = min(after, max(at.Sub(in.Now), time.Second)) }
 	if !v.invalidSpec() { // the period is known
@@ -192,6 +201,9 @@ func resync(in Input, v verdict, m measurement, anns []Announcement) time.Durati
 		if m.limitUSD != "" {
 			sooner(nextForecastChange(in.Window, in.Now))
 		}
+	}
+	if !f.until.IsZero() {
+		sooner(f.until)
 	}
 	for _, a := range anns {
 		sooner(a.At.Add(AnnounceFor))

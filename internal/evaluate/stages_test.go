@@ -46,9 +46,96 @@ func TestVerdict(t *testing.T) {
 			verdict{api.ReasonCostKeyMissing, "no key"},
 		},
 		"read spend is evaluated": {Input{Spend: Spend{Message: "read"}}, verdict{api.ReasonEvaluated, "read"}},
+		"stale spend is evaluated under failurePolicy Open": {
+			staleInput(api.FailOpen), verdict{api.ReasonEvaluated, "read"},
+		},
+		"stale spend is unknown under failurePolicy Closed": {
+			staleInput(api.FailClosed), verdict{api.ReasonSpendStale, "ConfigMap team-ml/llm-spend holds spend as of " +
+				"2026-11-20T11:00:00Z, which reached maxAge 15m at 2026-11-20T11:15:00Z"},
+		},
+		"unreadable spend keeps its reason, however old": {
+			func() Input { in := staleInput(api.FailClosed); in.Spend.Reason = api.ReasonInvalidCostData; return in }(),
+			verdict{api.ReasonInvalidCostData, "read"},
+		},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, verdictOf(tc.in)) })
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, verdictOf(tc.in, freshnessOf(tc.in))) })
+	}
+}
+
+// staleInput has spend stamped an hour before at, under a maxAge of 15 minutes.
+func staleInput(policy api.FailurePolicy) Input {
+	in := Input{Now: at, Spend: Spend{Message: "read", Stamp: spend.Stamp{
+		Source: "ConfigMap team-ml/llm-spend", AsOf: at.Add(-time.Hour),
+	}}}
+	in.Budget.Spec.CostSource.MaxAge = "15m"
+	in.Budget.Spec.Enforcement.FailurePolicy = policy
+	return in
+}
+
+func TestFreshness(t *testing.T) {
+	stamped := func(asOf time.Time) Spend {
+		return Spend{Message: "read", Stamp: spend.Stamp{Source: "ConfigMap team-ml/llm-spend", AsOf: asOf}}
+	}
+	cases := map[string]struct {
+		maxAge  string
+		invalid error
+		spend   Spend
+		want    freshness
+	}{
+		"no maxAge, no check": {spend: stamped(at.Add(-time.Hour)), want: freshness{}},
+		"an invalid spec has no maxAge to check": {
+			maxAge: "15m", invalid: errors.New("bad"), spend: stamped(at), want: freshness{},
+		},
+		"unread spend has no age": {
+			maxAge: "15m", spend: Spend{Reason: api.ReasonCostSourceMissing}, want: freshness{applies: true},
+		},
+		"spend a second short of maxAge is fresh until it reaches it": {
+			maxAge: "15m", spend: stamped(at.Add(-15*time.Minute + time.Second)), want: freshness{
+				applies: true, known: true, until: at.Add(time.Second),
+				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:01Z, within maxAge 15m " +
+					"until 2026-11-20T12:00:01Z",
+			},
+		},
+		"spend stamped ahead of the clock is fresh until it is maxAge old": {
+			maxAge: "1h", spend: stamped(at.Add(10 * time.Minute)), want: freshness{
+				applies: true, known: true, until: at.Add(70 * time.Minute),
+				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T12:10:00Z, within maxAge 1h " +
+					"until 2026-11-20T13:10:00Z",
+			},
+		},
+		"spend exactly maxAge old is stale": {
+			maxAge: "15m", spend: stamped(at.Add(-15 * time.Minute)), want: freshness{
+				applies: true, known: true, stale: true,
+				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, which reached maxAge 15m " +
+					"at 2026-11-20T12:00:00Z",
+				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, 15m0s old: older than " +
+					"maxAge 15m; with failurePolicy Open the budget is still evaluated on these figures",
+			},
+		},
+		"spend without a stamp is stale": {
+			maxAge: "15m", spend: Spend{Message: "read", Stamp: spend.StampOf("ConfigMap team-ml/llm-spend", nil)},
+			want: freshness{
+				applies: true, known: true, stale: true,
+				message: "ConfigMap team-ml/llm-spend has no llmbudget.dev/spend-as-of annotation, so the age of its " +
+					"spend is unknown: stale under maxAge 15m",
+				event: "ConfigMap team-ml/llm-spend has no llmbudget.dev/spend-as-of annotation, so the age of its " +
+					"spend is unknown: stale under maxAge 15m; with failurePolicy Open the budget is still evaluated " +
+					"on these figures",
+			},
+		},
+		"no source at all is not stale": {
+			maxAge: "15m", spend: Spend{Message: "read"},
+			want: freshness{applies: true, known: true, message: "no spend source was read, so none is stale"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := Input{Now: at, Invalid: tc.invalid, Spend: tc.spend}
+			in.Budget.Spec.CostSource.MaxAge = tc.maxAge
+			in.Budget.Spec.Enforcement.FailurePolicy = api.FailOpen
+			assert.Equal(t, tc.want, freshnessOf(in))
+		})
 	}
 }
 

@@ -4,7 +4,8 @@
 //   - Total: one key holds the current period's spend; the writer resets it when a period starts.
 //   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
-// It also reads Kelos TaskRecords (DecodeRecord) and sums those completed in a period (SumRecords), as Kelos does.
+// It also reads the stamp a writer puts on the ConfigMap, the time its figures are for (StampOf), and Kelos
+// TaskRecords (DecodeRecord), summing those completed in a period (SumRecords) as Kelos does.
 //
 // Guarantees:
 //   - No amount passes through float64: a JSON number's text is parsed, so 12.345678901 is refused, not rounded.
@@ -193,6 +194,42 @@ func notAString(raw []byte, err error) error {
 		}
 	}
 	return err
+}
+
+// Stamp is what a spend source says of its figures' time, in its annotation api.AnnotationSpendAsOf.
+type Stamp struct {
+	Source string    // the source, as messages name it: "ConfigMap team-ml/llm-spend"
+	AsOf   time.Time // the instant the figures are for; zero when Problem says why there is none
+	// Problem is, when AsOf is zero, what is wrong with the stamp, said of Source: "has no ... annotation".
+	Problem string
+}
+
+// StampOf reads the stamp of the spend source named source from its annotations: an RFC 3339 time, or the
+// Problem that it is missing or is not one (quoting the value shortened: the annotation is the writer's, up to
+// 256 KiB).
+func StampOf(source string, annotations map[string]string) Stamp {
+	v, ok := annotations[api.AnnotationSpendAsOf]
+	if !ok {
+		return Stamp{Source: source, Problem: "has no " + api.AnnotationSpendAsOf + " annotation"}
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return Stamp{Source: source, Problem: fmt.Sprintf("has annotation %s %s, which is not an RFC 3339 time",
+			api.AnnotationSpendAsOf, money.Quote(v))}
+	}
+	return Stamp{Source: source, AsOf: t}
+}
+
+// Older is the older of two stamps, s on a tie: a stamp without AsOf is older than any (its figures' age is
+// unknown), and the zero Stamp, of no source, is younger than any.
+func (s Stamp) Older(t Stamp) Stamp {
+	switch {
+	case t.Source == "" || s.Source != "" && s.AsOf.IsZero():
+		return s
+	case s.Source == "" || t.AsOf.IsZero() || t.AsOf.Before(s.AsOf):
+		return t
+	}
+	return s
 }
 
 // ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON

@@ -52,7 +52,7 @@ type craft struct {
 const clusterNow = "2026-12-01T08:46:00Z"
 
 var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
-	namespaceCrafts)
+	namespaceCrafts, staleCrafts)
 
 // namespaceCrafts are the namespace decorator's: its label follows the budgets that block the namespace.
 var namespaceCrafts = []craft{
@@ -200,6 +200,49 @@ var budgetCrafts = []craft{
 				"thresholds": []any{object{"percent": 80, "basis": "Actual", "crossedAt": "2026-11-29T05:30:00Z"}},
 			}
 		})},
+}
+
+// staleCrafts age the spend against costSource.maxAge by the ConfigMap's llmbudget.dev/spend-as-of stamp, at the
+// capture's 07:30 (the cluster's at 08:46): fresh, then stale under each failurePolicy.
+var staleCrafts = []craft{
+	{name: "budget/sync/spend-fresh-within-max-age", capture: "budget-sync-first",
+		change: all(costSource(object{"maxAge": "15m"}), stamped("2026-11-29T07:25:00Z"))},
+	// The resync the fresh case asked for, at 07:40, with nothing changed: the spend has turned stale.
+	{name: "budget/sync/spend-turns-stale-at-the-resync-it-asked-for", capture: "budget-sync-first",
+		now: "2026-11-29T07:40:00Z", change: all(costSource(object{"maxAge": "15m"}), stamped("2026-11-29T07:25:00Z"),
+			statusAfter("budget/sync/spend-fresh-within-max-age"))},
+	{name: "budget/sync/spend-stale-open-evaluated-on-last-figures", capture: "budget-sync-first",
+		change: all(costSource(object{"maxAge": "15m"}), stamped("2026-11-29T07:00:00Z"))},
+	{name: "budget/sync/spend-stale-closed-is-unknown-and-blocks", capture: "budget-sync-first",
+		change: all(costSource(object{"maxAge": "15m"}), stamped("2026-11-29T07:00:00Z"),
+			enforcement(object{"failurePolicy": "Closed", "gate": "Quota"}))},
+	// A Prometheus source is aged by default (15m), and a ConfigMap its writer never stamped is stale.
+	{name: "budget/sync/prometheus-source-unstamped-is-stale", capture: "budget-sync-first",
+		change: costSource(object{"prometheus": object{"source": "litellm", "selector": object{"team": "ml"}}})},
+	{name: "clusterbudget/sync/spend-stale-member-closed-is-unknown", capture: "clusterbudget-sync-first",
+		now: clusterNow, change: all(costSource(object{"maxAge": "30m"}),
+			clusterStamp("ml-research", "2026-12-01T08:40:00Z"), clusterStamp("ml-serving", "2026-12-01T08:10:00Z"))},
+}
+
+// costSource sets fields of the parent's spec.costSource.
+func costSource(fields object) func(object) {
+	return func(r object) { merge(at(r, "parent", "spec", "costSource"), fields, true) }
+}
+
+// stamped says the team's spend ConfigMap holds the spend as of asOf.
+func stamped(asOf string) func(object) {
+	return func(r object) {
+		merge(at(r, "related", "ConfigMap.v1", "team-ml/llm-spend", "metadata", "annotations"),
+			object{"llmbudget.dev/spend-as-of": asOf}, false)
+	}
+}
+
+// clusterStamp says a namespace's spend ConfigMap holds the spend as of asOf.
+func clusterStamp(namespace, asOf string) func(object) {
+	return func(r object) {
+		merge(at(r, "related", "ConfigMap.v1", namespace+"/llm-spend", "metadata", "annotations"),
+			object{"llmbudget.dev/spend-as-of": asOf}, false)
+	}
 }
 
 // newYorkLedger turns the first capture's budget into a daily one in New York with token limits, read from a

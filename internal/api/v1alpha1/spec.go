@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -30,10 +31,24 @@ const (
 	MaxResourceNameLength = 63
 	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the date DailyLedger appends, "-2026-11-20".
 	MaxKeyPrefixLength = 242
+
+	// DefaultMaxAge is costSource.maxAge of a budget with costSource.prometheus: three runs of the spend writer's
+	// default 5-minute schedule, so that one failed or late run is no alarm and three are.
+	DefaultMaxAge = "15m"
+	// MinMaxAge and MaxMaxAge bound costSource.maxAge: below a minute, a writer's ordinary latency would read as
+	// stale; past 31 days, no period's figures can be that old and still be of the period.
+	MinMaxAge = time.Minute
+	MaxMaxAge = 31 * 24 * time.Hour
+	// maxAgeLength bounds costSource.maxAge's text: within it, the grammar cannot overflow a time.Duration.
+	maxAgeLength = 16
 )
 
+// maxAgeGrammar is the CRD's grammar of costSource.maxAge: Go duration units h, m and s with whole numbers, as in
+// 15m or 1h30m. Fractions and sub-second units say nothing a minute-bounded age needs.
+var maxAgeGrammar = regexp.MustCompile(`^([0-9]{1,6}(h|m|s))+$`)
+
 // Default fills every unset field with the default the CRD applies at admission; the hook applies them again so that
-// objects stored before a default existed evaluate the same way.
+// objects stored before a default existed evaluate the same way. costSource.maxAge's default is the hook's alone.
 func (s *Spec) Default() {
 	s.Period.Type = cmp.Or(s.Period.Type, Monthly)
 	s.Period.TimeZone = cmp.Or(s.Period.TimeZone, DefaultTimeZone)
@@ -43,6 +58,11 @@ func (s *Spec) Default() {
 		s.Thresholds[i].Basis = cmp.Or(s.Thresholds[i].Basis, Actual)
 	}
 	s.CostSource.Format = cmp.Or(s.CostSource.Format, Total)
+	if s.CostSource.Prometheus != nil && s.CostSource.Format != TaskRecords {
+		// The one default the CRD cannot apply, since it depends on another field: the spend writer that the
+		// stanza feeds stamps each run, so its budgets can tell when it stopped.
+		s.CostSource.MaxAge = cmp.Or(s.CostSource.MaxAge, DefaultMaxAge)
+	}
 	s.Enforcement.Action = cmp.Or(s.Enforcement.Action, ActionNone)
 	s.Enforcement.FailurePolicy = cmp.Or(s.Enforcement.FailurePolicy, FailOpen)
 	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
@@ -55,6 +75,22 @@ func (s *Spec) Default() {
 func (s *Spec) PeriodSpec() period.Spec {
 	loc, _ := period.LoadLocation(s.Period.TimeZone)
 	return period.Spec{Kind: s.Period.Type, StartDay: int(*s.Period.StartDay), Location: loc}
+}
+
+// MaxAgeDuration is how old spend may be before it is stale: maxAge of a defaulted spec that passed Validate,
+// or 0 when none applies.
+func (c CostSource) MaxAgeDuration() time.Duration {
+	d, _ := time.ParseDuration(c.MaxAge) // 0 for ""
+	return d
+}
+
+// validMaxAge is the CRD's rule for costSource.maxAge: its grammar, and between MinMaxAge and MaxMaxAge.
+func validMaxAge(s string) bool {
+	if !maxAgeGrammar.MatchString(s) {
+		return false
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d >= MinMaxAge && d <= MaxMaxAge
 }
 
 // EffectiveThresholds is spec.thresholds or, if none, the warning threshold and 100%, both on Actual spend.
@@ -118,6 +154,10 @@ const (
 	// A TaskRecords source is its selector: a ConfigMap's fields beside it would be read by nothing.
 	msgNotForRecords = " is not used when costSource.format is TaskRecords: " +
 		"the spend is the usage of the TaskRecords costSource.selector matches"
+	msgMaxAgeRecords = "costSource.maxAge is not used when costSource.format is TaskRecords: TaskRecords are read " +
+		"as they are, and carry no " + AnnotationSpendAsOf + " stamp to age"
+	msgMaxAge = "must be a duration of whole hours, minutes or seconds from 1m to 744h (31 days), " +
+		"like 15m or 1h30m"
 	msgSelectorRequired      = "costSource.selector is required when costSource.format is TaskRecords"
 	msgSelectorOnly          = "costSource.selector is only allowed when costSource.format is TaskRecords"
 	msgConfigMapNameRequired = "costSource.configMapName is required unless costSource.format is TaskRecords"
@@ -347,6 +387,15 @@ func (c CostSource) validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.TooLong(prefix, c.KeyPrefix, MaxKeyPrefixLength))
 	case !valid(validation.IsConfigMapKey(c.KeyPrefix)):
 		errs = append(errs, field.Invalid(prefix, c.KeyPrefix, msgConfigMapKey))
+	}
+	switch age := path.Child("maxAge"); {
+	case c.MaxAge == "":
+	case records:
+		errs = append(errs, field.Forbidden(age, msgMaxAgeRecords))
+	case len(c.MaxAge) > maxAgeLength:
+		errs = append(errs, field.TooLong(age, "", maxAgeLength))
+	case !validMaxAge(c.MaxAge):
+		errs = append(errs, field.Invalid(age, c.MaxAge, msgMaxAge))
 	}
 	if c.Prometheus != nil && records {
 		errs = append(errs, field.Forbidden(path.Child("prometheus"), "costSource.prometheus"+msgNotForRecords))

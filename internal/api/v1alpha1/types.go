@@ -30,6 +30,9 @@ const (
 	LabelSpendSource   = Group + "/spend-source"   // marks a spend ConfigMap as a cluster budget's source
 	// AnnotationPeriodStart is where a cluster budget's Total source says when (RFC 3339) its key's period starts.
 	AnnotationPeriodStart = Group + "/period-start"
+	// AnnotationSpendAsOf is where a spend ConfigMap says (RFC 3339) the instant its figures are for: the time its
+	// writer evaluated them. Any pipeline may write it; spec.costSource.maxAge is checked against it.
+	AnnotationSpendAsOf = Group + "/spend-as-of"
 )
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
@@ -103,6 +106,10 @@ type CostSource struct {
 	Format      SourceFormat `json:"format,omitempty"`
 	Key         string       `json:"key,omitempty"`
 	KeyPrefix   string       `json:"keyPrefix,omitempty"`
+	// MaxAge is how old the spend ConfigMap's figures (by its AnnotationSpendAsOf) may be before they are stale:
+	// a Go duration of whole hours, minutes and seconds from 1m to 744h. Default DefaultMaxAge with Prometheus;
+	// otherwise unset, and figures are used however old.
+	MaxAge string `json:"maxAge,omitempty"`
 	// Selector picks, for format TaskRecords, the Kelos TaskRecords whose usage is the budget's spend: in the
 	// budget's namespace, or in the namespaces a ClusterKind selects.
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
@@ -342,6 +349,8 @@ const (
 	ConditionOverBudget      = "OverBudget"
 	ConditionBlocking        = "Blocking"
 	ConditionReady           = "Ready"
+	// ConditionSpendStale is set while spec.costSource.maxAge applies: True once the spend is older than it.
+	ConditionSpendStale = "SpendStale"
 
 	ReasonEvaluated         = "Evaluated"
 	ReasonCostSourceMissing = "CostSourceMissing"
@@ -350,6 +359,10 @@ const (
 	ReasonInvalidSpec       = "InvalidSpec"
 	// ReasonPeriodMismatch: a cluster budget's Total source covers another period, or does not say which it covers.
 	ReasonPeriodMismatch = "CostPeriodMismatch"
+	// ReasonSpendStale: the spend is older than spec.costSource.maxAge (the reason of BudgetEvaluated too, under
+	// failurePolicy Closed, where stale spend counts as unknown).
+	ReasonSpendStale = "SpendStale"
+	ReasonSpendFresh = "SpendFresh"
 )
 
 // MaxModelNameLength bounds a model name in the spend data and in spec.modelLimits.

@@ -38,7 +38,7 @@ func TestPrometheusRuleHasTheAlertsWeDocument(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{
-		"LLMBudgetWarning", "LLMBudgetOverBudget", "LLMBudgetForecastOverBudget", "LLMBudgetUnknown",
+		"LLMBudgetWarning", "LLMBudgetOverBudget", "LLMBudgetForecastOverBudget", "LLMBudgetUnknown", "LLMBudgetSpendStale",
 		"LLMBudgetHookErrors", "LLMBudgetHookLatencyHigh", "LLMBudgetServiceDown",
 	}, sortedKeys(got))
 

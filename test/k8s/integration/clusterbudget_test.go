@@ -42,6 +42,9 @@ func TestClusterBudgetCRDIsClusterScopedAndChecksItsSelector(t *testing.T) {
 	out, err := kube.KubectlErr(t, departmentJSON(t, nil), "create", "-f", "-", "--dry-run=server")
 	require.NoError(t, err, out)
 	assert.Contains(t, kube.Kubectl(t, "api-resources", "--api-group=llmbudget.dev"), "cllmb")
+	stamped := departmentJSON(t, func(s map[string]any) { s["costSource"].(map[string]any)["maxAge"] = "1h30m" })
+	out, err = kube.KubectlErr(t, stamped, "create", "-f", "-", "--dry-run=server")
+	require.NoError(t, err, out)
 
 	cases := []struct {
 		name string
@@ -59,6 +62,8 @@ func TestClusterBudgetCRDIsClusterScopedAndChecksItsSelector(t *testing.T) {
 			s["namespaceSelector"] = map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "Near"}}}
 		}, `Unsupported value: "Near"`},
 		{"a budget without a spend source", func(s map[string]any) { s["costSource"] = map[string]any{"format": "DailyLedger"} }, `spec.costSource.spendSource: Required value`},
+		{"a maxAge under a minute", func(s map[string]any) { s["costSource"].(map[string]any)["maxAge"] = "30s" },
+			`spec.costSource.maxAge: Invalid value: "30s": "30s" must be a duration of whole hours, minutes or seconds`},
 		{"the labelled scope", func(s map[string]any) {
 			s["enforcement"] = map[string]any{"action": "BlockNewWorkloads", "resources": []any{"jobs.batch"}, "scope": "Labelled"}
 		}, `Unsupported value: "Labelled"`},

@@ -1,0 +1,72 @@
+package evaluate
+
+import (
+	"fmt"
+	"time"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// freshness is how old the spend is against spec.costSource.maxAge: the SpendStale condition, and what stale
+// spend announces.
+type freshness struct {
+	applies bool // a maxAge applies to a valid spec
+	known   bool // the spend was read, so that it has an age
+	stale   bool
+	message string    // the condition's, and BudgetEvaluated's when stale spend counts as unknown
+	until   time.Time // when fresh spend turns stale
+	event   string    // the Event announcing stale spend, with its age at this sync
+}
+
+// freshnessOf compares the spend's stamp with the clock. Spend turns stale the instant it is maxAge old, so that
+// a resync at that instant finds it stale. A stamp ahead of the clock is fresh until it is maxAge old.
+//
+// The condition's message names the stamp, maxAge and the instant they meet, never the age itself: a status
+// that changed with every sync would make Metacontroller sync forever.
+func freshnessOf(in Input) freshness {
+	cs := in.Budget.Spec.CostSource
+	maxAge := cs.MaxAgeDuration()
+	f := freshness{applies: in.Invalid == nil && maxAge > 0}
+	if !f.applies || in.Spend.Reason != "" {
+		return f
+	}
+	f.known = true
+	st := in.Spend.Stamp
+	asOf := st.AsOf.UTC().Format(time.RFC3339)
+	turns := st.AsOf.Add(maxAge)
+	switch {
+	case st.Source == "":
+		f.message = "no spend source was read, so none is stale"
+		return f
+	case st.AsOf.IsZero():
+		f.stale = true
+		f.message = fmt.Sprintf("%s %s, so the age of its spend is unknown: stale under maxAge %s",
+			st.Source, st.Problem, cs.MaxAge)
+		f.event = f.message
+	case !in.Now.Before(turns):
+		f.stale = true
+		f.message = fmt.Sprintf("%s holds spend as of %s, which reached maxAge %s at %s",
+			st.Source, asOf, cs.MaxAge, turns.UTC().Format(time.RFC3339))
+		age := in.Now.Sub(st.AsOf).Truncate(time.Second)
+		f.event = fmt.Sprintf("%s holds spend as of %s, %s old: older than maxAge %s", st.Source, asOf, age, cs.MaxAge)
+	default:
+		f.until = turns
+		f.message = fmt.Sprintf("%s holds spend as of %s, within maxAge %s until %s",
+			st.Source, asOf, cs.MaxAge, turns.UTC().Format(time.RFC3339))
+	}
+	if f.stale {
+		f.message = api.Abbreviate(f.message, maxMessage)
+		if in.Budget.Spec.Enforcement.FailurePolicy == api.FailClosed {
+			f.event += "; with failurePolicy Closed the spend counts as unknown"
+		} else {
+			f.event += "; with failurePolicy Open the budget is still evaluated on these figures"
+		}
+		f.event = api.Abbreviate(f.event, maxMessage)
+	}
+	return f
+}
+
+// unknown reports whether stale spend counts as unknown: under failurePolicy Closed it does, as unreadable spend.
+func (f freshness) unknown(in Input) bool {
+	return f.stale && in.Budget.Spec.Enforcement.FailurePolicy == api.FailClosed
+}
