@@ -15,6 +15,7 @@ require (
 	go.etcd.io/etcd/server/v3 v3.7.0
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.37.2
+	k8s.io/apiextensions-apiserver v0.36.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -173,7 +174,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/apiextensions-apiserver v0.36.2 // indirect
 	k8s.io/apiserver v0.37.2 // indirect
 	k8s.io/cli-runtime v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect

@@ -121,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		}
 	}()
 
-	ports, err := freePorts(5)
+	ports, err := FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (c *Cluster) start(binDir, name string, args ...string) (*process, error) {
 	cmd.Dir = dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -367,10 +367,10 @@ func lastLines(s string, n int) string {
 	return strings.Join(all, "\n")
 }
 
-// freePorts asks the kernel for n distinct free loopback ports. Holding all listeners
+// FreePorts asks the kernel for n distinct free loopback ports. Holding all listeners
 // until every port is known keeps the ports distinct; another program could still take
 // one before our process binds it, which Start reports as a failed start.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {

@@ -2,8 +2,9 @@ package cluster
 
 import "syscall"
 
-// sysProcAttr kills a control plane process when the test binary dies without calling
-// Stop (a panic or a go test timeout), so no etcd or API server outlives its test.
-func sysProcAttr() *syscall.SysProcAttr {
+// SysProcAttr kills a process the tests start (the control plane's, or a controller a test
+// runs beside it) when the test binary dies without stopping it (a panic or a go test
+// timeout), so none outlives its test.
+func SysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
