@@ -10,13 +10,12 @@ import (
 	"strings"
 	"time"
 
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/promquery"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
@@ -241,25 +240,20 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 
 func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query,
 	stderr io.Writer) ([]model.Vector, error) {
-	client, err := promapi.NewClient(promapi.Config{Address: url})
+	prom, err := promquery.New(url, promquery.DefaultLimits)
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
 	}
-	prom := promv1.NewAPI(client)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	answers := make([]model.Vector, len(qs))
 	for i, q := range qs {
-		val, warnings, _, err := prom.Query(ctx, q.PromQL, now)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
-		}
+		vec, warnings, err := prom.Query(ctx, q.PromQL, now)
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", w)
 		}
-		vec, ok := val.(model.Vector)
-		if !ok {
-			return nil, fmt.Errorf("query %s: answered a %s, not a vector", q.PromQL, val.Type())
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
 		}
 		answers[i] = vec
 	}
