@@ -149,7 +149,7 @@ func spendCmd(args []string, std stdio) error {
 		}
 		return nil
 	}
-	if prices == nil && src.Series[promspend.Cost] == "" {
+	if prices == nil && src.TokensOnly() {
 		what := "source " + f.source
 		switch {
 		case len(f.queries) > 0:
@@ -204,12 +204,12 @@ func (f spendFlags) sourceOf() (promspend.Source, error) {
 	if f.source != "" {
 		return promspend.Preset(f.source, f.sel)
 	}
-	src := promspend.Source{ModelLabel: f.modelLabel, Series: map[promspend.Measure]string{}}
+	src := promspend.Source{ModelLabel: f.modelLabel, Series: map[promspend.Measure][]string{}}
 	for _, q := range f.queries {
 		m, sel, _ := strings.Cut(q, "=")
 		switch promspend.Measure(m) {
 		case promspend.Cost, promspend.Input, promspend.Output:
-			src.Series[promspend.Measure(m)] = sel
+			src.Series[promspend.Measure(m)] = []string{sel}
 		default:
 			return src, fmt.Errorf("--query %q: want cost=, input= or output= and a series selector", q)
 		}
