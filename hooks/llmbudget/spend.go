@@ -37,7 +37,9 @@ var spendCommand = command{
 	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
 	about: `Computes the spend of the budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
-spend ConfigMap in the budget's costSource format. Without --source or --query it reads the
+spend ConfigMap in the budget's costSource format, with the annotations
+llmbudget.dev/spend-as-of (the evaluation time) and, for Total, llmbudget.dev/period-start.
+Without --source or --query it reads the
 budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing
 and exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
 period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
@@ -170,8 +172,9 @@ func spendCmd(args []string, std stdio) error {
 	out, err := yaml.Marshal(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace},
-		"data":       data,
+		"metadata": map[string]any{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace,
+			"annotations": plan.Annotations()},
+		"data": data,
 	})
 	if err != nil {
 		return err

@@ -141,6 +141,8 @@ type Plan struct {
 	Windows []Window
 	Queries []Query
 	source  Source
+	now     time.Time
+	total   *period.Window // the period a Total key covers
 }
 
 // NewPlan plans the queries for spec's current period at now, stepping by step (at most the scrape interval; it
@@ -161,8 +163,9 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	p := Plan{source: src}
+	p := Plan{source: src, now: now}
 	if spec.CostSource.Format == api.Total {
+		p.total = &cur
 		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
 		days := period.Spec{Kind: period.Daily, Location: ps.Location}
@@ -217,6 +220,17 @@ func growth(sels []string, label string, w Window, step time.Duration) string {
 	at := w.End.UnixMilli()
 	return fmt.Sprintf("sum_over_time((sum by (%s) (%s))[%s:%s] @ %d.%03d)",
 		label, expr, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
+}
+
+// Annotations are the spend ConfigMap's annotations for the plan's figures: api.AnnotationSpendAsOf, the plan's
+// instant in UTC to the second, and for Total api.AnnotationPeriodStart, the start of the period its key covers
+// in the budget's zone, as status.period.start says it.
+func (p Plan) Annotations() map[string]string {
+	a := map[string]string{api.AnnotationSpendAsOf: p.now.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	if p.total != nil {
+		a[api.AnnotationPeriodStart] = p.total.Start.Format(time.RFC3339)
+	}
+	return a
 }
 
 // ErrEmpty is wrapped by Data's error for a query that found no series.

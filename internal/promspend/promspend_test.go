@@ -301,3 +301,30 @@ func TestTheBudgetsPrometheusStanzaGivesTheSourceTheFlagsWould(t *testing.T) {
 	want := map[promspend.Measure][]string{promspend.Cost: {`c_total{team="ml"}`}}
 	assert.Equal(t, promspend.Source{ModelLabel: "model", Series: want}, own)
 }
+
+func TestAnnotationsSayWhenTheFiguresAreForAndWhichPeriodATotalCovers(t *testing.T) {
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "t"})
+	require.NoError(t, err)
+	now := at("2026-11-20T12:00:07Z").Add(300 * time.Millisecond)
+	tests := map[string]struct {
+		spec api.Spec
+		want map[string]string
+	}{
+		"a Total: the period's start in the budget's zone": {budget(api.Monthly, "Europe/Berlin", 1, api.Total),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z",
+				api.AnnotationPeriodStart: "2026-11-01T00:00:00+01:00"}},
+		"a weekly Total in New York starts on Monday": {budget(api.Weekly, "America/New_York", 1, api.Total),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z",
+				api.AnnotationPeriodStart: "2026-11-16T00:00:00-05:00"}},
+		"a DailyLedger: each key names its day, no period-start": {
+			budget(api.Monthly, "Europe/Berlin", 1, api.DailyLedger),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			plan, err := promspend.NewPlan(tc.spec, now, src, 15*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, plan.Annotations())
+		})
+	}
+}

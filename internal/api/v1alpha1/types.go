@@ -30,6 +30,8 @@ const (
 	LabelSpendSource   = Group + "/spend-source"   // marks a spend ConfigMap as a cluster budget's source
 	// AnnotationPeriodStart is where a cluster budget's Total source says when (RFC 3339) its key's period starts.
 	AnnotationPeriodStart = Group + "/period-start"
+	// AnnotationSpendAsOf is where a spend ConfigMap says the instant (RFC 3339, UTC) its figures are for.
+	AnnotationSpendAsOf = Group + "/spend-as-of"
 )
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
