@@ -236,17 +236,36 @@ func (p Plan) Annotations() map[string]string {
 // ErrEmpty is wrapped by Data's error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
 
-// usage is a window's or a model's figures, in the JSON form package spend reads.
-type usage struct {
+// Usage is a window's or a model's figures, in the JSON form package spend reads.
+type Usage struct {
 	CostUSD      string           `json:"costUSD"`
 	InputTokens  int64            `json:"inputTokens"`
 	OutputTokens int64            `json:"outputTokens"`
-	Models       map[string]usage `json:"models,omitempty"`
+	Models       map[string]Usage `json:"models,omitempty"`
 }
 
 // Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data: a key per window,
 // except finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
+	figures, err := p.Figures(answers, prices)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(figures), nil
+}
+
+// Encode is figures as ConfigMap data: each key's Usage in JSON.
+func Encode(figures map[string]Usage) map[string]string {
+	data := make(map[string]string, len(figures))
+	for key, u := range figures {
+		js, _ := json.Marshal(u) // strings and integers: it cannot fail
+		data[key] = string(js)
+	}
+	return data
+}
+
+// Figures is Data before encoding: each key's Usage.
+func (p Plan) Figures(answers []model.Vector, prices *Prices) (map[string]Usage, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))
 	}
@@ -276,7 +295,7 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
 		}
 	}
-	data := make(map[string]string, len(p.Windows))
+	figures := make(map[string]Usage, len(p.Windows))
 	for i, w := range p.Windows {
 		if empty[i] > 0 {
 			continue
@@ -285,26 +304,25 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", w.Key, err)
 		}
-		js, _ := json.Marshal(u) // strings and integers: it cannot fail
-		data[w.Key] = string(js)
+		figures[w.Key] = u
 	}
-	return data, nil
+	return figures, nil
 }
 
 // window sums one window's models; the total is the exact sum of the rounded per-model figures, so they add up.
-func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage, error) {
+func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (Usage, error) {
 	names := map[string]bool{}
 	for _, m := range vals {
 		for name := range m {
 			names[name] = true
 		}
 	}
-	total := usage{Models: map[string]usage{}} // omitempty leaves out an empty breakdown
+	total := Usage{Models: map[string]Usage{}} // omitempty leaves out an empty breakdown
 	var missing []string
 	var sum money.Amount
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		if name != "" && !api.ValidModelName(name) {
-			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
+			return Usage{}, fmt.Errorf("model %q is not a valid model name", name)
 		}
 		in, inErr := tokens("input", vals[Input][name])
 		out, outErr := tokens("output", vals[Output][name])
@@ -318,17 +336,17 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 			missing = append(missing, strconv.Quote(name))
 		}
 		if err := cmp.Or(inErr, outErr, costErr); err != nil {
-			return usage{}, fmt.Errorf("model %q: %w", name, err)
+			return Usage{}, fmt.Errorf("model %q: %w", name, err)
 		}
 		sum = sum.Add(cost)
 		total.InputTokens += in
 		total.OutputTokens += out
 		if name != "" {
-			total.Models[name] = usage{CostUSD: cost.String(), InputTokens: in, OutputTokens: out}
+			total.Models[name] = Usage{CostUSD: cost.String(), InputTokens: in, OutputTokens: out}
 		}
 	}
 	if len(missing) > 0 {
-		return usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
+		return Usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
 	}
 	total.CostUSD = sum.String()
 	return total, nil
