@@ -177,7 +177,7 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	ns, name := b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName
 	cms := w.Kube.CoreV1().ConfigMaps(ns)
 	data := promspend.Encode(figures)
-	var kept []string
+	kept := []string{} // a list in the log line even when empty
 	source, version := name, ""
 	existing, err := cms.Get(ctx, name, metav1.GetOptions{})
 	switch {
