@@ -84,6 +84,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "llmbudget %s: %v\n\n%s", c.name, ue.err, commandHelp(c, ue.fs))
 		return exitUsage
 	}
+	if _, ok := errors.AsType[reported](err); ok {
+		return exitFailure
+	}
 	// One prefixed line per problem, as a compiler prints them.
 	prefix := "llmbudget " + c.name + ": "
 	fmt.Fprintf(stderr, "%s%s\n", prefix, strings.ReplaceAll(err.Error(), "\n", "\n"+prefix))
@@ -114,6 +117,9 @@ func commandHelp(c command, fs *flag.FlagSet) string {
 	}
 	return help
 }
+
+// reported is a failure the command has already logged: run prints nothing more and exits 1.
+type reported struct{ error }
 
 // newFlagSet returns a command's flag set, which prints nothing itself: parseFlags reports its errors and run
 // prints its help.

@@ -5,19 +5,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	promapi "github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/promquery"
 	"github.com/llmbudget/llmbudget/internal/promspend"
+	"github.com/llmbudget/llmbudget/internal/spendwriter"
 )
 
 type spendFlags struct {
@@ -30,26 +35,53 @@ type spendFlags struct {
 	printQuery, stepSet bool
 	src                 promspend.Source // of --source or --query
 	clock               func() time.Time // of --now
+
+	// --all: every budget of the cluster (or of -n) that declares spec.costSource.prometheus.
+	all, forceConflicts bool
+	namespace           string
+	kubeconfig          string
 }
 
 var spendCommand = command{
-	name:     "spend",
-	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL [--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]",
-	summary:  "compute a budget's spend from Prometheus and print its spend ConfigMap",
-	about: `Computes the spend of the budget's current period, in its own time zone, from the
-Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own), and prints the
-spend ConfigMap in the budget's costSource format. Without --source or --query it reads the
-budget's spec.costSource.prometheus (with --prices for a token-only source). Prints nothing
-and exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
+	name: "spend",
+	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL " +
+		"[--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]\n" +
+		"       llmbudget spend --all --prometheus URL [-n NAMESPACE] [--kubeconfig FILE] [--now RFC3339] [--timeout D]",
+	summary: "compute budgets' spend from Prometheus: print a spend ConfigMap, or write them all",
+	about: `Computes the spend of a budget's current period, in its own time zone, from the
+Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own).
+
+With -f it prints the budget's spend ConfigMap in its costSource format, with the
+annotations llmbudget.dev/spend-as-of (the evaluation time) and, for Total,
+llmbudget.dev/period-start. Without --source or --query it reads the budget's
+spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and
+exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
 period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
 without querying.
 
+With --all it is the cluster's spend writer: it reads every LLMCostBudget with
+spec.costSource.prometheus from the API server (of namespace -n only, when given; the
+kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account), computes each
+one's spend (its price table read from the ConfigMap spec.costSource.prometheus.prices
+names) and writes it into the budget's ConfigMap by server-side apply as field manager
+llmbudget-spend: creating the ConfigMap if missing, labelling it llmbudget.dev/spend-source
+(a label already there keeps its value), never touching keys it does not own, never
+deleting one. It logs one JSON line per budget on stderr with the figures written. A
+budget that fails is logged with its reason, gets a Warning Event SpendWriteFailed, keeps
+its ConfigMap as it was, and stops no other. --timeout then bounds each budget.
+A key another field manager owns is a conflict that fails the budget; --force-conflicts
+takes such keys over (once, to hand a ConfigMap over from an earlier writer).
+
 exit status:
-  0  the ConfigMap was printed (or, with --print-query, the PromQL)
-  1  failure, with nothing printed: a budget or price table that cannot be read, Prometheus
-     unreachable or refusing a query, no series for the current period, a model without price
-  2  usage: an unknown flag, no -f, both --source and --query, a --match that is not a PromQL
-     label matcher, a --step that does not divide 15m, a --now that is not RFC 3339`,
+  0  the ConfigMap was printed (or, with --print-query, the PromQL); with --all, every
+     budget's spend was written
+  1  failure: with -f, nothing printed: a budget or price table that cannot be read,
+     Prometheus unreachable or refusing a query, no series for the current period, a
+     model without price; with --all, any budget whose spend was not written for those
+     reasons or a conflict, or budgets that cannot be listed
+  2  usage: an unknown flag, neither -f nor --all (or both), both --source and --query, a
+     --match that is not a PromQL label matcher, a --step that does not divide 15m, a
+     --now that is not RFC 3339, a flag of -f given with --all`,
 	run: spendCmd,
 }
 
@@ -73,17 +105,34 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
 	fs.DurationVar(&f.step, "step", 15*time.Second, "evaluation step: at most the scrape interval, dividing 15m")
 	fs.StringVar(&f.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
-	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time allowed for all queries")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time allowed for all queries (with --all: for each budget)")
 	fs.BoolVar(&f.printQuery, "print-query", false, "print the PromQL and exit without querying")
 	fs.StringVar(&f.output, "o", "", "write the ConfigMap to this file instead of stdout")
+	fs.BoolVar(&f.all, "all", false, "write the spend of every budget with spec.costSource.prometheus into its ConfigMap")
+	fs.StringVar(&f.namespace, "n", "", "with --all: only the budgets of this namespace")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "",
+		"with --all: kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)")
+	fs.BoolVar(&f.forceConflicts, "force-conflicts", false,
+		"with --all: take over the keys another field manager owns")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
+	if f.all {
+		return f, f.checkAll(fs)
+	}
+	var allOnly []string
+	fs.Visit(func(fl *flag.Flag) {
+		if slices.Contains([]string{"n", "kubeconfig", "force-conflicts"}, fl.Name) {
+			allOnly = append(allOnly, "-"+fl.Name)
+		}
+	})
 	switch {
 	case fs.NArg() > 0:
 		return f, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+	case len(allOnly) > 0:
+		return f, badUsage(fs, "%s: only with --all", strings.Join(allOnly, ", "))
 	case len(f.files) == 0:
-		return f, badUsage(fs, "no budget: give -f FILE")
+		return f, badUsage(fs, "no budget: give -f FILE, or --all for every budget of the cluster")
 	case stdinTwice(f.files):
 		return f, badUsage(fs, "-f - given twice: stdin can be read only once")
 	case f.source != "" && len(f.queries) > 0:
@@ -114,10 +163,37 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	return f, nil
 }
 
+// checkAll refuses, with --all, what only a single budget's run takes: each budget's own stanza says.
+func (f *spendFlags) checkAll(fs *flag.FlagSet) error {
+	var single []string
+	fs.Visit(func(fl *flag.Flag) {
+		if !slices.Contains([]string{"all", "prometheus", "n", "kubeconfig", "now", "timeout", "force-conflicts"}, fl.Name) {
+			single = append(single, "-"+fl.Name)
+		}
+	})
+	switch {
+	case fs.NArg() > 0:
+		return badUsage(fs, "unexpected argument %q", fs.Arg(0))
+	case len(single) > 0:
+		return badUsage(fs, "%s with --all: each budget's spec.costSource.prometheus says what to read",
+			strings.Join(single, ", "))
+	case f.prometheus == "":
+		return badUsage(fs, "no --prometheus URL")
+	}
+	var err error
+	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
+		return &usageError{fs: fs, err: err}
+	}
+	return nil
+}
+
 func spendCmd(args []string, std stdio) error {
 	f, err := parseSpendFlags(args)
 	if err != nil {
 		return err
+	}
+	if f.all {
+		return spendAll(f, std)
 	}
 	b, err := pickBudget(f.files, f.budget, std.in)
 	if err != nil {
@@ -150,7 +226,7 @@ func spendCmd(args []string, std stdio) error {
 		}
 		return nil
 	}
-	if prices == nil && src.Series[promspend.Cost] == "" {
+	if prices == nil && src.TokensOnly() {
 		what := "source " + f.source
 		switch {
 		case len(f.queries) > 0:
@@ -171,8 +247,9 @@ func spendCmd(args []string, std stdio) error {
 	out, err := yaml.Marshal(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata":   map[string]string{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace},
-		"data":       data,
+		"metadata": map[string]any{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace,
+			"annotations": plan.Annotations()},
+		"data": data,
 	})
 	if err != nil {
 		return err
@@ -205,12 +282,12 @@ func (f spendFlags) sourceOf() (promspend.Source, error) {
 	if f.source != "" {
 		return promspend.Preset(f.source, f.sel)
 	}
-	src := promspend.Source{ModelLabel: f.modelLabel, Series: map[promspend.Measure]string{}}
+	src := promspend.Source{ModelLabel: f.modelLabel, Series: map[promspend.Measure][]string{}}
 	for _, q := range f.queries {
 		m, sel, _ := strings.Cut(q, "=")
 		switch promspend.Measure(m) {
 		case promspend.Cost, promspend.Input, promspend.Output:
-			src.Series[promspend.Measure(m)] = sel
+			src.Series[promspend.Measure(m)] = []string{sel}
 		default:
 			return src, fmt.Errorf("--query %q: want cost=, input= or output= and a series selector", q)
 		}
@@ -241,27 +318,74 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 
 func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query,
 	stderr io.Writer) ([]model.Vector, error) {
-	client, err := promapi.NewClient(promapi.Config{Address: url})
+	prom, err := promquery.New(url, promquery.DefaultLimits)
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
 	}
-	prom := promv1.NewAPI(client)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	answers := make([]model.Vector, len(qs))
 	for i, q := range qs {
-		val, warnings, _, err := prom.Query(ctx, q.PromQL, now)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
-		}
+		vec, warnings, err := prom.Query(ctx, q.PromQL, now)
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", w)
 		}
-		vec, ok := val.(model.Vector)
-		if !ok {
-			return nil, fmt.Errorf("query %s: answered a %s, not a vector", q.PromQL, val.Type())
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
 		}
 		answers[i] = vec
 	}
 	return answers, nil
+}
+
+// spendAll is spend --all: the cluster's spend writer.
+func spendAll(f spendFlags, std stdio) error {
+	cfg, err := kubeConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.UserAgent = "llmbudget-spend/" + version
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	prom, err := promquery.New(f.prometheus, promquery.DefaultLimits)
+	if err != nil {
+		return fmt.Errorf("--prometheus %q: %w", f.prometheus, err)
+	}
+	log := slog.New(slog.NewJSONHandler(std.err, nil))
+	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
+		Force: f.forceConflicts}
+	res, err := w.Run(context.Background(), f.namespace, f.clock())
+	if err != nil {
+		return err
+	}
+	log.Info("spend writer done", "written", len(res.Written), "failed", len(res.Failed), "failedBudgets", res.Failed)
+	if len(res.Failed) > 0 {
+		return reported{fmt.Errorf("%d of %d budgets failed", len(res.Failed), len(res.Failed)+len(res.Written))}
+	}
+	return nil
+}
+
+// kubeConfig is the API server's client configuration: of the kubeconfig file named, or of $KUBECONFIG, else the
+// Pod's service account.
+func kubeConfig(file string) (*rest.Config, error) {
+	if file == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig and no $KUBECONFIG, and not in a cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = file
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
 }

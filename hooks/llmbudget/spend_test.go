@@ -230,6 +230,8 @@ func TestSpendHelpListsItsExitStatuses(t *testing.T) {
 	code, out, _ := runProgram([]string{"spend", "-h"}, "")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "\nexit status:\n")
+	assert.Contains(t, out, "llmbudget spend --all --prometheus URL [-n NAMESPACE]")
+	assert.Contains(t, out, "with --all, every\n     budget's spend was written")
 	for _, status := range []string{"\n  0  ", "\n  1  ", "\n  2  "} {
 		assert.Contains(t, out, status)
 	}
@@ -245,4 +247,84 @@ func TestSpendPrintQueryRefusesABrokenPriceTable(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, prices+": price table")
+}
+
+func TestSpendAllRefusesWhatOnlyOneBudgetsRunTakes(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	tests := map[string]struct {
+		args     []string
+		wantErr  string
+		wantCode int
+	}{
+		"a file with --all": {[]string{"--all", "--prometheus=http://p", "-f", "budget.yaml"},
+			"-f with --all: each budget's spec.costSource.prometheus says what to read", 2},
+		"a selector with --all": {[]string{"--all", "--prometheus=http://p", "--team=a", "--step=1m"},
+			"-step, -team with --all", 2},
+		"no Prometheus": {[]string{"--all"}, "no --prometheus URL", 2},
+		"a bad --now":   {[]string{"--all", "--prometheus=http://p", "--now=today"}, `--now "today": must be RFC 3339`, 2},
+		"-n without --all": {[]string{"-f", "budget.yaml", "--prometheus=http://p", "-n", "team-a"},
+			"-n: only with --all", 2},
+		"neither -f nor --all": {[]string{"--prometheus=http://p"}, "give -f FILE, or --all", 2},
+		"no kubeconfig outside a cluster": {[]string{"--all", "--prometheus=http://p"},
+			"no --kubeconfig and no $KUBECONFIG, and not in a cluster", 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runProgram(append([]string{"spend"}, tc.args...), "")
+			assert.Equal(t, tc.wantCode, code, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tc.wantErr)
+		})
+	}
+}
+
+// apiServer serves the LLMCostBudget list with status and body, and returns a kubeconfig for it.
+func apiServer(t *testing.T, status int, body string) string {
+	t.Helper()
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		assert.Equal(t, []string{"/apis/llmbudget.dev/v1alpha1/namespaces/team-a/llmcostbudgets"}, asked)
+	})
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+	return kubeconfig
+}
+
+func TestSpendAllListsTheBudgetsOfTheAPIServerItIsGiven(t *testing.T) {
+	t.Run("no budget: nothing to write, a summary line, status 0", func(t *testing.T) {
+		kubeconfig := apiServer(t, http.StatusOK, `{"apiVersion":"llmbudget.dev/v1alpha1","kind":"LLMCostBudgetList",`+
+			`"metadata":{},"items":[]}`)
+		code, out, errOut := runProgram([]string{"spend", "--all", "--prometheus=http://127.0.0.1:1", "-n", "team-a",
+			"--kubeconfig", kubeconfig}, "")
+		require.Equal(t, 0, code, errOut)
+		assert.Empty(t, out)
+		var line map[string]any
+		require.NoError(t, json.Unmarshal([]byte(errOut), &line), errOut)
+		assert.Equal(t, "spend writer done", line["msg"])
+		assert.Equal(t, 0.0, line["written"])
+	})
+	t.Run("budgets that cannot be listed: status 1 and the API server's words", func(t *testing.T) {
+		kubeconfig := apiServer(t, http.StatusForbidden, `{"apiVersion":"v1","kind":"Status","status":"Failure",`+
+			`"message":"llmcostbudgets.llmbudget.dev is forbidden: User \"u\" cannot list resource","reason":"Forbidden",`+
+			`"code":403}`)
+		t.Setenv("KUBECONFIG", kubeconfig)
+		code, _, errOut := runProgram([]string{"spend", "--all", "--prometheus=http://127.0.0.1:1", "-n", "team-a"}, "")
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "llmbudget spend: list llmcostbudgets.llmbudget.dev: llmcostbudgets.llmbudget.dev is forbidden: "+
+			"User \"u\" cannot list resource\n", errOut)
+	})
 }

@@ -45,9 +45,13 @@ const (
 	Output Measure = "output"
 )
 
-// Source is a series selector per measure (an empty Cost is priced from tokens) and the label naming the model.
+// Source is, per measure, the series selectors of its counter (no Cost is priced from tokens) and the label naming
+// the model. A measure with several selectors is one counter under the names of several exporter releases, the
+// newest first: for each model, process (labels job and instance) and evaluation step, the first name that has
+// series is counted and the others are not, so an exporter emitting both generations is counted once, and one
+// upgraded in the period is counted under its old name before and its new name after.
 type Source struct {
-	Series     map[Measure]string
+	Series     map[Measure][]string
 	ModelLabel string
 }
 
@@ -59,8 +63,17 @@ type Selection struct {
 }
 
 // Preset returns the source of a known exporter: litellm, vllm or otel-genai. Metric and label names are the
-// exporters' own: LiteLLM's proxy Prometheus callback, vLLM's /metrics, and the OpenTelemetry GenAI histogram
-// gen_ai.client.token.usage as Prometheus stores it (dots become underscores, the {token} unit is dropped).
+// exporters' own, as Prometheus stores them, each generation of names there has been:
+//   - litellm: the proxy's Prometheus callback. Spend is litellm_spend_metric_total in every release; the token
+//     counters are litellm_input_tokens_metric_total and litellm_output_tokens_metric_total since LiteLLM appended
+//     _metric to their names (BerriAI/litellm#13271), litellm_input_tokens_total and litellm_output_tokens_total
+//     before.
+//   - vllm: vLLM's /metrics, one generation.
+//   - otel-genai: the OpenTelemetry GenAI counters gen_ai.client.inference.usage.input_tokens and .output_tokens,
+//     which replaced the histogram gen_ai.client.token.usage (its sum by gen_ai.token.type, read where they are not).
+//     Prometheus' OTLP translation (the default UnderscoreEscapingWithSuffixes) turns dots into underscores, drops
+//     the {token} unit (an annotation in braces) and appends _total to a monotonic sum:
+//     gen_ai_client_inference_usage_input_tokens_total; the histogram's sum is gen_ai_client_token_usage_sum.
 func Preset(name string, sel Selection) (Source, error) {
 	var m []string
 	add := func(label, value string) {
@@ -85,24 +98,29 @@ func Preset(name string, sel Selection) (Source, error) {
 	}
 	switch name {
 	case "litellm":
-		return Source{ModelLabel: "model", Series: map[Measure]string{
-			Cost:   series("litellm_spend_metric_total"),
-			Input:  series("litellm_input_tokens_metric_total"),
-			Output: series("litellm_output_tokens_metric_total"),
+		return Source{ModelLabel: "model", Series: map[Measure][]string{
+			Cost:   {series("litellm_spend_metric_total")},
+			Input:  {series("litellm_input_tokens_metric_total"), series("litellm_input_tokens_total")},
+			Output: {series("litellm_output_tokens_metric_total"), series("litellm_output_tokens_total")},
 		}}, nil
 	case "vllm":
-		return Source{ModelLabel: "model_name", Series: map[Measure]string{
-			Input:  series("vllm:prompt_tokens_total"),
-			Output: series("vllm:generation_tokens_total"),
+		return Source{ModelLabel: "model_name", Series: map[Measure][]string{
+			Input:  {series("vllm:prompt_tokens_total")},
+			Output: {series("vllm:generation_tokens_total")},
 		}}, nil
 	case "otel-genai":
-		return Source{ModelLabel: "gen_ai_request_model", Series: map[Measure]string{
-			Input:  series("gen_ai_client_token_usage_sum", `gen_ai_token_type="input"`),
-			Output: series("gen_ai_client_token_usage_sum", `gen_ai_token_type="output"`),
+		return Source{ModelLabel: "gen_ai_request_model", Series: map[Measure][]string{
+			Input: {series("gen_ai_client_inference_usage_input_tokens_total"),
+				series("gen_ai_client_token_usage_sum", `gen_ai_token_type="input"`)},
+			Output: {series("gen_ai_client_inference_usage_output_tokens_total"),
+				series("gen_ai_client_token_usage_sum", `gen_ai_token_type="output"`)},
 		}}, nil
 	}
 	return Source{}, fmt.Errorf("source %q is not one of litellm, vllm, otel-genai", name)
 }
+
+// TokensOnly reports whether the source has no cost counter, so that its tokens are priced from a table.
+func (s Source) TokensOnly() bool { return len(s.Series[Cost]) == 0 }
 
 // Window is the spend of one ConfigMap key: the growth in (Start, End].
 type Window struct {
@@ -123,6 +141,8 @@ type Plan struct {
 	Windows []Window
 	Queries []Query
 	source  Source
+	now     time.Time
+	total   *period.Window // the period a Total key covers
 }
 
 // NewPlan plans the queries for spec's current period at now, stepping by step (at most the scrape interval; it
@@ -143,8 +163,9 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	p := Plan{source: src}
+	p := Plan{source: src, now: now}
 	if spec.CostSource.Format == api.Total {
+		p.total = &cur
 		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
 	} else {
 		days := period.Spec{Kind: period.Daily, Location: ps.Location}
@@ -167,45 +188,88 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 			}
 		}
 		for _, m := range []Measure{Cost, Input, Output} {
-			if sel := src.Series[m]; sel != "" {
-				p.Queries = append(p.Queries, Query{Window: i, Measure: m, PromQL: growth(sel, src.ModelLabel, w, step)})
+			if sels := src.Series[m]; len(sels) > 0 {
+				p.Queries = append(p.Queries, Query{Window: i, Measure: m, PromQL: growth(sels, src.ModelLabel, w, step)})
 			}
 		}
 	}
 	return p, nil
 }
 
-// growth is the PromQL for sel's growth in w, by model. At each step t (a multiple of step in (Start, End]) it
-// takes every series' change since t-step, or, for a new or reset series, its whole value; the subquery sums the
-// steps. The changes telescope: last - first plus each pre-reset value. last_over_time bridges gaps of up to an
-// hour (failed scrapes, restarts) where a plain selector's staleness marker would make it look new. The subquery
-// ends 1ms short of w so its first step is Start+step whether Prometheus treats its left edge as open or closed.
-func growth(sel, label string, w Window, step time.Duration) string {
-	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
-	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
+// growth is the PromQL for the growth in w of the counter sels name, by model. At each step t (a multiple of step
+// in (Start, End]) it takes every series' change since t-step, or, for a new or reset series, its whole value; the
+// subquery sums the steps. The changes telescope: last - first plus each pre-reset value. last_over_time bridges
+// gaps of up to an hour (failed scrapes, restarts) where a plain selector's staleness marker would make it look new.
+// The subquery ends 1ms short of w so its first step is Start+step whether Prometheus treats its left edge as open
+// or closed. With several names, each step sums each name's changes by model, job and instance, and `or` keeps, for
+// each such group, the first name's (`or` adds the right side's groups whose labels none on its left has).
+func growth(sels []string, label string, w Window, step time.Duration) string {
+	change := func(sel string) string {
+		cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
+		prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, model.Duration(step))
+		return fmt.Sprintf("(%s - %s) >= 0 or %s", cur, prev, cur)
+	}
+	expr := change(sels[0])
+	if len(sels) > 1 {
+		names := make([]string, len(sels))
+		for i, sel := range sels {
+			names[i] = fmt.Sprintf("sum by (%s, job, instance) (%s)", label, change(sel))
+		}
+		expr = strings.Join(names, " or ")
+	}
 	at := w.End.UnixMilli()
-	return fmt.Sprintf("sum_over_time((sum by (%s) ((%s - %s) >= 0 or %s))[%s:%s] @ %d.%03d)",
-		label, cur, prev, cur, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
+	return fmt.Sprintf("sum_over_time((sum by (%s) (%s))[%s:%s] @ %d.%03d)",
+		label, expr, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
+}
+
+// Annotations are the spend ConfigMap's annotations for the plan's figures: api.AnnotationSpendAsOf, the plan's
+// instant in UTC to the second, and for Total api.AnnotationPeriodStart, the start of the period its key covers
+// in the budget's zone, as status.period.start says it.
+func (p Plan) Annotations() map[string]string {
+	a := map[string]string{api.AnnotationSpendAsOf: p.now.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	if p.total != nil {
+		a[api.AnnotationPeriodStart] = p.total.Start.Format(time.RFC3339)
+	}
+	return a
 }
 
 // ErrEmpty is wrapped by Data's error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
 
-// usage is a window's or a model's figures, in the JSON form package spend reads.
-type usage struct {
+// Usage is a window's or a model's figures, in the JSON form package spend reads.
+type Usage struct {
 	CostUSD      string           `json:"costUSD"`
 	InputTokens  int64            `json:"inputTokens"`
 	OutputTokens int64            `json:"outputTokens"`
-	Models       map[string]usage `json:"models,omitempty"`
+	Models       map[string]Usage `json:"models,omitempty"`
 }
 
 // Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data: a key per window,
 // except finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
 func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
+	figures, err := p.Figures(answers, prices)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(figures), nil
+}
+
+// Encode is figures as ConfigMap data: each key's Usage in JSON.
+func Encode(figures map[string]Usage) map[string]string {
+	data := make(map[string]string, len(figures))
+	for key, u := range figures {
+		js, _ := json.Marshal(u) // strings and integers: it cannot fail
+		data[key] = string(js)
+	}
+	return data
+}
+
+// Figures is Data before encoding: each key's Usage.
+func (p Plan) Figures(answers []model.Vector, prices *Prices) (map[string]Usage, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))
 	}
-	if p.source.Series[Cost] == "" && prices == nil {
+	if p.source.TokensOnly() && prices == nil {
 		return nil, errors.New("this source counts tokens only: a price table is required")
 	}
 	// byModel[window][measure][model] is the growth; "" is series without a model label.
@@ -231,7 +295,7 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
 		}
 	}
-	data := make(map[string]string, len(p.Windows))
+	figures := make(map[string]Usage, len(p.Windows))
 	for i, w := range p.Windows {
 		if empty[i] > 0 {
 			continue
@@ -240,32 +304,31 @@ func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, e
 		if err != nil {
 			return nil, fmt.Errorf("key %q: %w", w.Key, err)
 		}
-		js, _ := json.Marshal(u) // strings and integers: it cannot fail
-		data[w.Key] = string(js)
+		figures[w.Key] = u
 	}
-	return data, nil
+	return figures, nil
 }
 
 // window sums one window's models; the total is the exact sum of the rounded per-model figures, so they add up.
-func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage, error) {
+func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (Usage, error) {
 	names := map[string]bool{}
 	for _, m := range vals {
 		for name := range m {
 			names[name] = true
 		}
 	}
-	total := usage{Models: map[string]usage{}} // omitempty leaves out an empty breakdown
+	total := Usage{Models: map[string]Usage{}} // omitempty leaves out an empty breakdown
 	var missing []string
 	var sum money.Amount
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		if name != "" && !api.ValidModelName(name) {
-			return usage{}, fmt.Errorf("model %q is not a valid model name", name)
+			return Usage{}, fmt.Errorf("model %q is not a valid model name", name)
 		}
 		in, inErr := tokens("input", vals[Input][name])
 		out, outErr := tokens("output", vals[Output][name])
 		var cost money.Amount
 		var costErr error
-		if p.source.Series[Cost] != "" {
+		if !p.source.TokensOnly() {
 			cost, costErr = dollars(vals[Cost][name])
 		} else if c, ok := prices.cost(name, in, out); ok {
 			cost = c
@@ -273,17 +336,17 @@ func (p Plan) window(vals map[Measure]map[string]float64, prices *Prices) (usage
 			missing = append(missing, strconv.Quote(name))
 		}
 		if err := cmp.Or(inErr, outErr, costErr); err != nil {
-			return usage{}, fmt.Errorf("model %q: %w", name, err)
+			return Usage{}, fmt.Errorf("model %q: %w", name, err)
 		}
 		sum = sum.Add(cost)
 		total.InputTokens += in
 		total.OutputTokens += out
 		if name != "" {
-			total.Models[name] = usage{CostUSD: cost.String(), InputTokens: in, OutputTokens: out}
+			total.Models[name] = Usage{CostUSD: cost.String(), InputTokens: in, OutputTokens: out}
 		}
 	}
 	if len(missing) > 0 {
-		return usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
+		return Usage{}, fmt.Errorf("no price for model %s and no default price", strings.Join(missing, ", "))
 	}
 	total.CostUSD = sum.String()
 	return total, nil
@@ -397,10 +460,10 @@ func (p *Prices) cost(name string, in, out int64) (money.Amount, bool) {
 // selector, or its own series. The stanza is assumed valid (api.Spec.Validate).
 func FromSpec(p *api.PrometheusSource) (Source, error) {
 	if p.Series != nil {
-		src := Source{ModelLabel: cmp.Or(p.Series.ModelLabel, "model"), Series: map[Measure]string{}}
+		src := Source{ModelLabel: cmp.Or(p.Series.ModelLabel, "model"), Series: map[Measure][]string{}}
 		for m, sel := range map[Measure]string{Cost: p.Series.Cost, Input: p.Series.Input, Output: p.Series.Output} {
 			if sel != "" {
-				src.Series[m] = sel
+				src.Series[m] = []string{sel}
 			}
 		}
 		return src, nil

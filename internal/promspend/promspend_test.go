@@ -2,6 +2,7 @@ package promspend_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,12 +38,24 @@ func at(s string) time.Time {
 }
 
 // growthOf is the documented shape of every query, written out once here so
-// the tests below read as the windows they check.
-func growthOf(sel, label, rangeDur, step string, atMillis int64) string {
-	cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
-	prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, step)
-	return fmt.Sprintf("sum_over_time((sum by (%s) ((%s - %s) >= 0 or %s))[%s:%s] @ %d.%03d)",
-		label, cur, prev, cur, rangeDur, step, atMillis/1000, atMillis%1000)
+// the tests below read as the windows they check: one name's changes summed by
+// model, or several names' by model and process, the first name's kept by `or`.
+func growthOf(sels []string, label, rangeDur, step string, atMillis int64) string {
+	change := func(sel string) string {
+		cur := fmt.Sprintf("last_over_time(%s[1h])", sel)
+		prev := fmt.Sprintf("last_over_time(%s[1h] offset %s)", sel, step)
+		return fmt.Sprintf("(%s - %s) >= 0 or %s", cur, prev, cur)
+	}
+	expr := change(sels[0])
+	if len(sels) > 1 {
+		var names []string
+		for _, sel := range sels {
+			names = append(names, fmt.Sprintf("sum by (%s, job, instance) (%s)", label, change(sel)))
+		}
+		expr = strings.Join(names, " or ")
+	}
+	return fmt.Sprintf("sum_over_time((sum by (%s) (%s))[%s:%s] @ %d.%03d)",
+		label, expr, rangeDur, step, atMillis/1000, atMillis%1000)
 }
 
 func TestEachPresetQueriesItsExportersCountersForTheSelectedSeries(t *testing.T) {
@@ -51,54 +64,62 @@ func TestEachPresetQueriesItsExportersCountersForTheSelectedSeries(t *testing.T)
 		preset string
 		sel    promspend.Selection
 		label  string
-		series map[promspend.Measure]string
+		series map[promspend.Measure][]string
 	}{
 		"litellm by team": {
 			"litellm",
 			promspend.Selection{Team: "team-a"},
 			"model",
-			map[promspend.Measure]string{
-				promspend.Cost:   `litellm_spend_metric_total{team="team-a"}`,
-				promspend.Input:  `litellm_input_tokens_metric_total{team="team-a"}`,
-				promspend.Output: `litellm_output_tokens_metric_total{team="team-a"}`,
+			map[promspend.Measure][]string{
+				promspend.Cost: {`litellm_spend_metric_total{team="team-a"}`},
+				promspend.Input: {`litellm_input_tokens_metric_total{team="team-a"}`,
+					`litellm_input_tokens_total{team="team-a"}`},
+				promspend.Output: {`litellm_output_tokens_metric_total{team="team-a"}`,
+					`litellm_output_tokens_total{team="team-a"}`},
 			},
 		},
 		"litellm by key": {
 			"litellm",
 			promspend.Selection{Key: hashedKey},
 			"model",
-			map[promspend.Measure]string{
-				promspend.Cost:   `litellm_spend_metric_total{hashed_api_key="` + hashedKey + `"}`,
-				promspend.Input:  `litellm_input_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
-				promspend.Output: `litellm_output_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
+			map[promspend.Measure][]string{
+				promspend.Cost: {`litellm_spend_metric_total{hashed_api_key="` + hashedKey + `"}`},
+				promspend.Input: {`litellm_input_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
+					`litellm_input_tokens_total{hashed_api_key="` + hashedKey + `"}`},
+				promspend.Output: {`litellm_output_tokens_metric_total{hashed_api_key="` + hashedKey + `"}`,
+					`litellm_output_tokens_total{hashed_api_key="` + hashedKey + `"}`},
 			},
 		},
 		"vllm by namespace and pod label": {
 			"vllm",
 			promspend.Selection{Namespace: "team-ml", PodLabels: []string{"app=chat"}},
 			"model_name",
-			map[promspend.Measure]string{
-				promspend.Input:  `vllm:prompt_tokens_total{app="chat",namespace="team-ml"}`,
-				promspend.Output: `vllm:generation_tokens_total{app="chat",namespace="team-ml"}`,
+			map[promspend.Measure][]string{
+				promspend.Input:  {`vllm:prompt_tokens_total{app="chat",namespace="team-ml"}`},
+				promspend.Output: {`vllm:generation_tokens_total{app="chat",namespace="team-ml"}`},
 			},
 		},
 		"otel-genai by service with an extra matcher": {
 			"otel-genai",
 			promspend.Selection{Service: "support-bot", Match: []string{`env="prod"`}},
 			"gen_ai_request_model",
-			map[promspend.Measure]string{
-				promspend.Input:  `gen_ai_client_token_usage_sum{gen_ai_token_type="input",job="support-bot",env="prod"}`,
-				promspend.Output: `gen_ai_client_token_usage_sum{gen_ai_token_type="output",job="support-bot",env="prod"}`,
+			map[promspend.Measure][]string{
+				promspend.Input: {`gen_ai_client_inference_usage_input_tokens_total{job="support-bot",env="prod"}`,
+					`gen_ai_client_token_usage_sum{gen_ai_token_type="input",job="support-bot",env="prod"}`},
+				promspend.Output: {`gen_ai_client_inference_usage_output_tokens_total{job="support-bot",env="prod"}`,
+					`gen_ai_client_token_usage_sum{gen_ai_token_type="output",job="support-bot",env="prod"}`},
 			},
 		},
 		"a label value is quoted as a PromQL string": {
 			"litellm",
 			promspend.Selection{Team: `a"b\c`},
 			"model",
-			map[promspend.Measure]string{
-				promspend.Cost:   `litellm_spend_metric_total{team="a\"b\\c"}`,
-				promspend.Input:  `litellm_input_tokens_metric_total{team="a\"b\\c"}`,
-				promspend.Output: `litellm_output_tokens_metric_total{team="a\"b\\c"}`,
+			map[promspend.Measure][]string{
+				promspend.Cost: {`litellm_spend_metric_total{team="a\"b\\c"}`},
+				promspend.Input: {`litellm_input_tokens_metric_total{team="a\"b\\c"}`,
+					`litellm_input_tokens_total{team="a\"b\\c"}`},
+				promspend.Output: {`litellm_output_tokens_metric_total{team="a\"b\\c"}`,
+					`litellm_output_tokens_total{team="a\"b\\c"}`},
 			},
 		},
 	}
@@ -222,6 +243,23 @@ func TestAQueryIsExactlyTheDocumentedPromQL(t *testing.T) {
 	assert.Equal(t, want, plan.Queries[0].PromQL)
 }
 
+func TestAQueryOverTwoGenerationsOfNamesKeepsTheNewerPerModelAndProcess(t *testing.T) {
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "ml"})
+	require.NoError(t, err)
+	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.Total), at("2026-11-20T06:00:00Z"), src, 30*time.Second)
+	require.NoError(t, err)
+	require.Len(t, plan.Queries, 3)
+	change := func(sel string) string {
+		return `(last_over_time(` + sel + `[1h]) - last_over_time(` + sel + `[1h] offset 30s)) >= 0 ` +
+			`or last_over_time(` + sel + `[1h])`
+	}
+	want := `sum_over_time((sum by (model) (` +
+		`sum by (model, job, instance) (` + change(`litellm_input_tokens_metric_total{team="ml"}`) + `) or ` +
+		`sum by (model, job, instance) (` + change(`litellm_input_tokens_total{team="ml"}`) + `)` +
+		`))[5h59m59s999ms:30s] @ 1795154400.000)`
+	assert.Equal(t, want, plan.Queries[1].PromQL)
+}
+
 func TestAPeriodThatJustStartedHasNoQueryAndZeroSpend(t *testing.T) {
 	src, err := promspend.Preset("litellm", promspend.Selection{Team: "t"})
 	require.NoError(t, err)
@@ -260,6 +298,33 @@ func TestTheBudgetsPrometheusStanzaGivesTheSourceTheFlagsWould(t *testing.T) {
 
 	own, err := promspend.FromSpec(&api.PrometheusSource{Series: &api.PrometheusSeries{Cost: `c_total{team="ml"}`}})
 	require.NoError(t, err)
-	want := map[promspend.Measure]string{promspend.Cost: `c_total{team="ml"}`}
+	want := map[promspend.Measure][]string{promspend.Cost: {`c_total{team="ml"}`}}
 	assert.Equal(t, promspend.Source{ModelLabel: "model", Series: want}, own)
+}
+
+func TestAnnotationsSayWhenTheFiguresAreForAndWhichPeriodATotalCovers(t *testing.T) {
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "t"})
+	require.NoError(t, err)
+	now := at("2026-11-20T12:00:07Z").Add(300 * time.Millisecond)
+	tests := map[string]struct {
+		spec api.Spec
+		want map[string]string
+	}{
+		"a Total: the period's start in the budget's zone": {budget(api.Monthly, "Europe/Berlin", 1, api.Total),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z",
+				api.AnnotationPeriodStart: "2026-11-01T00:00:00+01:00"}},
+		"a weekly Total in New York starts on Monday": {budget(api.Weekly, "America/New_York", 1, api.Total),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z",
+				api.AnnotationPeriodStart: "2026-11-16T00:00:00-05:00"}},
+		"a DailyLedger: each key names its day, no period-start": {
+			budget(api.Monthly, "Europe/Berlin", 1, api.DailyLedger),
+			map[string]string{api.AnnotationSpendAsOf: "2026-11-20T12:00:07Z"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			plan, err := promspend.NewPlan(tc.spec, now, src, 15*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, plan.Annotations())
+		})
+	}
 }

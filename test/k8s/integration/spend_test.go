@@ -143,6 +143,13 @@ func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
+// current is the index of the phase the exporter serves now.
+func (e *exporter) current() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.phase
+}
+
 // done reports whether the last phase has been scraped scrapesPerPhase times.
 func (e *exporter) done() bool {
 	e.mu.Lock()
@@ -151,8 +158,8 @@ func (e *exporter) done() bool {
 }
 
 // startPrometheus runs the Prometheus that build-prometheus.sh built, scraping target
-// every second, and returns its URL.
-func startPrometheus(t *testing.T, target string) string {
+// every second, with extra flags, and returns its URL.
+func startPrometheus(t *testing.T, target string, extra ...string) string {
 	t.Helper()
 	dir := os.Getenv("LLMBUDGET_PROMETHEUS_BIN")
 	if dir == "" {
@@ -177,8 +184,8 @@ scrape_configs:
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(work, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(work, "data"), "--web.listen-address="+addr)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--config.file=" + filepath.Join(work, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(work, "data"), "--web.listen-address=" + addr}, extra...)...)
 	logf, err := os.Create(filepath.Join(work, "prometheus.log"))
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = logf, logf

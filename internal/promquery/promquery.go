@@ -1,0 +1,233 @@
+// Package promquery asks Prometheus (or Thanos, Mimir: the same query API) for instant vectors, bounding what a
+// broken or hostile server can make the spend writer hold, follow or print.
+//
+// Guarantees:
+//   - An answer is read up to Limits.Body bytes after decompression, so a gzip bomb is bounded too; past it the
+//     query fails with an error naming the limit, without the rest being read.
+//   - An answer of more than Limits.Series series, or with a label value longer than Limits.LabelValue bytes,
+//     fails: the writer's queries sum by model, so a model name is the only label value an answer carries. Its
+//     series are decoded one at a time, and none past the limit is.
+//   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus
+//     URL never sends the query, or credentials in it, elsewhere.
+//   - An error, and a warning, quotes at most Excerpt bytes of what the server said.
+package promquery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	"github.com/prometheus/common/model"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+)
+
+// Limits bounds one answer.
+type Limits struct {
+	Body       int64 // bytes of the answer's body, after decompression
+	Series     int   // series in the answer
+	LabelValue int   // bytes of one label value
+}
+
+// DefaultLimits are far above what a budget's query answers (a series per model, a few hundred bytes each) and far
+// below what would exhaust a writer with a few hundred MiB of memory.
+var DefaultLimits = Limits{Body: 32 << 20, Series: 10_000, LabelValue: 1024}
+
+// Excerpt is how many bytes of the server's words an error or warning quotes.
+const Excerpt = 256
+
+// maxWarnings is how many of an answer's warnings Query returns.
+const maxWarnings = 10
+
+// Client queries one Prometheus.
+type Client struct {
+	http   promapi.Client
+	limits Limits
+}
+
+// New returns a client of the Prometheus at address (like http://prometheus:9090) with limits.
+func New(address string, limits Limits) (*Client, error) {
+	hc := &http.Client{
+		Transport:     bounded{next: promapi.DefaultRoundTripper, limit: limits.Body},
+		CheckRedirect: sameOrigin,
+	}
+	c, err := promapi.NewClient(promapi.Config{Address: address, Client: hc})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{http: c, limits: limits}, nil
+}
+
+// response is the query API's envelope; data is decoded only on success, its result one series at a time.
+type response struct {
+	Status    string          `json:"status"`
+	Data      json.RawMessage `json:"data"`
+	ErrorType string          `json:"errorType"`
+	Error     string          `json:"error"`
+	Warnings  []string        `json:"warnings"`
+}
+
+// Query evaluates promql at the instant at (POST /api/v1/query) and returns its vector and Prometheus' warnings
+// (at most 10, each abbreviated).
+func (c *Client) Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error) {
+	u := c.http.URL("/api/v1/query", nil)
+	form := url.Values{"query": {promql}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body, err := c.http.Do(ctx, req)
+	if err != nil {
+		return nil, nil, excerpt{err}
+	}
+	var r response
+	jsonErr := json.Unmarshal(body, &r)
+	said := warnings(r.Warnings)
+	switch {
+	case jsonErr == nil && r.Status == "error":
+		return nil, said, excerpt{fmt.Errorf("%s: %s", r.ErrorType, r.Error)}
+	case resp.StatusCode/100 != 2:
+		return nil, said, excerpt{fmt.Errorf("%s: %s", resp.Status, body)}
+	case jsonErr != nil:
+		return nil, said, excerpt{fmt.Errorf("answer is not the query API's JSON: %w", jsonErr)}
+	case r.Status != "success":
+		return nil, said, excerpt{fmt.Errorf("answer has status %q, not success", r.Status)}
+	}
+	vec, err := c.vector(r.Data)
+	return vec, said, err
+}
+
+// vector decodes data's result, refusing anything but a vector of at most Limits.Series plain samples whose label
+// values are at most Limits.LabelValue bytes. It stops at the first series past the limit.
+func (c *Client) vector(data json.RawMessage) (model.Vector, error) {
+	var d struct {
+		ResultType model.ValueType `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, excerpt{fmt.Errorf("answer's data: %w", err)}
+	}
+	if d.ResultType != model.ValVector {
+		return nil, excerpt{fmt.Errorf("answered a %s, not a vector", d.ResultType)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(d.Result))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, errors.New("answer's result is not a list")
+	}
+	var vec model.Vector
+	for dec.More() {
+		if len(vec) == c.limits.Series {
+			return nil, fmt.Errorf("answered more than the %d series allowed: a query sums by model, "+
+				"so is this the Prometheus (and the selector) you meant?", c.limits.Series)
+		}
+		s := new(model.Sample)
+		if err := dec.Decode(s); err != nil {
+			return nil, excerpt{fmt.Errorf("answer's series %d: %w", len(vec)+1, err)}
+		}
+		if s.Histogram != nil {
+			return nil, fmt.Errorf("answered a histogram for %s, not a number",
+				api.Abbreviate(s.Metric.String(), Excerpt/2))
+		}
+		for name, value := range s.Metric {
+			if len(value) > c.limits.LabelValue {
+				return nil, fmt.Errorf("answered a series whose label %s holds %d bytes, more than the %d "+
+					"allowed: %q", api.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
+					api.Abbreviate(string(value), Excerpt/4))
+			}
+		}
+		vec = append(vec, s)
+	}
+	return vec, nil
+}
+
+// warnings are at most maxWarnings of ws, each abbreviated, and how many more there were.
+func warnings(ws []string) []string {
+	var said []string
+	for i, w := range ws {
+		if i == maxWarnings {
+			return append(said, fmt.Sprintf("and %d more warnings", len(ws)-i))
+		}
+		said = append(said, api.Abbreviate(w, Excerpt))
+	}
+	return said
+}
+
+// excerpt is an error quoting at most Excerpt bytes of its cause, which errors.Is and errors.As still see.
+type excerpt struct{ err error }
+
+func (e excerpt) Error() string { return api.Abbreviate(e.err.Error(), Excerpt) }
+func (e excerpt) Unwrap() error { return e.err }
+
+// sameOrigin refuses a redirect to another scheme or host, and stops after 10 as net/http's default does.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("redirect from %s://%s to %s://%s refused: only redirects within the same host are followed",
+			first.Scheme, first.Host, req.URL.Scheme, api.Abbreviate(req.URL.Host, Excerpt))
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
+// bounded is a RoundTripper whose response bodies fail once they pass limit bytes.
+type bounded struct {
+	next  http.RoundTripper
+	limit int64
+}
+
+func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: b.limit, limit: b.limit}
+	return resp, nil
+}
+
+// ErrTooLarge is wrapped by the error of an answer larger than Limits.Body.
+var ErrTooLarge = errors.New("answer too large")
+
+type limitedBody struct {
+	io.ReadCloser
+	left, limit int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, l.tooLarge()
+	}
+	// Read one byte past the limit: an answer of exactly limit bytes is whole.
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.ReadCloser.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return 0, l.tooLarge()
+	}
+	return n, err
+}
+
+func (l *limitedBody) tooLarge() error {
+	return fmt.Errorf("%w: more than %s, the limit of one answer", ErrTooLarge, bytesIn(l.limit))
+}
+
+// bytesIn is n in MiB when it is a whole number of them, else in bytes.
+func bytesIn(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,326 @@
+// Package spendwriter is the cluster's spend writer (`llmbudget spend --all`): for every LLMCostBudget whose
+// spec.costSource.prometheus says where its usage is, it computes the current period's spend (package promspend)
+// and writes it into the budget's spend ConfigMap by server-side apply. It is the only package of llmbudget that
+// talks to the API server; the hook service never imports it.
+//
+// Expected Flow:
+//  1. List the LLMCostBudgets (of one namespace, or all) and keep those with spec.costSource.prometheus.
+//  2. For each, in namespace/name order: plan its queries for its own period and zone at the evaluation instant,
+//     read its price table when the source counts tokens only, query Prometheus, compute the figures.
+//  3. Read its spend ConfigMap, and apply, as field manager FieldManager, the figures, the keys this manager
+//     already owns that the figures leave out (a finished ledger day Prometheus no longer holds), the label
+//     api.LabelSpendSource, and the annotations api.AnnotationSpendAsOf and, for Total, api.AnnotationPeriodStart.
+//  4. Log one JSON line per budget; on failure post a Warning Event SpendWriteFailed on the budget.
+//
+// Guarantees:
+//   - Keys of other managers are never touched and nothing is deleted: server-side apply removes only what this
+//     manager applied before and omits now, and it re-applies every key it owns.
+//   - A budget's failure (an invalid spec, a price table missing or broken, Prometheus refusing a query or
+//     finding no series, a model without price, a conflict with another manager over a key) leaves its ConfigMap
+//     as it was and stops no other budget.
+//   - An apply with the same figures at the same instant changes nothing (the resourceVersion stays).
+//
+// Assumptions:
+//   - One writer runs at a time (the CronJob's concurrencyPolicy: Forbid); two would only apply the same figures.
+//
+// Caveats:
+//   - A key another manager owns is a conflict: the budget fails and says who owns it, unless Force takes the key
+//     over (`--force-conflicts`, for the one run that hands a ConfigMap over from an earlier writer).
+package spendwriter
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/promspend"
+)
+
+// Names the writer uses on what it writes.
+const (
+	// FieldManager owns the keys, label and annotations the writer applies.
+	FieldManager = "llmbudget-spend"
+	// Component is its Events' source.component.
+	Component = "llmbudget-spend"
+	// ReasonSpendWriteFailed is the reason of the Warning Event on a budget whose spend was not written.
+	ReasonSpendWriteFailed = "SpendWriteFailed"
+)
+
+// maxMessage bounds a reason in a log line or an Event message.
+const maxMessage = 1024
+
+// budgets is the resource the writer lists.
+var budgets = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
+
+// Querier answers PromQL at an instant with a vector and Prometheus' warnings (package promquery).
+type Querier interface {
+	Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error)
+}
+
+// Writer writes the spend of the budgets with a Prometheus source.
+type Writer struct {
+	Kube       kubernetes.Interface // ConfigMaps and Events
+	Dynamic    dynamic.Interface    // LLMCostBudgets
+	Prometheus Querier
+	Log        *slog.Logger
+	Timeout    time.Duration // for one budget's reads, queries and writes; 0 is none
+	Force      bool          // take over keys another manager owns
+}
+
+// Result is what a run did.
+type Result struct {
+	Written []string // namespace/name of each budget whose spend was written
+	Failed  []string // and of each whose spend was not
+}
+
+// Run writes the spend at now of every budget of namespace ("" for all) with spec.costSource.prometheus. Its error
+// is for a run that could not start (the budgets cannot be listed); a budget's failure is in Result.Failed.
+func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Result, error) {
+	list, err := w.Dynamic.Resource(budgets).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Result{}, fmt.Errorf("list %s: %w", budgets.GroupResource(), err)
+	}
+	var res Result
+	tables := map[string]priceTable{}
+	slices.SortFunc(list.Items, func(a, b unstructured.Unstructured) int {
+		return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
+	})
+	for _, item := range list.Items {
+		name := item.GetNamespace() + "/" + item.GetName()
+		js, err := item.MarshalJSON()
+		var b api.LLMCostBudget
+		if err == nil {
+			err = decode.Lenient(js, &b, "")
+		}
+		if err == nil && b.Spec.CostSource.Prometheus == nil {
+			continue
+		}
+		if err != nil {
+			err = fmt.Errorf("budget cannot be read: %w", err)
+		} else {
+			err = w.write(ctx, b, now, tables)
+		}
+		if err != nil {
+			w.fail(ctx, b, name, err, now)
+			res.Failed = append(res.Failed, name)
+			continue
+		}
+		res.Written = append(res.Written, name)
+	}
+	return res, nil
+}
+
+// write computes and applies one budget's spend, and logs what it wrote.
+func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, tables map[string]priceTable) error {
+	if w.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.Timeout)
+		defer cancel()
+	}
+	p := b.Spec.CostSource.Prometheus
+	src, err := promspend.FromSpec(p)
+	if err != nil {
+		return fmt.Errorf("spec.costSource.prometheus: %w", err)
+	}
+	plan, err := promspend.NewPlan(b.Spec, now, src, p.StepDuration())
+	if err != nil {
+		return err
+	}
+	var prices *promspend.Prices
+	if src.TokensOnly() {
+		if prices, err = w.prices(ctx, b.Metadata.Namespace, p.Prices, tables); err != nil {
+			return err
+		}
+	}
+	answers := make([]model.Vector, len(plan.Queries))
+	for i, q := range plan.Queries {
+		vec, warnings, err := w.Prometheus.Query(ctx, q.PromQL, now)
+		if err != nil {
+			return fmt.Errorf("key %q, %s: query %s: %w", plan.Windows[q.Window].Key, q.Measure, q.PromQL, err)
+		}
+		for _, warning := range warnings {
+			w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
+				"query", q.PromQL, "warning", warning)
+		}
+		answers[i] = vec
+	}
+	figures, err := plan.Figures(answers, prices)
+	if err != nil {
+		return err
+	}
+	return w.apply(ctx, b, plan, figures)
+}
+
+// apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out.
+func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.Plan,
+	figures map[string]promspend.Usage) error {
+	ns, name := b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName
+	cms := w.Kube.CoreV1().ConfigMaps(ns)
+	data := promspend.Encode(figures)
+	kept := []string{} // a list in the log line even when empty
+	source, version := name, ""
+	existing, err := cms.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("read ConfigMap %s: %w", name, err)
+	default:
+		version = existing.ResourceVersion
+		// A label already there keeps its value: a ClusterLLMCostBudget may select by it.
+		source = cmp.Or(existing.Labels[api.LabelSpendSource], name)
+		owned, err := corev1ac.ExtractConfigMap(existing, FieldManager)
+		if err != nil {
+			return fmt.Errorf("ConfigMap %s: the fields %s owns: %w", name, FieldManager, err)
+		}
+		for k, v := range owned.Data {
+			if _, ok := data[k]; !ok {
+				data[k] = v
+				kept = append(kept, k)
+			}
+		}
+	}
+	cm := corev1ac.ConfigMap(name, ns).
+		WithLabels(map[string]string{api.LabelSpendSource: source}).
+		WithAnnotations(plan.Annotations()).
+		WithData(data)
+	applied, err := cms.Apply(ctx, cm, metav1.ApplyOptions{FieldManager: FieldManager, Force: w.Force})
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("apply ConfigMap %s: %w (another writer owns these: stop it, or hand them over "+
+			"once with llmbudget spend --all --force-conflicts)", name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("apply ConfigMap %s: %w", name, err)
+	}
+	written := make(map[string]figure, len(figures))
+	for k, u := range figures {
+		written[k] = figure{CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+	}
+	slices.Sort(kept)
+	w.Log.Info("spend written", "budget", ns+"/"+b.Metadata.Name, "configMap", ns+"/"+name,
+		"format", string(cmp.Or(b.Spec.CostSource.Format, api.Total)), "written", written, "kept", kept,
+		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion)
+	return nil
+}
+
+// figure is what a log line says of a key.
+type figure struct {
+	CostUSD      string `json:"costUSD"`
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
+}
+
+// priceTable is a price table read once per run, or why it could not be.
+type priceTable struct {
+	prices *promspend.Prices
+	err    error
+}
+
+// prices reads the price table ref names (in namespace when it names none), once per run.
+func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTableRef,
+	tables map[string]priceTable) (*promspend.Prices, error) {
+	if ref == nil { // the spec's validation requires it; a stored object may predate the rule
+		return nil, errors.New("spec.costSource.prometheus.prices: the source counts tokens only: name a price table")
+	}
+	ns, key := cmp.Or(ref.Namespace, namespace), ref.PricesKey()
+	id := ns + "/" + ref.ConfigMapName + "/" + key
+	if t, ok := tables[id]; ok {
+		return t.prices, t.err
+	}
+	var t priceTable
+	where := fmt.Sprintf("price table (ConfigMap %s/%s, key %s)", ns, ref.ConfigMapName, key)
+	cm, err := w.Kube.CoreV1().ConfigMaps(ns).Get(ctx, ref.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.err = fmt.Errorf("%s: %w", where, err)
+	} else if doc, ok := cm.Data[key]; !ok {
+		t.err = fmt.Errorf("%s: no such key", where)
+	} else if t.prices, err = promspend.ParsePrices([]byte(doc)); err != nil {
+		t.err = fmt.Errorf("%s: %w", where, err)
+	}
+	if !errors.Is(t.err, context.DeadlineExceeded) { // another budget may have more time
+		tables[id] = t
+	}
+	return t.prices, t.err
+}
+
+// fail logs a budget's failure and posts the Warning Event on it.
+func (w Writer) fail(ctx context.Context, b api.LLMCostBudget, name string, cause error, now time.Time) {
+	reason := api.Abbreviate(cause.Error(), maxMessage)
+	attrs := []any{"budget", name, "reason", reason}
+	if b.Metadata.Name != "" && b.Spec.CostSource.ConfigMapName != "" {
+		attrs = append(attrs, "configMap", b.Metadata.Namespace+"/"+b.Spec.CostSource.ConfigMapName)
+	}
+	if err := w.event(ctx, b, reason, now); err != nil {
+		attrs = append(attrs, "eventError", api.Abbreviate(err.Error(), maxMessage))
+	}
+	w.Log.Error("spend not written", attrs...)
+}
+
+// event posts, or counts once more, the budget's SpendWriteFailed Event: one per budget, its message the latest
+// reason, so that kubectl describe shows "(x4 over 20m)" rather than a line per run.
+func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, now time.Time) error {
+	if b.Metadata.UID == "" {
+		return errors.New("the budget could not be read: no Event without its uid")
+	}
+	events := w.Kube.CoreV1().Events(b.Metadata.Namespace)
+	at := metav1.NewTime(now.UTC().Truncate(time.Second))
+	message := "spend not written"
+	if b.Spec.CostSource.ConfigMapName != "" {
+		message += " into ConfigMap " + b.Spec.CostSource.ConfigMapName
+	}
+	message = api.Abbreviate(message+": "+reason, maxMessage)
+	name := eventName(b.Metadata)
+	ev, err := events.Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		ev.Count++
+		ev.LastTimestamp, ev.Message = at, message
+		_, err = events.Update(ctx, ev, metav1.UpdateOptions{FieldManager: FieldManager})
+		return err
+	}
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	ev = &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.Metadata.Namespace},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: api.APIVersion, Kind: api.Kind, Namespace: b.Metadata.Namespace, Name: b.Metadata.Name,
+			UID: types.UID(b.Metadata.UID),
+		},
+		Reason: ReasonSpendWriteFailed, Message: message, Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: Component},
+		FirstTimestamp: at, LastTimestamp: at, Count: 1,
+	}
+	_, err = events.Create(ctx, ev, metav1.CreateOptions{FieldManager: FieldManager})
+	return err
+}
+
+// eventName is "<budget>.spend-write-failed.<uid's first 8>", shortened with a hash past 253 characters.
+func eventName(m api.ObjectMeta) string {
+	const maxLength, hashBytes = 253, 5
+	name := fmt.Sprintf("%s.spend-write-failed.%s", m.Name, m.UID[:min(8, len(m.UID))])
+	if len(name) <= maxLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "." + hex.EncodeToString(sum[:hashBytes])
+	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
+}
