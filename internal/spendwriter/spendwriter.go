@@ -15,7 +15,9 @@
 // Guarantees:
 //   - Keys of other managers are never touched and nothing is deleted: server-side apply removes only what this
 //     manager applied before and omits now, and it re-applies every key it owns.
-//   - A budget's failure (an invalid spec, a price table missing or broken, Prometheus refusing a query or
+//   - Only a price table labelled api.LabelSpendSource is read: the admission policy lets only the spend writers
+//     change one, and whoever could lower a price could lift the block.
+//   - A budget's failure (an invalid spec, a price table missing, unlabelled or broken, Prometheus refusing a query or
 //     finding no series, a model without price, a conflict with another manager over a key) leaves its ConfigMap
 //     as it was and stops no other budget.
 //   - An apply with the same figures at the same instant changes nothing (the resourceVersion stays).
@@ -251,6 +253,10 @@ func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTabl
 	cm, err := w.Kube.CoreV1().ConfigMaps(ns).Get(ctx, ref.ConfigMapName, metav1.GetOptions{})
 	if err != nil {
 		t.err = fmt.Errorf("%s: %w", where, err)
+	} else if _, ok := cm.Labels[api.LabelSpendSource]; !ok {
+		// Whoever lowers a price lifts the block, so a table must be one the spend-source policy protects.
+		t.err = fmt.Errorf("%s carries no label %s: label it so that only the spend writers may change it, "+
+			"as they alone may change spend", where, api.LabelSpendSource)
 	} else if doc, ok := cm.Data[key]; !ok {
 		t.err = fmt.Errorf("%s: no such key", where)
 	} else if t.prices, err = promspend.ParsePrices([]byte(doc)); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,6 +32,9 @@ import (
 
 // now is 20 November 2026, 12:00 UTC: 13:00 in Berlin, 07:00 in New York.
 var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// protected labels a price table as a spend source, which the spend-source policy keeps to the spend writers.
+var protected = map[string]string{api.LabelSpendSource: "prices"}
 
 var budgetResource = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
 
@@ -170,7 +174,7 @@ func TestATotalBudgetsConfigMapIsCreatedWithItsFiguresLabelAndAnnotations(t *tes
 
 func TestTheWriterKeepsForeignKeysAndTheFinishedDaysItOwnsThatPrometheusNoLongerHolds(t *testing.T) {
 	prices := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "prices", Namespace: "team-ml"},
+		ObjectMeta: metav1.ObjectMeta{Name: "prices", Namespace: "team-ml", Labels: protected},
 		Data:       map[string]string{"prices.yaml": "default: {input: \"1\", output: \"2\"}\n"},
 	}
 	every := prometheus{
@@ -204,7 +208,7 @@ func TestTheWriterKeepsForeignKeysAndTheFinishedDaysItOwnsThatPrometheusNoLonger
 
 func TestOneBudgetsFailureLeavesItsConfigMapPostsAnEventAndStopsNoOther(t *testing.T) {
 	badPrices := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "prices", Namespace: "team-b"},
+		ObjectMeta: metav1.ObjectMeta{Name: "prices", Namespace: "team-b", Labels: protected},
 		Data:       map[string]string{"prices.yaml": "models: {llama: {input: ten}}\n"},
 	}
 	budgets := []*unstructured.Unstructured{
@@ -320,4 +324,28 @@ func TestASpendSourceLabelAlreadyThereKeepsItsValueAndANamespaceNarrowsTheRun(t 
 	require.NoError(t, err)
 	assert.Equal(t, spendwriter.Result{Written: []string{"team-a/chatbot"}}, res)
 	assert.Equal(t, "ml-department", r.configMap(t, "team-a", "llm-spend").Labels[api.LabelSpendSource])
+}
+
+// A price table the budgeted could edit would let them lower the prices and lift the block: the writer reads only
+// one the spend-source policy protects, and says what to do with any other.
+func TestTheWriterRefusesAPriceTableThatIsNoSpendSource(t *testing.T) {
+	open := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "prices", Namespace: "team-ml"},
+		Data:       map[string]string{"prices.yaml": "default: {input: \"0\", output: \"0\"}\n"},
+	}
+	every := prometheus{
+		{"vllm:prompt_tokens_total", models("model_name", map[string]float64{"llama": 1_000_000})},
+		{"vllm:generation_tokens_total", models("model_name", map[string]float64{"llama": 500_000})},
+	}
+	r := newRun(t, every, []*unstructured.Unstructured{budget(t, "team-ml", "serving", "uid-2", vllmLedger)}, open)
+
+	res, err := r.w.Run(context.Background(), "", now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-ml/serving"}, res.Failed)
+	_, err = r.kube.CoreV1().ConfigMaps("team-ml").Get(context.Background(), "llm-spend", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "nothing written from an unprotected table")
+	lines := r.lines(t)
+	require.NotEmpty(t, lines)
+	assert.Contains(t, lines[0]["reason"], "price table (ConfigMap team-ml/prices, key prices.yaml) carries no "+
+		"label llmbudget.dev/spend-source")
 }

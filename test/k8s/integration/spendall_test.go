@@ -231,7 +231,9 @@ func TestSpendAllWritesEachBudgetsTrueGrowthInItsOwnPeriodAndZone(t *testing.T) 
 	yesterday := today.AddDate(0, 0, -1).Format(time.DateOnly)
 
 	berlinNS, newYorkNS := kube.Namespace(t, "spend-berlin"), kube.Namespace(t, "spend-newyork")
-	kube.ApplyYAML(t, berlinNS, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llm-prices}\ndata:\n  prices.yaml: |\n"+
+	// The writer reads only a price table the spend-source policy protects.
+	kube.ApplyYAML(t, berlinNS, "apiVersion: v1\nkind: ConfigMap\n"+
+		"metadata: {name: llm-prices, labels: {llmbudget.dev/spend-source: llm-prices}}\ndata:\n  prices.yaml: |\n"+
 		"    models:\n      llama-3.1-8b: {input: \"0.20\", output: \"0.600000001\"}\n"+
 		"    default: {input: \"0.15\", output: \"0.60\"}\n")
 	budgetYAML := func(ns, name, period, costSource string) string {
