@@ -77,7 +77,7 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 }
 
 // The writer may do what a run needs and nothing more: list budgets, read price tables and the
-// ConfigMaps it writes, create and patch them (server-side apply), and post Events.
+// ConfigMaps it writes, create and patch them (server-side apply), and post Events and count them up.
 func TestTheSpendWriterMayListBudgetsAndWriteConfigMapsOnly(t *testing.T) {
 	role := byKey(t, kustomize(t, "deploy/overlays/spend-writer"))["ClusterRole llmbudget-spend-writer"]
 	require.NotNil(t, role)
@@ -85,7 +85,7 @@ func TestTheSpendWriterMayListBudgetsAndWriteConfigMapsOnly(t *testing.T) {
 		map[string]any{"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets"}, "verbs": []any{"list"}},
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"},
 			"verbs": []any{"get", "create", "patch"}},
-		map[string]any{"apiGroups": []any{""}, "resources": []any{"events"}, "verbs": []any{"create"}},
+		map[string]any{"apiGroups": []any{""}, "resources": []any{"events"}, "verbs": []any{"get", "create", "update"}},
 	}, role["rules"])
 }
 

@@ -18,7 +18,7 @@ import (
 // TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse installs the spend writer's
 // ServiceAccount, ClusterRole and binding as deploy/overlays/spend-writer renders them and asks
 // the API server, impersonating the ServiceAccount, what it may do: list budgets everywhere,
-// read price tables, create and patch spend ConfigMaps, post Events; and no more: no Secrets,
+// read price tables, create and patch spend ConfigMaps, post and count up Events; and no more: no Secrets,
 // no budget writes, no deletes, no Pods, no roles.
 func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 	installBudgetCRD(t)
@@ -58,6 +58,8 @@ func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 		{"create", "configmaps", "team-ml", "yes"},
 		{"patch", "configmaps", "team-ml", "yes"}, // server-side apply is a patch
 		{"create", "events", "team-ml", "yes"},
+		{"get", "events", "team-ml", "yes"},    // its own SpendWriteFailed, to count it up
+		{"update", "events", "team-ml", "yes"}, // ditto
 
 		{"update", "configmaps", "team-ml", "no"},
 		{"delete", "configmaps", "team-ml", "no"},
@@ -74,6 +76,7 @@ func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 		{"create", "pods", "llmbudget-system", "no"},
 		{"create", "pods", "team-ml", "no"},
 		{"patch", "events", "team-ml", "no"},
+		{"list", "events", "team-ml", "no"},
 		{"delete", "events", "team-ml", "no"},
 		{"patch", "namespaces", "", "no"},
 		{"create", "rolebindings", "team-ml", "no"},
