@@ -364,7 +364,8 @@ func spendAll(f spendFlags, std stdio) error {
 	if err != nil {
 		return err
 	}
-	log.Info("spend writer done", "written", len(res.Written), "failed", len(res.Failed), "failedBudgets", res.Failed)
+	failed := append([]string{}, res.Failed...) // [] rather than null for a log reader's jq
+	log.Info("spend writer done", "written", len(res.Written), "failed", len(failed), "failedBudgets", failed)
 	if len(res.Failed) > 0 {
 		return reported{fmt.Errorf("%d of %d budgets failed", len(res.Failed), len(res.Failed)+len(res.Written))}
 	}

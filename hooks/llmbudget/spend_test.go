@@ -316,6 +316,7 @@ func TestSpendAllListsTheBudgetsOfTheAPIServerItIsGiven(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(errOut), &line), errOut)
 		assert.Equal(t, "spend writer done", line["msg"])
 		assert.Equal(t, 0.0, line["written"])
+		assert.Equal(t, []any{}, line["failedBudgets"], "a list, even empty")
 	})
 	t.Run("budgets that cannot be listed: status 1 and the API server's words", func(t *testing.T) {
 		kubeconfig := apiServer(t, http.StatusForbidden, `{"apiVersion":"v1","kind":"Status","status":"Failure",`+
