@@ -423,15 +423,21 @@ spec:
 		}
 	})
 
-	t.Run("the writer of a component may patch spend sources and nothing else", func(t *testing.T) {
+	t.Run("the cluster's spend writer may write spend sources and nothing else", func(t *testing.T) {
 		installSpendSourcePolicies(t)
-		example := filepath.Join(repoRoot, "examples", "spend", "vllm")
+		installSpendWriterRBAC(t)
 		kube.EnsureNamespace(t, "team-support")
-		kube.EnsureNamespace(t, "llmbudget-system")
-		kube.Kubectl(t, "apply", "--server-side", "--field-manager=llmbudget-test", "-k", example)
-		t.Cleanup(func() { _, _, _ = kube.Run(context.Background(), "", "delete", "-k", example, "--wait=false") })
+		budget := filepath.Join(repoRoot, "examples", "spend", "vllm", "budget.yaml")
+		kube.Kubectl(t, "apply", "--server-side", "--field-manager=llmbudget-test", "-f", budget)
+		t.Cleanup(func() { _, _, _ = kube.Run(context.Background(), "", "delete", "-f", budget, "--wait=false") })
 		kube.ApplyYAML(t, "team-support", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: someone-elses}\n")
 		as := []string{"--as=" + spendWriter, "--namespace=team-support"}
+		// The budget's ConfigMap, which the writer creates by server-side apply, labelled as a spend source, and
+		// then patches.
+		out, err := kube.KubectlErr(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vllm-serving-spend, "+
+			"labels: {llmbudget.dev/spend-source: vllm-serving-spend}}\n",
+			append(as, "apply", "--server-side", "--field-manager=llmbudget-spend", "-f", "-")...)
+		require.NoError(t, err, out)
 		patch := `{"data":{"spend-2026-11-29":"{\"costUSD\":\"1.00\",\"inputTokens\":1,\"outputTokens\":1}"}}`
 		kube.Kubectl(t, append(as, "patch", "configmap", "vllm-serving-spend", "--type=merge", "-p", patch)...)
 		for _, tc := range []struct {
@@ -441,8 +447,10 @@ spec:
 			{[]string{"patch", "configmap", "someone-elses", "--type=merge", "-p", patch},
 				"the spend writers may write only spend sources: " +
 					"ConfigMap team-support/someone-elses carries no label llmbudget.dev/spend-source"},
-			{[]string{"create", "configmap", "new-one"}, `cannot create resource "configmaps"`},
+			{[]string{"create", "configmap", "new-one"}, "the spend writers may write only spend sources: " +
+				"ConfigMap team-support/new-one carries no label llmbudget.dev/spend-source"},
 			{[]string{"delete", "configmap", "vllm-serving-spend"}, `cannot delete resource "configmaps"`},
+			{[]string{"get", "secrets"}, `cannot list resource "secrets"`},
 		} {
 			out, err := kube.KubectlErr(t, "", append(as, tc.args...)...)
 			require.Error(t, err, "%v: %s", tc.args, out)

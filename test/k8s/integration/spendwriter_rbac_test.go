@@ -22,30 +22,7 @@ import (
 // no budget writes, no deletes, no Pods, no roles.
 func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 	installBudgetCRD(t)
-	objs, err := deploytest.Kustomize(repoRoot, "deploy/overlays/spend-writer")
-	require.NoError(t, err)
-	var rbac []deploytest.Object
-	for _, o := range objs {
-		switch o["kind"] {
-		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount":
-			if name, _ := o["metadata"].(map[string]any)["name"].(string); name == "llmbudget-spend-writer" {
-				rbac = append(rbac, o)
-			}
-		}
-	}
-	require.Len(t, rbac, 3, "the writer's ServiceAccount, ClusterRole and ClusterRoleBinding")
-	kube.EnsureNamespace(t, "llmbudget-system")
-	var manifest strings.Builder
-	for _, o := range rbac {
-		doc, err := yaml.Marshal(o)
-		require.NoError(t, err)
-		manifest.WriteString("---\n" + string(doc))
-	}
-	out, err := kube.KubectlErr(t, manifest.String(), "apply", "--server-side", "--field-manager=llmbudget-test", "-f", "-")
-	require.NoError(t, err, out)
-	t.Cleanup(func() {
-		_, _, _ = kube.Run(context.Background(), manifest.String(), "delete", "-f", "-", "--ignore-not-found")
-	})
+	installSpendWriterRBAC(t)
 
 	const writer = "system:serviceaccount:llmbudget-system:llmbudget-spend-writer"
 	cases := []struct {
@@ -92,4 +69,34 @@ func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 			assert.Equal(t, c.want, canI(t, writer, ns, c.verb, c.resource, extra...))
 		})
 	}
+}
+
+// installSpendWriterRBAC installs the spend writer's ServiceAccount, ClusterRole and ClusterRoleBinding as
+// deploy/overlays/spend-writer renders them, and removes them when the test ends.
+func installSpendWriterRBAC(t *testing.T) {
+	t.Helper()
+	objs, err := deploytest.Kustomize(repoRoot, "deploy/overlays/spend-writer")
+	require.NoError(t, err)
+	var rbac []deploytest.Object
+	for _, o := range objs {
+		switch o["kind"] {
+		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount":
+			if name, _ := o["metadata"].(map[string]any)["name"].(string); name == "llmbudget-spend-writer" {
+				rbac = append(rbac, o)
+			}
+		}
+	}
+	require.Len(t, rbac, 3, "the writer's ServiceAccount, ClusterRole and ClusterRoleBinding")
+	kube.EnsureNamespace(t, "llmbudget-system")
+	var manifest strings.Builder
+	for _, o := range rbac {
+		doc, err := yaml.Marshal(o)
+		require.NoError(t, err)
+		manifest.WriteString("---\n" + string(doc))
+	}
+	out, err := kube.KubectlErr(t, manifest.String(), "apply", "--server-side", "--field-manager=llmbudget-test", "-f", "-")
+	require.NoError(t, err, out)
+	t.Cleanup(func() {
+		_, _, _ = kube.Run(context.Background(), manifest.String(), "delete", "-f", "-", "--ignore-not-found")
+	})
 }
