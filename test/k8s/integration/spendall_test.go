@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +26,7 @@ import (
 	metrics "go.opentelemetry.io/proto/otlp/metrics/v1"
 	resource "go.opentelemetry.io/proto/otlp/resource/v1"
 	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmbudget/llmbudget/test/k8s/cluster"
 )
@@ -335,6 +338,37 @@ spec:
 			}
 		})
 	}
+
+	// What the writer stamps is what the hooks age: the budget and its ConfigMap as the API server holds them,
+	// evaluated a minute after the run, are fresh; past the default maxAge of a Prometheus source, stale.
+	t.Run("the written spend is fresh for the budget, and stale past its maxAge", func(t *testing.T) {
+		stored := filepath.Join(t.TempDir(), "stored.yaml")
+		require.NoError(t, os.WriteFile(stored, []byte(kube.Kubectl(t, "-n", berlinNS, "get",
+			"llmcostbudget/litellm", "configmap/litellm-spend", "-o", "yaml")), 0o600))
+		for _, tc := range []struct {
+			after          time.Duration
+			status, reason string
+		}{{time.Minute, "False", "SpendFresh"}, {16 * time.Minute, "True", "SpendStale"}} {
+			at := now.Add(tc.after)
+			if at.In(berlin).Month() != now.In(berlin).Month() {
+				t.Skipf("%s is in the next Monthly period of the budget", at)
+			}
+			out, err := exec.Command(llmbudget, "eval", "-f", stored, "--now="+at.Format(time.RFC3339)).CombinedOutput()
+			require.NoError(t, err, "llmbudget eval: %s", out)
+			var got evalStatus
+			require.NoError(t, yaml.Unmarshal(out, &got), "%s", out)
+			assert.Equal(t, "3.85", got.Status.ObservedSpendUSD, "%s", out)
+			found := false
+			for _, c := range got.Status.Conditions {
+				if c.Type == "SpendStale" {
+					found = true
+					assert.Equal(t, tc.status, c.Status, "%s after the run: %s", tc.after, c.Message)
+					assert.Equal(t, tc.reason, c.Reason)
+				}
+			}
+			assert.True(t, found, "a SpendStale condition: %s", out)
+		}
+	})
 
 	t.Run("keys the writer does not own, and a day Prometheus no longer holds, survive", func(t *testing.T) {
 		cm := getConfigMap(t, newYorkNS, "vllm-spend")
