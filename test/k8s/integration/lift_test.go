@@ -387,6 +387,17 @@ func TestSpendWritersAndClusterAdministratorsStillChangeWhatABlockRestsOn(t *tes
 			assert.Contains(t, out, "the spend writers may write only spend sources: ConfigMap "+s.ns+"/"+cm+
 				" carries no label llmbudget.dev/spend-source")
 		}
+		// Nor may it make an existing ConfigMap one by labelling it, in the same request or alone.
+		out, err := kube.KubectlErr(t, "", append(asWriter, "label", "configmap", "app-config",
+			"llmbudget.dev/spend-source=app-config")...)
+		require.Error(t, err, out)
+		assert.Contains(t, out, "the spend writers may write only spend sources: ConfigMap "+s.ns+
+			"/app-config is not one yet, and only a cluster administrator may label it llmbudget.dev/spend-source")
+		// A new one it may make: the spend writer creates a budget's ConfigMap, labelled, on its first run.
+		out, err = kube.KubectlErr(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new-spend, "+
+			"labels: {llmbudget.dev/spend-source: new-spend}}\n",
+			append(asWriter, "apply", "--server-side", "--field-manager=llmbudget-spend", "-f", "-")...)
+		require.NoError(t, err, out)
 	})
 	t.Run("a writer's ServiceAccount name in the budget's own namespace is no writer", func(t *testing.T) {
 		// As if someone made a ServiceAccount llmbudget-spend-writer in the budgeted namespace.
