@@ -61,16 +61,18 @@ without querying.
 
 With --all it is the cluster's spend writer: it reads every LLMCostBudget with
 spec.costSource.prometheus from the API server (of namespace -n only, when given; the
-kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account), computes each
-one's spend (its price table read from the ConfigMap spec.costSource.prometheus.prices
-names) and writes it into the budget's ConfigMap by server-side apply as field manager
-llmbudget-spend: creating the ConfigMap if missing, labelling it llmbudget.dev/spend-source
-(a label already there keeps its value), never touching keys it does not own, never
-deleting one. It logs one JSON line per budget on stderr with the figures written. A
-budget that fails is logged with its reason, gets a Warning Event SpendWriteFailed, keeps
-its ConfigMap as it was, and stops no other. --timeout then bounds each budget.
-A key another field manager owns is a conflict that fails the budget; --force-conflicts
-takes such keys over (once, to hand a ConfigMap over from an earlier writer).
+kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account), computes
+each one's spend (its price table read from the ConfigMap
+spec.costSource.prometheus.prices names, which must be labelled
+llmbudget.dev/spend-source) and writes it into the budget's ConfigMap by server-side
+apply as field manager llmbudget-spend: creating the ConfigMap if missing, labelling it
+llmbudget.dev/spend-source (a label already there keeps its value), never touching keys
+it does not own, never deleting one. It logs one JSON line per budget on stderr with the
+figures written. A budget that fails is logged with its reason, gets a Warning Event
+SpendWriteFailed, keeps its ConfigMap as it was, and stops no other. --timeout then
+bounds each budget. A key another field manager owns is a conflict that fails the
+budget; --force-conflicts takes such keys over (once, to hand a ConfigMap over from an
+earlier writer).
 
 exit status:
   0  the ConfigMap was printed (or, with --print-query, the PromQL); with --all, every
