@@ -213,22 +213,16 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	if err != nil {
 		return fmt.Errorf("apply ConfigMap %s: %w", name, err)
 	}
-	written := make(map[string]figure, len(figures))
+	written := make(map[string]promspend.Usage, len(figures))
 	for k, u := range figures {
-		written[k] = figure{CostUSD: u.CostUSD, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+		u.Models = nil // the log line says each key's totals; the ConfigMap has the breakdown
+		written[k] = u
 	}
 	slices.Sort(kept)
 	w.Log.Info("spend written", "budget", ns+"/"+b.Metadata.Name, "configMap", ns+"/"+name,
 		"format", string(cmp.Or(b.Spec.CostSource.Format, api.Total)), "written", written, "kept", kept,
 		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion)
 	return nil
-}
-
-// figure is what a log line says of a key.
-type figure struct {
-	CostUSD      string `json:"costUSD"`
-	InputTokens  int64  `json:"inputTokens"`
-	OutputTokens int64  `json:"outputTokens"`
 }
 
 // priceTable is a price table read once per run, or why it could not be.
