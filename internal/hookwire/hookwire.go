@@ -85,6 +85,21 @@ type DecoratorResponse struct {
 	Tail
 }
 
+// CarriedBy reports whether an object with these labels and annotations already carries what r asks for: every key
+// r sets has its value, and every key r removes is absent.
+func (r DecoratorResponse) CarriedBy(labels, annotations map[string]string) bool {
+	return carries(labels, r.Labels) && carries(annotations, r.Annotations)
+}
+
+func carries(have map[string]string, want map[string]*string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
+			return false
+		}
+	}
+	return true
+}
+
 // Group keys of the object maps this service reads.
 const (
 	ConfigMapGroup     = "ConfigMap.v1"

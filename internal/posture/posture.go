@@ -113,7 +113,7 @@ func Sync(req hookwire.DecoratorRequest) (hookwire.DecoratorResponse, Summary, e
 		resp.Labels[LabelBlocked] = new("true")
 		resp.Annotations[AnnotationBlockedBy] = new(blockedBy(blocks))
 	}
-	if !settled(ns, resp) {
+	if !resp.CarriedBy(ns.Metadata.Labels, ns.Metadata.Annotations) {
 		resp.ResyncAfterSeconds = settleRetry.Seconds()
 	}
 	return resp, sum, nil
@@ -166,18 +166,4 @@ func blockedBy(blocks []block) string {
 		parts = append(parts, fmt.Sprintf("and %d more", n))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// settled reports whether the namespace already carries what resp asks for.
-func settled(ns namespace, resp hookwire.DecoratorResponse) bool {
-	return carries(ns.Metadata.Labels, resp.Labels) && carries(ns.Metadata.Annotations, resp.Annotations)
-}
-
-func carries(have map[string]string, want map[string]*string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
-			return false
-		}
-	}
-	return true
 }

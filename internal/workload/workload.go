@@ -189,24 +189,10 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
 			requeue = evaluate.AnnounceFor - age
 		}
 	}
-	if !settled(o, resp) {
+	if !resp.CarriedBy(o.Metadata.Labels, o.Metadata.Annotations) {
 		requeue = settleRetry
 	}
 	return resp, requeue
-}
-
-// settled reports whether the object already carries what resp asks for.
-func settled(o object, resp hookwire.DecoratorResponse) bool {
-	return carries(o.Metadata.Labels, resp.Labels) && carries(o.Metadata.Annotations, resp.Annotations)
-}
-
-func carries(have map[string]string, want map[string]*string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; (v == nil && ok) || (v != nil && (!ok || got != *v)) {
-			return false
-		}
-	}
-	return true
 }
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
