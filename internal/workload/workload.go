@@ -17,6 +17,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
+	"github.com/llmbudget/llmbudget/internal/finalizer"
 	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
@@ -110,19 +111,17 @@ func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorRespo
 		Kind:      o.Kind,
 		Budget:    o.Metadata.Labels[api.LabelBudget],
 	}
-	if req.Finalizing {
-		resp := undecorated()
-		resp.Finalized = true // Metacontroller removes the keys and its finalizer in the same update
-		return resp, sum, nil
-	}
-	resp, requeue := apply(o, req.Related, now, &sum)
-	resp.ResyncAfterSeconds = seconds(requeue)
-	return resp, sum, nil
-}
-
-// seconds is a resync delay as Metacontroller reads it, rounded up to whole seconds; 0 resyncs only on a change.
-func seconds(d time.Duration) float64 {
-	return float64((max(d, 0) + time.Second - 1) / time.Second)
+	res := finalizer.Controller[hookwire.DecoratorResponse]{
+		Apply: func() (hookwire.DecoratorResponse, finalizer.Action) {
+			resp, requeue := apply(o, req.Related, now, &sum)
+			return resp, finalizer.RequeueAfter(requeue)
+		},
+		// An old install's finalize hook: Metacontroller removes the keys and its finalizer in the same update.
+		Cleanup: undecorated,
+		Remains: func() bool { return false }, // the decorator owns no objects, only the keys Cleanup removes
+	}.Reconcile(finalizer.EventOf(req.Finalizing))
+	res.Response.Tail = res.Tail()
+	return res.Response, sum, nil
 }
 
 // undecorated is the answer that removes every key Apply may set.
