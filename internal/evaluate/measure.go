@@ -66,7 +66,7 @@ type measurement struct {
 	percentUsed                                   *int64
 	tokens                                        *api.TokenUsage
 	thresholds                                    []api.ThresholdStatus
-	models                                        []modelGauge
+	models                                        []gauged
 	// worst is the budget-wide limit used most; driver is the limit that drives the state, which may be a
 	// model's.
 	worst, driver use
@@ -144,15 +144,9 @@ func gaugeBudget(spec api.Spec, limit *money.Amount, u spend.Usage, w period.Win
 	return m
 }
 
-// modelGauge is one model's status with the limit that drives it.
-type modelGauge struct {
-	api.ModelStatus
-	worst use
-}
-
 // gaugeModels measures each limited model; a model absent from the data has spent nothing.
-func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.ThresholdStatus, now time.Time) []modelGauge {
-	var out []modelGauge
+func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.ThresholdStatus, now time.Time) []gauged {
+	var out []gauged
 	actual := slices.DeleteFunc(slices.Clone(spec.EffectiveThresholds()), func(t api.Threshold) bool {
 		return t.Basis != api.Actual
 	})
@@ -162,7 +156,7 @@ func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.Threshol
 		g.Thresholds = crossings(actual, carried[ml.Model], func(t api.Threshold) bool {
 			return g.worst.percent >= int64(t.Percent)
 		}, now)
-		out = append(out, modelGauge(g))
+		out = append(out, g)
 	}
 	return out
 }
