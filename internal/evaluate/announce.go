@@ -205,12 +205,11 @@ func slugOf(model string) string {
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
-// announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window,
-// then this sync's new ones (none while suspended). An occurrence's first record wins, so an Event's content
-// never changes; the record in the status keeps an Event until its window ends, whatever the budget does
-// meanwhile, so it is never created twice.
-func announce(recorded []api.AnnouncementStatus, occurring []Announcement, suspended bool,
-	now time.Time) []Announcement {
+// announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window, then
+// this sync's new ones (Evaluate finds none while suspended). An occurrence's first record wins, so an Event's content
+// never changes; the record in the status keeps an Event until its window ends, whatever the budget does meanwhile, so
+// it is never created twice.
+func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) []Announcement {
 	var out []Announcement
 	add := func(a Announcement) {
 		age := now.Sub(a.At)
@@ -222,10 +221,8 @@ func announce(recorded []api.AnnouncementStatus, occurring []Announcement, suspe
 	for _, r := range recorded {
 		add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
 	}
-	if !suspended {
-		for _, a := range occurring {
-			add(a)
-		}
+	for _, a := range occurring {
+		add(a)
 	}
 	slices.SortFunc(out, func(a, b Announcement) int {
 		return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At))

@@ -129,7 +129,11 @@ func Evaluate(in Input) Result {
 	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, f, m, enf)
-	anns := announce(prev.Announcements, occurrences(in, prev, v, f, p, m, enf), in.Budget.Spec.Suspend, in.Now)
+	var occurring []Announcement
+	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
+		occurring = occurrences(in, prev, v, f, p, m, enf)
+	}
+	anns := announce(prev.Announcements, occurring, in.Now)
 	st.Announcements = records(anns)
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,

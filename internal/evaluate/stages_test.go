@@ -355,18 +355,19 @@ func TestAnnounce(t *testing.T) {
 		{Slug: "a-new-one", At: at},
 	}
 	cases := map[string]struct {
-		suspended bool
+		occurring []Announcement
 		want      []string
 	}{
 		"the first record of an occurrence wins; expired ones go; new ones join, sorted": {
-			want: []string{"a-new-one", "blocking first"},
+			occurring: occurring, want: []string{"a-new-one", "blocking first"},
 		},
-		"while suspended only what was recorded stays": {suspended: true, want: []string{"blocking first"}},
+		// A suspended budget's Evaluate has nothing occurring.
+		"with nothing occurring only what was recorded stays": {want: []string{"blocking first"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, a := range announce(recorded, occurring, tc.suspended, at) {
+			for _, a := range announce(recorded, tc.occurring, at) {
 				got = append(got, a.Slug+map[bool]string{true: " " + a.Message}[a.Message != ""])
 			}
 			assert.Equal(t, tc.want, got)
