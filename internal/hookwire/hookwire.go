@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/llmbudget/llmbudget/internal/decode"
 )
 
 // RequestError is a request no hook can answer at all (not JSON, no parent or object, no name): the caller's
@@ -83,6 +85,22 @@ type DecoratorResponse struct {
 	Status      any                `json:"status,omitempty"`
 	Attachments []any              `json:"attachments"`
 	Tail
+}
+
+// DecodeObject decodes a decorator's object at field of the request ("parent" of customize, "object" of sync),
+// refusing as a RequestError one that is missing, does not decode as T, or has no name (name reads metadata.name).
+func DecodeObject[T any](raw json.RawMessage, field string, name func(T) string) (T, error) {
+	var v T
+	if len(raw) == 0 || string(raw) == "null" {
+		return v, BadRequest("request has no %s", field)
+	}
+	if err := decode.Lenient(raw, &v, field); err != nil {
+		return v, BadRequest("%w", err)
+	}
+	if name(v) == "" {
+		return v, BadRequest("%s.metadata.name is missing", field)
+	}
+	return v, nil
 }
 
 // CarriedBy reports whether an object with these labels and annotations already carries what r asks for: every key

@@ -54,17 +54,7 @@ type namespace struct {
 }
 
 func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
-	var ns namespace
-	if len(raw) == 0 || string(raw) == "null" {
-		return ns, hookwire.BadRequest("request has no %s", field)
-	}
-	if err := decode.Lenient(raw, &ns, field); err != nil {
-		return ns, hookwire.BadRequest("%w", err)
-	}
-	if ns.Metadata.Name == "" {
-		return ns, hookwire.BadRequest("%s.metadata.name is missing", field)
-	}
-	return ns, nil
+	return hookwire.DecodeObject(raw, field, func(ns namespace) string { return ns.Metadata.Name })
 }
 
 // Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget: which cluster budgets close

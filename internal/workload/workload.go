@@ -65,17 +65,7 @@ type object struct {
 }
 
 func decodeObject(raw json.RawMessage, field string) (object, error) {
-	var o object
-	if len(raw) == 0 || string(raw) == "null" {
-		return o, hookwire.BadRequest("request has no %s", field)
-	}
-	if err := decode.Lenient(raw, &o, field); err != nil {
-		return o, hookwire.BadRequest("%w", err)
-	}
-	if o.Metadata.Name == "" {
-		return o, hookwire.BadRequest("%s.metadata.name is missing", field)
-	}
-	return o, nil
+	return hookwire.DecodeObject(raw, field, func(o object) string { return o.Metadata.Name })
 }
 
 // Customize relates the workload's budget; objects that lost the label (it is called for them too) get none.
