@@ -76,12 +76,13 @@ type Cluster struct {
 	KubectlPath string
 
 	cacheDir string
-	procs    []*process
+	procs    []*Process
 	stopOnce sync.Once
 }
 
-// process is one running program and its log file.
-type process struct {
+// Process is a binary a test runs (the control plane's, or another component's such as Kueue), its output
+// appended to a log file.
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
@@ -89,6 +90,37 @@ type process struct {
 	done    chan struct{}
 	err     error // set before done is closed
 }
+
+// StartProcess runs bin with args in dir ("" for the test's own), its output appended to logPath; it ends with the
+// test binary (sysProcAttr).
+func StartProcess(bin, dir, logPath string, args ...string) (*Process, error) {
+	name := filepath.Base(bin)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create %s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{name: name, cmd: cmd, logPath: logPath, log: logFile, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Done is closed once the process has exited; Err then says how.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited, once Done is closed.
+func (p *Process) Err() error { return p.err }
 
 // Start launches etcd, kube-apiserver and kube-controller-manager and waits until they
 // serve. On failure everything started so far is stopped; the error names the step and
@@ -260,36 +292,21 @@ var controllers = []string{
 }
 
 // start runs one binary with its output in <Dir>/<name>/<name>.log.
-func (c *Cluster) start(binDir, name string, args ...string) (*process, error) {
+func (c *Cluster) start(binDir, name string, args ...string) (*Process, error) {
 	dir := filepath.Join(c.Dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s directory: %w", name, err)
 	}
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
+	p, err := StartProcess(filepath.Join(binDir, name), dir, filepath.Join(dir, name+".log"), args...)
 	if err != nil {
-		return nil, fmt.Errorf("create %s log: %w", name, err)
+		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(binDir, name), args...)
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = SysProcAttr()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, log: logFile, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	c.procs = append(c.procs, p)
 	return p, nil
 }
 
 // waitHealthy polls url until it answers 200, the process exits or ctx ends.
-func waitHealthy(ctx context.Context, p *process, client *http.Client, url string) error {
+func waitHealthy(ctx context.Context, p *Process, client *http.Client, url string) error {
 	var last string
 	for {
 		resp, err := client.Get(url)
@@ -305,9 +322,9 @@ func waitHealthy(ctx context.Context, p *process, client *http.Client, url strin
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited before it was ready (%v); log tail:\n%s", p.name, p.err, p.tail(40))
+			return fmt.Errorf("%s exited before it was ready (%v); log tail:\n%s", p.name, p.err, p.Tail(40))
 		case <-ctx.Done():
-			return fmt.Errorf("wait for %s at %s: %w (last answer: %s); log tail:\n%s", p.name, url, ctx.Err(), last, p.tail(40))
+			return fmt.Errorf("wait for %s at %s: %w (last answer: %s); log tail:\n%s", p.name, url, ctx.Err(), last, p.Tail(40))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -318,7 +335,7 @@ func waitHealthy(ctx context.Context, p *process, client *http.Client, url strin
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		for i := len(c.procs) - 1; i >= 0; i-- {
-			c.procs[i].stop(10 * time.Second)
+			c.procs[i].Stop(10 * time.Second)
 		}
 		if os.Getenv("LLMBUDGET_K8S_KEEP") != "" {
 			fmt.Fprintf(os.Stderr, "cluster: kept %s (LLMBUDGET_K8S_KEEP)\n", c.Dir)
@@ -328,7 +345,8 @@ func (c *Cluster) Stop() {
 	})
 }
 
-func (p *process) stop(grace time.Duration) {
+// Stop ends the process gracefully (SIGTERM), killing it after grace.
+func (p *Process) Stop(grace time.Duration) {
 	select {
 	case <-p.done:
 	default:
@@ -346,11 +364,12 @@ func (p *process) stop(grace time.Duration) {
 // Logs writes the last lines of every process's log to w, for a failing test's report.
 func (c *Cluster) Logs(w io.Writer, lines int) {
 	for _, p := range c.procs {
-		fmt.Fprintf(w, "===== %s (%s), last %d lines =====\n%s\n", p.name, p.logPath, lines, p.tail(lines))
+		fmt.Fprintf(w, "===== %s (%s), last %d lines =====\n%s\n", p.name, p.logPath, lines, p.Tail(lines))
 	}
 }
 
-func (p *process) tail(lines int) string {
+// Tail is the last lines of the process's log.
+func (p *Process) Tail(lines int) string {
 	data, err := os.ReadFile(p.logPath)
 	if err != nil {
 		return fmt.Sprintf("(read log: %v)", err)

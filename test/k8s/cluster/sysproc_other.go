@@ -4,5 +4,5 @@ package cluster
 
 import "syscall"
 
-// SysProcAttr is nil where the kernel cannot kill a child with its parent.
-func SysProcAttr() *syscall.SysProcAttr { return nil }
+// sysProcAttr is nil where the kernel cannot kill a child with its parent.
+func sysProcAttr() *syscall.SysProcAttr { return nil }

@@ -16,11 +16,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +27,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -131,8 +130,8 @@ featureGates:
 		readyz:  fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort),
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kueue log (last 60 lines):\n%s", k.logTail(60))
+		if t.Failed() && k.proc != nil {
+			t.Logf("kueue log (last 60 lines):\n%s", k.proc.Tail(60))
 		}
 		k.stop()
 	})
@@ -147,32 +146,20 @@ featureGates:
 type kueueProcess struct {
 	bin, logPath, readyz string
 	args                 []string
-	cmd                  *exec.Cmd
-	exited               chan struct{}
+	proc                 *cluster.Process // of the latest run
 }
 
 // start runs Kueue and waits until /readyz says it is ready (its certificates in place and its webhook server
 // listening), failing the test with the log if it exits first.
 func (k *kueueProcess) start(t *testing.T) {
 	t.Helper()
-	logf, err := os.OpenFile(k.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	proc, err := cluster.StartProcess(k.bin, "", k.logPath, k.args...)
 	require.NoError(t, err)
-	k.cmd = exec.Command(k.bin, k.args...)
-	k.cmd.Stdout, k.cmd.Stderr = logf, logf
-	k.cmd.SysProcAttr = cluster.SysProcAttr()
-	err = k.cmd.Start()
-	logf.Close() // the child holds its own copy
-	require.NoError(t, err)
-	exited := make(chan struct{})
-	k.exited = exited
-	go func(cmd *exec.Cmd) {
-		_ = cmd.Wait()
-		close(exited)
-	}(k.cmd)
+	k.proc = proc
 	cluster.WaitFor(t, 2*time.Minute, "Kueue to be ready", func() (bool, string) {
 		select {
-		case <-exited:
-			t.Fatalf("kueue exited before it was ready: %v\n%s", k.cmd.ProcessState, k.logTail(40))
+		case <-proc.Done():
+			t.Fatalf("kueue exited before it was ready: %v\n%s", proc.Err(), proc.Tail(40))
 		default:
 		}
 		resp, err := http.Get(k.readyz)
@@ -184,19 +171,11 @@ func (k *kueueProcess) start(t *testing.T) {
 	})
 }
 
-// stop ends Kueue as Kubernetes would (SIGTERM, then SIGKILL after 15 seconds).
+// stop ends Kueue as Kubernetes would (SIGTERM, then SIGKILL after 15 seconds); a stopped one stays stopped.
 func (k *kueueProcess) stop() {
-	if k.cmd == nil {
-		return
+	if k.proc != nil {
+		k.proc.Stop(15 * time.Second)
 	}
-	_ = k.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-k.exited:
-	case <-time.After(15 * time.Second):
-		_ = k.cmd.Process.Kill()
-		<-k.exited
-	}
-	k.cmd = nil
 }
 
 // restart stops Kueue and starts it again, as a rollout or a crash would.
@@ -204,15 +183,6 @@ func (k *kueueProcess) restart(t *testing.T) {
 	t.Helper()
 	k.stop()
 	k.start(t)
-}
-
-func (k *kueueProcess) logTail(n int) string {
-	log, err := os.ReadFile(k.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // kueueCRDs writes Kueue's CRDs from src/crds into dir, those named by a patch in src/conversion with that
@@ -330,16 +300,6 @@ type kueueWorkload struct {
 	} `json:"status"`
 }
 
-// condition returns the workload's condition of type kind, or nil.
-func (w *kueueWorkload) condition(kind string) *metav1.Condition {
-	for i := range w.Status.Conditions {
-		if w.Status.Conditions[i].Type == kind {
-			return &w.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // workloadOf returns the Workload Kueue made for Job job in namespace, or nil while there is none.
 func workloadOf(t *testing.T, namespace, job string) *kueueWorkload {
 	t.Helper()
@@ -446,7 +406,7 @@ func TestAQueuedJobWaitsInRealKueueWhileItsNamespaceIsBlockedAndStartsWithinSeco
 		if wl.Status.Admission != nil {
 			t.Fatalf("Kueue admitted the Workload of the blocked Job: %+v", wl.Status.Conditions)
 		}
-		c := wl.condition("QuotaReserved")
+		c := meta.FindStatusCondition(wl.Status.Conditions, "QuotaReserved")
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "Pending" && c.Message == kueueBlockedMessage,
 			fmt.Sprintf("conditions %+v", wl.Status.Conditions)
 	})
@@ -481,7 +441,7 @@ func TestAQueuedJobWaitsInRealKueueWhileItsNamespaceIsBlockedAndStartsWithinSeco
 	wl = workloadOf(t, "team-ml", "finetune")
 	require.NotNil(t, wl)
 	assert.Nil(t, wl.Status.Admission, "the Workload is still not admitted after the restarted Kueue looked at it")
-	if c := wl.condition("QuotaReserved"); assert.NotNil(t, c) {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, "QuotaReserved"); assert.NotNil(t, c) {
 		assert.Equal(t, kueueBlockedMessage, c.Message)
 	}
 	assert.True(t, jobSuspended(t, "team-ml", "finetune"), "the blocked Job is still suspended")
@@ -499,7 +459,7 @@ func TestAQueuedJobWaitsInRealKueueWhileItsNamespaceIsBlockedAndStartsWithinSeco
 	if assert.NotNil(t, wl.Status.Admission, "the Workload is admitted") {
 		assert.Equal(t, "llm-batch", wl.Status.Admission.ClusterQueue)
 	}
-	if c := wl.condition("Admitted"); assert.NotNil(t, c) {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, "Admitted"); assert.NotNil(t, c) {
 		assert.Equal(t, metav1.ConditionTrue, c.Status)
 	}
 }
