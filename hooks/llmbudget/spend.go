@@ -105,7 +105,7 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.StringVar(&f.sel.Service, "service", "", "otel-genai: the service.name (label job)")
 	fs.Var((*fileList)(&f.sel.Match), "match", `extra matcher for every series, like env="prod" (repeatable)`)
 	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
-	fs.DurationVar(&f.step, "step", 15*time.Second, "evaluation step: at most the scrape interval, dividing 15m")
+	fs.DurationVar(&f.step, "step", api.DefaultStep, "evaluation step: at most the scrape interval, dividing 15m")
 	fs.StringVar(&f.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time allowed for all queries (with --all: for each budget)")
 	fs.BoolVar(&f.printQuery, "print-query", false, "print the PromQL and exit without querying")
@@ -320,9 +320,9 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 
 func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query,
 	stderr io.Writer) ([]model.Vector, error) {
-	prom, err := promquery.New(url, promquery.DefaultLimits)
+	prom, err := prometheus(url)
 	if err != nil {
-		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -340,6 +340,15 @@ func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend
 	return answers, nil
 }
 
+// prometheus is the client of --prometheus, bounded as promquery.DefaultLimits says.
+func prometheus(url string) (*promquery.Client, error) {
+	prom, err := promquery.New(url, promquery.DefaultLimits)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
+	}
+	return prom, nil
+}
+
 // spendAll is spend --all: the cluster's spend writer.
 func spendAll(f spendFlags, std stdio) error {
 	cfg, err := kubeConfig(f.kubeconfig)
@@ -355,9 +364,9 @@ func spendAll(f spendFlags, std stdio) error {
 	if err != nil {
 		return err
 	}
-	prom, err := promquery.New(f.prometheus, promquery.DefaultLimits)
+	prom, err := prometheus(f.prometheus)
 	if err != nil {
-		return fmt.Errorf("--prometheus %q: %w", f.prometheus, err)
+		return err
 	}
 	log := slog.New(slog.NewJSONHandler(std.err, nil))
 	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
