@@ -6,12 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +19,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmbudget/llmbudget/internal/httpapi"
 )
 
 // The request fixtures are crafted from Metacontroller's own requests, captured in test/metacontroller/wire:
@@ -407,17 +402,10 @@ func statusAfter(name string) func(object) {
 		if c.now != "" {
 			now, _ = time.Parse(time.RFC3339, c.now)
 		}
-		h, err := httpapi.New(httpapi.Config{
-			Now: func() time.Time { return now }, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		})
+		w, err := serve(now, hookPath(name), c.request())
 		if err != nil {
 			panic(err)
 		}
-		req := httptest.NewRequest(http.MethodPost, "/"+strings.Join(strings.Split(name, "/")[:2], "/"),
-			bytes.NewReader(c.request()))
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
 		resp, err := decodeObject(w.Body.Bytes())
 		if w.Code != http.StatusOK || err != nil {
 			panic(fmt.Sprintf("fixture case: %s answered %d: %v", name, w.Code, err))

@@ -54,10 +54,9 @@ func loadFixtures(t testing.TB) []fixture {
 		rel, err := filepath.Rel(fixtures, req)
 		require.NoError(t, err)
 		name := strings.TrimSuffix(filepath.ToSlash(rel), ".request.json")
-		parts := strings.Split(name, "/")
 		f := fixture{
 			name:    name,
-			path:    "/" + parts[0] + "/" + parts[1],
+			path:    hookPath(name),
 			request: req,
 			golden:  strings.TrimSuffix(req, ".request.json") + ".response.json",
 			now:     captureTime,
@@ -71,19 +70,33 @@ func loadFixtures(t testing.TB) []fixture {
 	return out
 }
 
-func post(t testing.TB, f fixture) *httptest.ResponseRecorder {
-	t.Helper()
+// hookPath is the route a fixture's request goes to: the first two parts of its name, like /budget/sync.
+func hookPath(name string) string {
+	return "/" + strings.Join(strings.SplitN(name, "/", 3)[:2], "/")
+}
+
+// serve posts body to path through the real router, its clock stopped at now, as Metacontroller would.
+func serve(now time.Time, path string, body []byte) (*httptest.ResponseRecorder, error) {
 	h, err := httpapi.New(httpapi.Config{
-		Now:    func() time.Time { return f.now },
+		Now:    func() time.Time { return now },
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
-	require.NoError(t, err)
-	body, err := os.ReadFile(f.request)
-	require.NoError(t, err)
-	r := httptest.NewRequest(http.MethodPost, f.path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
+	return w, nil
+}
+
+func post(t testing.TB, f fixture) *httptest.ResponseRecorder {
+	t.Helper()
+	body, err := os.ReadFile(f.request)
+	require.NoError(t, err)
+	w, err := serve(f.now, f.path, body)
+	require.NoError(t, err)
 	return w
 }
 
