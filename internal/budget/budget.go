@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -55,7 +53,7 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	case err != nil:
 		// sync reports the broken spec
 	case cs.Format == api.TaskRecords && cs.Selector != nil:
-		if _, err := metav1.LabelSelectorAsSelector(cs.Selector); err == nil {
+		if Usable(cs.Selector) {
 			resp.RelatedResources = append(resp.RelatedResources, RecordsRule(b.Metadata.Namespace, nil, cs.Selector))
 		}
 	case cs.ConfigMapName != "":

@@ -24,13 +24,20 @@ func RecordsRule(namespace string, nsSel, sel *metav1.LabelSelector) hookwire.Re
 	}
 }
 
-// RecordSelector is a validated spec's record selector; an invalid one (which validation reports) selects nothing.
-func RecordSelector(c api.CostSource) labels.Selector {
-	sel, err := metav1.LabelSelectorAsSelector(c.Selector) // nil selects nothing
+// Selector is a validated spec's label selector (of namespaces, or of records); an absent or invalid one (which
+// validation reports) selects nothing.
+func Selector(s *metav1.LabelSelector) labels.Selector {
+	sel, err := metav1.LabelSelectorAsSelector(s) // nil selects nothing
 	if err != nil {
 		return labels.Nothing()
 	}
 	return sel
+}
+
+// Usable reports whether a related-resource rule can carry s: it is given, and valid.
+func Usable(s *metav1.LabelSelector) bool {
+	_, err := metav1.LabelSelectorAsSelector(s)
+	return s != nil && err == nil
 }
 
 // DecodeRecords reads the related TaskRecords in the namespaces member admits that sel matches, in key order.
@@ -86,7 +93,7 @@ func RecordsRead(s spend.RecordSum, sel labels.Selector, where string) string {
 
 // readRecords sums the budget's TaskRecords completed in w.
 func readRecords(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
-	ns, sel := b.Metadata.Namespace, RecordSelector(b.Spec.CostSource)
+	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector)
 	rs, bad := DecodeRecords(related, func(n string) bool { return n == ns }, sel)
 	if err := bad[ns]; err != nil {
 		return evaluate.Spend{Reason: api.ReasonInvalidCostData, Message: err.Error()}

@@ -63,14 +63,13 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		return resp, nil // sync reports the broken spec
 	}
 	sel, cs := b.Spec.NamespaceSelector, b.Spec.CostSource
-	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil || sel == nil {
+	if !budget.Usable(sel) {
 		return resp, nil
 	}
+	namespaces := hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
 	if cs.Format == api.TaskRecords {
-		if _, err := metav1.LabelSelectorAsSelector(cs.Selector); err == nil && cs.Selector != nil {
-			resp.RelatedResources = append(resp.RelatedResources,
-				hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
-				budget.RecordsRule("", sel, cs.Selector))
+		if budget.Usable(cs.Selector) {
+			resp.RelatedResources = append(resp.RelatedResources, namespaces, budget.RecordsRule("", sel, cs.Selector))
 		}
 		return resp, nil
 	}
@@ -78,8 +77,7 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 		return resp, nil
 	}
 	source := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
-	resp.RelatedResources = append(resp.RelatedResources,
-		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel},
+	resp.RelatedResources = append(resp.RelatedResources, namespaces,
 		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source},
 	)
 	return resp, nil
@@ -140,7 +138,7 @@ func withRecords(ms []member, cs api.CostSource, related hookwire.ObjectMap) []m
 		index[m.namespace] = i
 	}
 	rs, bad := budget.DecodeRecords(related, func(ns string) bool { _, ok := index[ns]; return ok },
-		budget.RecordSelector(cs))
+		budget.Selector(cs.Selector))
 	out := slices.Clone(ms)
 	for _, r := range rs {
 		m := &out[index[r.Namespace]]
@@ -194,10 +192,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 // members finds the selected namespaces and their spend sources among the related objects, in name order; an
 // invalid selector selects nothing (validation has reported it already).
 func members(spec api.Spec, related hookwire.ObjectMap) []member {
-	sel, err := metav1.LabelSelectorAsSelector(spec.NamespaceSelector) // nil selects nothing
-	if err != nil {
-		sel = labels.Nothing()
-	}
+	sel := budget.Selector(spec.NamespaceSelector)
 	byName := map[string]*member{}
 	for _, key := range slices.Sorted(maps.Keys(related[hookwire.NamespaceGroup])) {
 		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
@@ -371,7 +366,7 @@ func summedFrom(read []reading, n int, src api.CostSource, w period.Window) stri
 		for _, r := range read {
 			total = addCounts(total, r.records)
 		}
-		return budget.RecordsRead(total, budget.RecordSelector(src), fmt.Sprintf(" over %d namespaces", n))
+		return budget.RecordsRead(total, budget.Selector(src.Selector), fmt.Sprintf(" over %d namespaces", n))
 	case api.DailyLedger:
 		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
 			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)
