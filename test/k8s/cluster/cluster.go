@@ -10,9 +10,10 @@
 //   - Each Cluster is fresh: its own etcd data, certificates and service account keys.
 //
 // Assumptions: the three binaries are in Config.BinDir, and normally a kubectl of the same
-// release beside them (test/k8s/build.sh puts all four there). There are no nodes, no scheduler and no kubelet: pods are stored
-// but never run. The controller manager runs the controllers that need no nodes (resource
-// quota, garbage collector, namespace, service accounts, workload controllers).
+// release beside them (test/k8s/build.sh puts all four there). There are no nodes, no
+// scheduler and no kubelet: pods are stored but never run. The controller manager runs the
+// controllers that need no nodes (resource quota, garbage collector, namespace, service
+// accounts, workload controllers).
 package cluster
 
 import (

@@ -49,7 +49,10 @@ func runHealth(t *testing.T, script string, obj map[string]any) (status, message
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+	}{
+		{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath},
+	} {
 		L.Push(L.NewFunction(lib.open))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)

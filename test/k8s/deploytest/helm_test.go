@@ -291,7 +291,8 @@ func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
 }
 
 func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {
-	objs := byKey(t, renderChart(t, map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}))
+	values := map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}
+	objs := byKey(t, renderChart(t, values))
 	var want object
 	readYAML(t, "deploy/monitoring/servicemonitor.yaml", &want)
 	got, ok := objs["ServiceMonitor llmbudget-system/llmbudget"]
@@ -301,8 +302,10 @@ func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {
 
 func TestChartServiceMonitorScrapesHTTPSWithTheServingCA(t *testing.T) {
 	values := map[string]any{
-		"tls":        map[string]any{"enabled": true},
-		"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}}},
+		"tls": map[string]any{"enabled": true},
+		"monitoring": map[string]any{"serviceMonitor": map[string]any{
+			"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"},
+		}},
 	}
 	objs := byKey(t, renderChart(t, values))
 	raw, err := yaml.Marshal(objs["ServiceMonitor llmbudget-system/llmbudget"])
@@ -334,7 +337,10 @@ func webhooks(t *testing.T, objs []object) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
 	// The DecoratorController has no finalize hook: no finalizer of ours on the workloads.
-	hooks := map[string][]string{"CompositeController": {"customize", "sync", "finalize"}, "DecoratorController": {"customize", "sync"}}
+	hooks := map[string][]string{
+		"CompositeController": {"customize", "sync", "finalize"},
+		"DecoratorController": {"customize", "sync"},
+	}
 	for kind, names := range hooks {
 		for _, c := range ofKind(objs, kind) {
 			for _, hook := range names {
@@ -366,11 +372,15 @@ func TestChartWebhooksFollowTheTLSAndTokenValues(t *testing.T) {
 		},
 		"TLS alone trusts ca.crt of the serving Secret": {
 			values: map[string]any{"tls": map[string]any{"enabled": true}}, scheme: "https://llmbudget.llmbudget-system.svc/",
-			caBundle:     map[string]any{"secretRef": map[string]any{"name": "llmbudget-tls", "namespace": "llmbudget-system", "key": "ca.crt"}},
+			caBundle: map[string]any{"secretRef": map[string]any{
+				"name": "llmbudget-tls", "namespace": "llmbudget-system", "key": "ca.crt",
+			}},
 			readsSecrets: true,
 		},
 		"an inline CA bundle needs no Secret read": {
-			values: map[string]any{"tls": map[string]any{"enabled": true, "caBundle": pem, "certManager": map[string]any{"create": false}}},
+			values: map[string]any{"tls": map[string]any{
+				"enabled": true, "caBundle": pem, "certManager": map[string]any{"create": false},
+			}},
 			scheme: "https://llmbudget.llmbudget-system.svc/", caBundle: map[string]any{"inline": pem},
 		},
 		"a token alone keeps HTTP and sends the bearer token": {
@@ -398,7 +408,8 @@ func TestChartWebhooksFollowTheTLSAndTokenValues(t *testing.T) {
 			_, reads := byKey(t, objs)["ClusterRole llmbudget-metacontroller-secrets"]
 			assert.Equal(t, tc.readsSecrets, reads, "Metacontroller gets Secret access exactly when it reads a Secret")
 			_, certs := byKey(t, objs)["Certificate llmbudget-system/llmbudget-serving"]
-			assert.Equal(t, tc.caBundle != nil && tc.caBundle["inline"] == nil, certs, "cert-manager objects only when the chart creates the PKI")
+			assert.Equal(t, tc.caBundle != nil && tc.caBundle["inline"] == nil, certs,
+				"cert-manager objects only when the chart creates the PKI")
 		})
 	}
 }
@@ -433,7 +444,10 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	require.NotNil(t, dep)
 	container, _ := dig(dep, "spec", "template", "spec", "containers", 0)
 	assert.Equal(t, "ghcr.io/llmbudget/llmbudget:0.2.0", container.(map[string]any)["image"])
-	assert.Equal(t, []any{"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug", "--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--pprof"}, container.(map[string]any)["args"])
+	assert.Equal(t, []any{
+		"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug",
+		"--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--pprof",
+	}, container.(map[string]any)["args"])
 	replicas, _ := dig(dep, "spec", "replicas")
 	assert.EqualValues(t, 3, replicas)
 	priority, _ := dig(dep, "spec", "template", "spec", "priorityClassName")
@@ -446,9 +460,11 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	sa, _ := dig(objs["ClusterRoleBinding llmbudget-metacontroller"], "subjects", 0)
 	assert.Equal(t, map[string]any{"kind": "ServiceAccount", "name": "mc", "namespace": "platform"}, sa)
 	np := objs["NetworkPolicy llmbudget-system/llmbudget"]
-	mcNS, _ := dig(np, "spec", "ingress", 0, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+	mcNS, _ := dig(np, "spec", "ingress", 0, "from", 0,
+		"namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
 	assert.Equal(t, "platform", mcNS)
-	promNS, _ := dig(np, "spec", "ingress", 1, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
+	promNS, _ := dig(np, "spec", "ingress", 1, "from", 0,
+		"namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")
 	assert.Equal(t, "observability", promNS)
 }
 

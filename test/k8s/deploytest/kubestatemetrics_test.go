@@ -329,7 +329,8 @@ func TestKubeStateMetricsConfigDecodesStrictlyAndDescribesLLMCostBudget(t *testi
 	assert.Equal(t, crd.kind, r.GroupVersionKind.Kind)
 	require.NotNil(t, r.MetricNamePrefix)
 	assert.Equal(t, "llmbudget", *r.MetricNamePrefix)
-	assert.Equal(t, map[string][]string{"namespace": {"metadata", "namespace"}, "name": {"metadata", "name"}}, r.LabelsFromPath)
+	assert.Equal(t, map[string][]string{"namespace": {"metadata", "namespace"}, "name": {"metadata", "name"}},
+		r.LabelsFromPath)
 
 	names := map[string]bool{}
 	metricName := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -464,7 +465,10 @@ func TestKubeStateMetricsHelmValuesCarryTheSameConfig(t *testing.T) {
 	enabled, _ := dig(values, "kube-state-metrics", "customResourceState", "enabled")
 	assert.Equal(t, true, enabled)
 	rules, _ := dig(values, "kube-state-metrics", "rbac", "extraRules")
-	assert.Contains(t, rules, map[string]any{"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets", "clusterllmcostbudgets"}, "verbs": []any{"list", "watch"}})
+	assert.Contains(t, rules, map[string]any{
+		"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets", "clusterllmcostbudgets"},
+		"verbs": []any{"list", "watch"},
+	})
 
 	objs := byKey(t, kustomize(t, "deploy/monitoring/kube-state-metrics"))
 	cm, ok := objs["ConfigMap monitoring/llmbudget-kube-state-metrics"]

@@ -150,16 +150,20 @@ func TestSchemaCheckRefusesWhatTheAPIServerWould(t *testing.T) {
 		problem string
 	}{
 		"caBundle as a PEM string (the admission-webhook shape) is refused": {
-			map[string]any{"url": "https://x", "caBundle": "PEM"}, ".spec.hooks.sync.webhook.caBundle: want an object, got string",
+			map[string]any{"url": "https://x", "caBundle": "PEM"},
+			".spec.hooks.sync.webhook.caBundle: want an object, got string",
 		},
 		"authorization without its secretRef is refused": {
-			map[string]any{"url": "https://x", "authorization": map[string]any{"type": "Bearer"}}, ".spec.hooks.sync.webhook.authorization.secretRef: required",
+			map[string]any{"url": "https://x", "authorization": map[string]any{"type": "Bearer"}},
+			".spec.hooks.sync.webhook.authorization.secretRef: required",
 		},
 		"a misspelt field is refused": {
 			map[string]any{"url": "https://x", "cabundle": map[string]any{}}, ".spec.hooks.sync.webhook.cabundle: unknown field",
 		},
 		"a secretRef without its key is refused": {
-			map[string]any{"url": "https://x", "authorization": map[string]any{"secretRef": map[string]any{"name": "a", "namespace": "b"}}},
+			map[string]any{"url": "https://x", "authorization": map[string]any{
+				"secretRef": map[string]any{"name": "a", "namespace": "b"},
+			}},
 			".spec.hooks.sync.webhook.authorization.secretRef.key: required",
 		},
 	}

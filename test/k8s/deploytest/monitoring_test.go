@@ -265,7 +265,8 @@ func TestGrafanaDashboardQueriesParseAndUseOnlyRealSeries(t *testing.T) {
 	for _, p := range flattenPanels(d.Panels) {
 		for _, target := range p.Targets {
 			exprs++
-			requireKnownSeries(t, fmt.Sprintf("panel %q target %s", p.Title, target.RefID), grafanaVariables.Replace(target.Expr), known)
+			requireKnownSeries(t, fmt.Sprintf("panel %q target %s", p.Title, target.RefID),
+				grafanaVariables.Replace(target.Expr), known)
 		}
 	}
 	assert.Positive(t, exprs)

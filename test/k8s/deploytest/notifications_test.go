@@ -196,8 +196,15 @@ func sampleEvent(reason, eventType, component, kind, apiVersion string) *event {
 		Reason:     reason, Type: eventType, Message: "usage reached 100% of the limit of 500.00 USD in the Monthly period",
 		Source: corev1.EventSource{Component: component}, FirstTimestamp: at, LastTimestamp: at, Count: 1,
 	}}
-	ev.InvolvedObject.ObjectReference = corev1.ObjectReference{Kind: kind, APIVersion: apiVersion, Namespace: "team-ml", Name: "chatbot"}
+	ev.InvolvedObject.ObjectReference = corev1.ObjectReference{
+		Kind: kind, APIVersion: apiVersion, Namespace: "team-ml", Name: "chatbot",
+	}
 	return ev
+}
+
+// budgetEvent is an Event that llmbudget writes about the LLMCostBudget team-ml/chatbot.
+func budgetEvent(reason, eventType string) *event {
+	return sampleEvent(reason, eventType, "llmbudget", "LLMCostBudget", "llmbudget.dev/v1alpha1")
 }
 
 func TestEventExporterConfigDecodesStrictlyAndItsRulesCompile(t *testing.T) {
@@ -216,7 +223,9 @@ func TestEventExporterConfigDecodesStrictlyAndItsRulesCompile(t *testing.T) {
 	var walk func(exporterRoute)
 	walk = func(r exporterRoute) {
 		for _, rule := range slices.Concat(r.Drop, r.Match) {
-			for _, re := range []string{rule.Message, rule.APIVersion, rule.Kind, rule.Namespace, rule.Reason, rule.Type, rule.Component, rule.Host} {
+			for _, re := range []string{
+				rule.Message, rule.APIVersion, rule.Kind, rule.Namespace, rule.Reason, rule.Type, rule.Component, rule.Host,
+			} {
 				if re == "" {
 					continue
 				}
@@ -239,22 +248,32 @@ func TestEventExporterConfigDecodesStrictlyAndItsRulesCompile(t *testing.T) {
 func TestEventExporterRoutesEachEventToTheAgreedReceivers(t *testing.T) {
 	cfg := loadExporterConfig(t)
 	const budget, budgetAPI = "LLMCostBudget", "llmbudget.dev/v1alpha1"
+	paged, resolved := []string{"pagerduty", "webhook"}, []string{"pagerduty-resolve", "slack", "webhook"}
+	toSlack, webhookOnly := []string{"slack", "webhook"}, []string{"webhook"}
 	cases := map[string]struct {
 		ev   *event
 		want []string
 	}{
-		"OverBudget pages":                                 {sampleEvent("OverBudget", "Warning", "llmbudget", budget, budgetAPI), []string{"pagerduty", "webhook"}},
-		"BlockingNewWorkloads pages":                       {sampleEvent("BlockingNewWorkloads", "Warning", "llmbudget", budget, budgetAPI), []string{"pagerduty", "webhook"}},
-		"ForecastOverBudget pages":                         {sampleEvent("ForecastOverBudget", "Warning", "llmbudget", budget, budgetAPI), []string{"pagerduty", "webhook"}},
-		"Unblocked resolves the page and tells Slack":      {sampleEvent("Unblocked", "Normal", "llmbudget", budget, budgetAPI), []string{"pagerduty-resolve", "slack", "webhook"}},
-		"BudgetWarning goes to Slack":                      {sampleEvent("BudgetWarning", "Warning", "llmbudget", budget, budgetAPI), []string{"slack", "webhook"}},
-		"BudgetPeriodReset goes to Slack":                  {sampleEvent("BudgetPeriodReset", "Normal", "llmbudget", budget, budgetAPI), []string{"slack", "webhook"}},
-		"BudgetExceeded on a workload goes to Slack":       {sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1"), []string{"slack", "webhook"}},
-		"CostKeyMissing only reaches the webhook":          {sampleEvent("CostKeyMissing", "Warning", "llmbudget", budget, budgetAPI), []string{"webhook"}},
-		"InvalidSpec only reaches the webhook":             {sampleEvent("InvalidSpec", "Warning", "llmbudget", budget, budgetAPI), []string{"webhook"}},
-		"SyncError on a budget reaches the webhook":        {sampleEvent("SyncError", "Warning", "metacontroller", budget, budgetAPI), []string{"webhook"}},
-		"SyncError on a Deployment is not ours":            {sampleEvent("SyncError", "Warning", "metacontroller", "Deployment", "apps/v1"), nil},
-		"another component's OverBudget is not ours":       {sampleEvent("OverBudget", "Warning", "other-operator", budget, budgetAPI), nil},
+		"OverBudget pages":                            {budgetEvent("OverBudget", "Warning"), paged},
+		"BlockingNewWorkloads pages":                  {budgetEvent("BlockingNewWorkloads", "Warning"), paged},
+		"ForecastOverBudget pages":                    {budgetEvent("ForecastOverBudget", "Warning"), paged},
+		"Unblocked resolves the page and tells Slack": {budgetEvent("Unblocked", "Normal"), resolved},
+		"BudgetWarning goes to Slack":                 {budgetEvent("BudgetWarning", "Warning"), toSlack},
+		"BudgetPeriodReset goes to Slack":             {budgetEvent("BudgetPeriodReset", "Normal"), toSlack},
+		"BudgetExceeded on a workload goes to Slack": {
+			sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1"), toSlack,
+		},
+		"CostKeyMissing only reaches the webhook": {budgetEvent("CostKeyMissing", "Warning"), webhookOnly},
+		"InvalidSpec only reaches the webhook":    {budgetEvent("InvalidSpec", "Warning"), webhookOnly},
+		"SyncError on a budget reaches the webhook": {
+			sampleEvent("SyncError", "Warning", "metacontroller", budget, budgetAPI), webhookOnly,
+		},
+		"SyncError on a Deployment is not ours": {
+			sampleEvent("SyncError", "Warning", "metacontroller", "Deployment", "apps/v1"), nil,
+		},
+		"another component's OverBudget is not ours": {
+			sampleEvent("OverBudget", "Warning", "other-operator", budget, budgetAPI), nil,
+		},
 		"an Event about a Pod from the kubelet is ignored": {sampleEvent("BackOff", "Warning", "kubelet", "Pod", "v1"), nil},
 	}
 	for name, tc := range cases {
@@ -342,7 +361,7 @@ func TestEventExporterLayoutsRenderValidPayloads(t *testing.T) {
 		{"OverBudget", "critical"}, {"BlockingNewWorkloads", "critical"}, {"ForecastOverBudget", "warning"},
 	} {
 		t.Run(tc.reason+" triggers a "+tc.severity+" incident", func(t *testing.T) {
-			pd := pagerDuty("pagerduty", sampleEvent(tc.reason, "Warning", "llmbudget", "LLMCostBudget", "llmbudget.dev/v1alpha1"))
+			pd := pagerDuty("pagerduty", budgetEvent(tc.reason, "Warning"))
 			assert.Equal(t, "trigger", pd.EventAction)
 			require.NotNil(t, pd.Payload)
 			assert.Equal(t, tc.severity, pd.Payload.Severity)
@@ -354,13 +373,14 @@ func TestEventExporterLayoutsRenderValidPayloads(t *testing.T) {
 		})
 	}
 	t.Run("Unblocked resolves the incident BlockingNewWorkloads opened", func(t *testing.T) {
-		opened := pagerDuty("pagerduty", sampleEvent("BlockingNewWorkloads", "Warning", "llmbudget", "LLMCostBudget", "llmbudget.dev/v1alpha1"))
-		resolved := pagerDuty("pagerduty-resolve", sampleEvent("Unblocked", "Normal", "llmbudget", "LLMCostBudget", "llmbudget.dev/v1alpha1"))
+		opened := pagerDuty("pagerduty", budgetEvent("BlockingNewWorkloads", "Warning"))
+		resolved := pagerDuty("pagerduty-resolve", budgetEvent("Unblocked", "Normal"))
 		assert.Equal(t, "resolve", resolved.EventAction)
 		assert.Equal(t, opened.DedupKey, resolved.DedupKey)
 	})
 	t.Run("Slack gets one line of text", func(t *testing.T) {
-		msg := renderLayout(t, layouts["slack"], sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1"))
+		workloadEvent := sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1")
+		msg := renderLayout(t, layouts["slack"], workloadEvent)
 		assert.Equal(t, []string{"text"}, sortedKeys(msg.(map[string]any)))
 		text := msg.(map[string]any)["text"].(string)
 		assert.Contains(t, text, "*BudgetExceeded* Deployment `team-ml/chatbot`")

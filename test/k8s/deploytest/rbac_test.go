@@ -65,8 +65,9 @@ func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
 		"kustomize deploy/overlays/all-kinds":    kustomize(t, "deploy/overlays/all-kinds"),
 		"kustomize deploy/overlays/secure":       kustomize(t, "deploy/overlays/secure"),
 		"kustomize deploy/overlays/spend-writer": kustomize(t, "deploy/overlays/spend-writer"),
-		"helm defaults":                          renderChart(t, nil),
-		"helm with the spend writer":             renderChart(t, map[string]any{"spendWriter": map[string]any{"enabled": true}}),
+
+		"helm defaults":              renderChart(t, nil),
+		"helm with the spend writer": renderChart(t, map[string]any{"spendWriter": map[string]any{"enabled": true}}),
 	}
 	for name, objs := range variants {
 		t.Run(name, func(t *testing.T) {

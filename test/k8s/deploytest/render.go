@@ -34,7 +34,8 @@ const (
 // Kubectl finds kubectl as the cluster harness does: LLMBUDGET_KUBECTL, else the one
 // build.sh put beside the server binaries, else kubectl on PATH.
 func Kubectl() (string, error) {
-	for _, c := range []string{os.Getenv("LLMBUDGET_KUBECTL"), filepath.Join(cluster.DefaultBinDir(), "kubectl"), "kubectl"} {
+	candidates := []string{os.Getenv("LLMBUDGET_KUBECTL"), filepath.Join(cluster.DefaultBinDir(), "kubectl"), "kubectl"}
+	for _, c := range candidates {
 		if c == "" {
 			continue
 		}

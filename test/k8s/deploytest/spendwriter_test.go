@@ -63,7 +63,8 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 	policy, _ := dig(kJob, "spec", "concurrencyPolicy")
 	assert.Equal(t, "Forbid", policy, "a slow run never overlaps the next")
 	args, _ := dig(kJob, append(pod, "containers", 0, "args")...)
-	assert.Equal(t, []any{"spend", "--all", "--prometheus=http://prometheus-operated.monitoring:9090", "--timeout=3m"}, args)
+	assert.Equal(t, []any{"spend", "--all", "--prometheus=http://prometheus-operated.monitoring:9090", "--timeout=3m"},
+		args)
 
 	// The service's own pod security, so that the writer runs under restricted Pod Security as well.
 	deployment := kustomized["Deployment llmbudget-system/llmbudget"]
@@ -91,7 +92,8 @@ func TestTheSpendWriterMayListBudgetsAndWriteConfigMapsOnly(t *testing.T) {
 
 // The chart refuses a writer with nowhere to read spend from, rather than rendering a job that fails every run.
 func TestTheChartRefusesASpendWriterWithoutPrometheus(t *testing.T) {
-	_, err := deploytest.RenderChart(repoRoot(t), map[string]any{"spendWriter": map[string]any{"enabled": true, "prometheus": ""}})
+	values := map[string]any{"spendWriter": map[string]any{"enabled": true, "prometheus": ""}}
+	_, err := deploytest.RenderChart(repoRoot(t), values)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "spendWriter.prometheus is required")
 }

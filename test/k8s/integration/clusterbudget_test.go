@@ -36,9 +36,16 @@ func departmentJSON(t *testing.T, edit func(spec map[string]any)) string {
 	return toJSON(t, obj)
 }
 
+// departmentSelector is a namespaceSelector of one requirement on the department label.
+func departmentSelector(requirement map[string]any) map[string]any {
+	requirement["key"] = "department"
+	return map[string]any{"matchExpressions": []any{requirement}}
+}
+
 func TestClusterBudgetCRDIsClusterScopedAndChecksItsSelector(t *testing.T) {
 	installClusterBudgetCRD(t)
-	assert.Equal(t, "Cluster", kube.Kubectl(t, "get", "crd", "clusterllmcostbudgets.llmbudget.dev", "-o", "jsonpath={.spec.scope}"))
+	scope := kube.Kubectl(t, "get", "crd", "clusterllmcostbudgets.llmbudget.dev", "-o", "jsonpath={.spec.scope}")
+	assert.Equal(t, "Cluster", scope)
 	out, err := kube.KubectlErr(t, departmentJSON(t, nil), "create", "-f", "-", "--dry-run=server")
 	require.NoError(t, err, out)
 	assert.Contains(t, kube.Kubectl(t, "api-resources", "--api-group=llmbudget.dev"), "cllmb")
@@ -51,21 +58,26 @@ func TestClusterBudgetCRDIsClusterScopedAndChecksItsSelector(t *testing.T) {
 		edit func(spec map[string]any)
 		want string
 	}{
-		{"a budget without a namespaceSelector", func(s map[string]any) { delete(s, "namespaceSelector") }, `spec.namespaceSelector: Required value`},
+		{"a budget without a namespaceSelector", func(s map[string]any) { delete(s, "namespaceSelector") },
+			`spec.namespaceSelector: Required value`},
 		{"an In requirement without values", func(s map[string]any) {
-			s["namespaceSelector"] = map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "In"}}}
+			s["namespaceSelector"] = departmentSelector(map[string]any{"operator": "In"})
 		}, "values must be non-empty for operators In and NotIn"},
 		{"an Exists requirement with values", func(s map[string]any) {
-			s["namespaceSelector"] = map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "Exists", "values": []any{"ml"}}}}
+			s["namespaceSelector"] = departmentSelector(map[string]any{"operator": "Exists", "values": []any{"ml"}})
 		}, "values must be non-empty for operators In and NotIn, and empty for Exists"},
 		{"an unknown operator", func(s map[string]any) {
-			s["namespaceSelector"] = map[string]any{"matchExpressions": []any{map[string]any{"key": "department", "operator": "Near"}}}
+			s["namespaceSelector"] = departmentSelector(map[string]any{"operator": "Near"})
 		}, `Unsupported value: "Near"`},
-		{"a budget without a spend source", func(s map[string]any) { s["costSource"] = map[string]any{"format": "DailyLedger"} }, `spec.costSource.spendSource: Required value`},
+		{"a budget without a spend source", func(s map[string]any) {
+			s["costSource"] = map[string]any{"format": "DailyLedger"}
+		}, `spec.costSource.spendSource: Required value`},
 		{"a maxAge under a minute", func(s map[string]any) { s["costSource"].(map[string]any)["maxAge"] = "30s" },
 			`spec.costSource.maxAge: Invalid value: "30s": "30s" must be a duration of whole hours, minutes or seconds`},
 		{"the labelled scope", func(s map[string]any) {
-			s["enforcement"] = map[string]any{"action": "BlockNewWorkloads", "resources": []any{"jobs.batch"}, "scope": "Labelled"}
+			s["enforcement"] = map[string]any{
+				"action": "BlockNewWorkloads", "resources": []any{"jobs.batch"}, "scope": "Labelled",
+			}
 		}, `Unsupported value: "Labelled"`},
 	}
 	for _, tc := range cases {
@@ -110,7 +122,8 @@ func TestClusterBudgetChildrenAreStoredAsSentInTheNamespacesTheyName(t *testing.
 
 func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T) {
 	installClusterBudgetCRD(t)
-	installPolicy(t, "llmbudget-cluster-budgets", "cluster-validatingadmissionpolicy.yaml", "cluster-validatingadmissionpolicybinding.yaml")
+	installPolicy(t, "llmbudget-cluster-budgets",
+		"cluster-validatingadmissionpolicy.yaml", "cluster-validatingadmissionpolicybinding.yaml")
 
 	for _, ns := range []string{"ml-research", "ml-serving", "other"} {
 		kube.EnsureNamespace(t, ns)
@@ -119,7 +132,8 @@ func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T
 	t.Cleanup(func() {
 		_, _ = kube.KubectlErr(t, "", "delete", "clusterllmcostbudget", "ml-department", "--ignore-not-found")
 	})
-	assertAdmitted(t, "a Job while the budget has no status", "create", "job", "train", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
+	assertAdmitted(t, "a Job while the budget has no status",
+		"create", "job", "train", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
 
 	// ml-serving left the selector: the hook closes ml-research and other only.
 	over := readResponse(t, "clusterbudget/sync/capture-namespace-left-while-over-budget.response.json").Status
@@ -127,11 +141,17 @@ func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T
 	patch := toJSON(t, []any{map[string]any{"op": "add", "path": "/status", "value": over}})
 	kube.Kubectl(t, "patch", "clusterllmcostbudget", "ml-department", "--subresource=status", "--type=json", "-p", patch)
 
-	want := "ClusterLLMCostBudget ml-department is OverBudget (20004.50 of 20000.00 USD this Monthly period, ends 2027-01-01T00:00:00Z): new jobs.batch are refused in ml-research"
-	out := waitRefused(t, want, "", "create", "job", "train", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
-	assert.Contains(t, out, "ValidatingAdmissionPolicy 'llmbudget-cluster-budgets' with binding 'llmbudget-cluster-budgets' denied request")
+	want := "ClusterLLMCostBudget ml-department is OverBudget " +
+		"(20004.50 of 20000.00 USD this Monthly period, ends 2027-01-01T00:00:00Z): new jobs.batch are refused in ml-research"
+	out := waitRefused(t, want, "",
+		"create", "job", "train", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
+	assert.Contains(t, out,
+		"ValidatingAdmissionPolicy 'llmbudget-cluster-budgets' with binding 'llmbudget-cluster-budgets' denied request")
 	t.Logf("kubectl create job train -n ml-research:\n%s", out)
-	waitRefused(t, "are refused in other", "", "create", "deployment", "web", "--image="+pauseImage, "-n", "other", "--dry-run=server")
-	assertAdmitted(t, "a Job in the namespace that left the selector", "create", "job", "train", "--image="+pauseImage, "-n", "ml-serving", "--dry-run=server")
-	assertAdmitted(t, "a Pod, which the budget does not list", "run", "p", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
+	waitRefused(t, "are refused in other", "",
+		"create", "deployment", "web", "--image="+pauseImage, "-n", "other", "--dry-run=server")
+	assertAdmitted(t, "a Job in the namespace that left the selector",
+		"create", "job", "train", "--image="+pauseImage, "-n", "ml-serving", "--dry-run=server")
+	assertAdmitted(t, "a Pod, which the budget does not list",
+		"run", "p", "--image="+pauseImage, "-n", "ml-research", "--dry-run=server")
 }

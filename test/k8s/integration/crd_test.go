@@ -84,7 +84,9 @@ func TestBudgetCRDResolvesItsShortNamesAndCategory(t *testing.T) {
 	ns := kube.Namespace(t, "names")
 	kube.ApplyYAML(t, ns, budgetYAML(t, "names", nil))
 
-	for _, resource := range []string{"llmcostbudgets", "llmcostbudget", "llmb", "llmbudget", "llmcostbudgets.llmbudget.dev"} {
+	for _, resource := range []string{
+		"llmcostbudgets", "llmcostbudget", "llmb", "llmbudget", "llmcostbudgets.llmbudget.dev",
+	} {
 		out := kube.Kubectl(t, "get", resource, "-n", ns, "-o", "name")
 		assert.Equal(t, "llmcostbudget.llmbudget.dev/names\n", out, "kubectl get %s", resource)
 	}
@@ -94,7 +96,8 @@ func TestBudgetCRDResolvesItsShortNamesAndCategory(t *testing.T) {
 
 func TestBudgetCRDKustomizationListsTheCRD(t *testing.T) {
 	out := kube.Kubectl(t, "apply", "-k", filepath.Join(repoRoot, "deploy", "crd"), "--server-side", "--dry-run=server")
-	assert.Contains(t, out, "customresourcedefinition.apiextensions.k8s.io/llmcostbudgets.llmbudget.dev serverside-applied")
+	assert.Contains(t, out,
+		"customresourcedefinition.apiextensions.k8s.io/llmcostbudgets.llmbudget.dev serverside-applied")
 }
 
 func TestBudgetCRDFillsInDefaults(t *testing.T) {
@@ -106,7 +109,8 @@ func TestBudgetCRDFillsInDefaults(t *testing.T) {
 	}))
 
 	var minimal map[string]any
-	require.NoError(t, json.Unmarshal([]byte(kube.Kubectl(t, "get", "llmb", "minimal", "-n", ns, "-o", "jsonpath={.spec}")), &minimal))
+	spec := kube.Kubectl(t, "get", "llmb", "minimal", "-n", ns, "-o", "jsonpath={.spec}")
+	require.NoError(t, json.Unmarshal([]byte(spec), &minimal))
 	assert.Equal(t, map[string]any{
 		"limitUSD":             "500",
 		"period":               map[string]any{"type": "Monthly", "timeZone": "UTC", "startDay": float64(1)},

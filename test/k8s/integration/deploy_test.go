@@ -47,12 +47,16 @@ func TestDeployVariantsAreAcceptedByTheAPIServer(t *testing.T) {
 	kube.EnsureNamespace(t, "team-support")
 
 	render := map[string]func() ([]deploytest.Object, error){
-		"kustomize deploy/":                func() ([]deploytest.Object, error) { return base, nil },
-		"kustomize deploy/overlays/secure": func() ([]deploytest.Object, error) { return deploytest.Kustomize(repoRoot, "deploy/overlays/secure") },
+		"kustomize deploy/": func() ([]deploytest.Object, error) { return base, nil },
+		"kustomize deploy/overlays/secure": func() ([]deploytest.Object, error) {
+			return deploytest.Kustomize(repoRoot, "deploy/overlays/secure")
+		},
 		"kustomize deploy/overlays/all-kinds": func() ([]deploytest.Object, error) {
 			return deploytest.Kustomize(repoRoot, "deploy/overlays/all-kinds")
 		},
-		"kustomize deploy/notifications": func() ([]deploytest.Object, error) { return deploytest.Kustomize(repoRoot, "deploy/notifications") },
+		"kustomize deploy/notifications": func() ([]deploytest.Object, error) {
+			return deploytest.Kustomize(repoRoot, "deploy/notifications")
+		},
 		"kustomize deploy/monitoring/kube-state-metrics": func() ([]deploytest.Object, error) {
 			return deploytest.Kustomize(repoRoot, "deploy/monitoring/kube-state-metrics")
 		},

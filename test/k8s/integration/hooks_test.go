@@ -44,7 +44,9 @@ func readResponse(t *testing.T, rel string) hookResponse {
 
 func TestEventsAndQuotasOfEveryGoldenResponseAreStoredAsSent(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"budget/sync/*.response.json", "budget/finalize/*.response.json", "workload/sync/*.response.json"} {
+	for _, pattern := range []string{
+		"budget/sync/*.response.json", "budget/finalize/*.response.json", "workload/sync/*.response.json",
+	} {
 		matches, err := filepath.Glob(filepath.Join(repoRoot, "test", "fixtures", filepath.FromSlash(pattern)))
 		require.NoError(t, err)
 		files = append(files, matches...)
@@ -78,7 +80,8 @@ func TestEventsAndQuotasOfEveryGoldenResponseAreStoredAsSent(t *testing.T) {
 		})
 	}
 	if objects == 0 {
-		t.Fatal("no child or attachment in any golden response under test/fixtures/{budget/sync,budget/finalize,workload/sync}")
+		t.Fatal("no child or attachment in any golden response under " +
+			"test/fixtures/{budget/sync,budget/finalize,workload/sync}")
 	}
 }
 
@@ -131,7 +134,8 @@ func TestOverBudgetQuotaRefusesNewJobsUntilTheNextPeriodLiftsIt(t *testing.T) {
 		out, err := kube.KubectlErr(t, "", probe...)
 		return err == nil, out
 	})
-	t.Logf("next period, %s deleted: %s", name, strings.TrimSpace(kube.Kubectl(t, "get", "job", "probe", "-n", ns, "-o", "name")))
+	t.Logf("next period, %s deleted: %s", name,
+		strings.TrimSpace(kube.Kubectl(t, "get", "job", "probe", "-n", ns, "-o", "name")))
 }
 
 func TestDecorationsPatchARealDeploymentAndCleanupRemovesThem(t *testing.T) {
@@ -142,7 +146,8 @@ func TestDecorationsPatchARealDeploymentAndCleanupRemovesThem(t *testing.T) {
 	require.Len(t, events, 1, "the sync response attaches one BudgetExceeded Event")
 	event := events[0]
 	involved := event["involvedObject"].(map[string]any)
-	require.Equal(t, "apps/v1 Deployment", fmt.Sprint(involved["apiVersion"], " ", involved["kind"]), "the fixture decorates a Deployment")
+	require.Equal(t, "apps/v1 Deployment", fmt.Sprint(involved["apiVersion"], " ", involved["kind"]),
+		"the fixture decorates a Deployment")
 	name := involved["name"].(string)
 
 	ns := kube.Namespace(t, "hooks-decorate")

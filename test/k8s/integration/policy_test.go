@@ -40,16 +40,20 @@ func TestPolicyGateRefusesNewJobsWhileABudgetOfTheNamespaceBlocks(t *testing.T) 
 	kube.ApplyYAML(t, "team-ml", budgetYAML(t, "chatbot", blockJobs("")))
 	writeStatus(t, "team-ml", "chatbot", over)
 
-	want := "LLMCostBudget team-ml/chatbot is OverBudget (612.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00): new jobs.batch are refused in team-ml"
+	want := "LLMCostBudget team-ml/chatbot is OverBudget " +
+		"(612.00 of 500.00 USD this Monthly period, ends 2026-12-01T00:00:00+01:00): new jobs.batch are refused in team-ml"
 	waitRefused(t, want, "", "create", "job", "train", "--image="+pauseImage, "-n", "team-ml", "--dry-run=server")
 	out, err := kube.KubectlErr(t, "", "create", "job", "train", "--image="+pauseImage, "-n", "team-ml")
 	require.Error(t, err)
 	t.Logf("kubectl create job train -n team-ml:\n%s", out)
-	assert.Contains(t, out, `jobs.batch "train" is forbidden: ValidatingAdmissionPolicy 'llmbudget-budgets' with binding 'llmbudget-budgets' denied request: `+want)
+	assert.Contains(t, out, `jobs.batch "train" is forbidden: `+
+		`ValidatingAdmissionPolicy 'llmbudget-budgets' with binding 'llmbudget-budgets' denied request: `+want)
 
 	other := kube.Namespace(t, "policy-other")
-	assertAdmitted(t, "a Job in a namespace without budgets", "create", "job", "train", "--image="+pauseImage, "-n", other, "--dry-run=server")
-	assertAdmitted(t, "a Deployment, which the budget does not list", "create", "deployment", "web", "--image="+pauseImage, "-n", "team-ml", "--dry-run=server")
+	assertAdmitted(t, "a Job in a namespace without budgets",
+		"create", "job", "train", "--image="+pauseImage, "-n", other, "--dry-run=server")
+	assertAdmitted(t, "a Deployment, which the budget does not list",
+		"create", "deployment", "web", "--image="+pauseImage, "-n", "team-ml", "--dry-run=server")
 
 	// The next sync finds the budget within its limit again: the same create succeeds.
 	lifted := map[string]any{}
@@ -57,7 +61,9 @@ func TestPolicyGateRefusesNewJobsWhileABudgetOfTheNamespaceBlocks(t *testing.T) 
 		lifted[k] = v
 	}
 	lifted["state"] = "UnderBudget"
-	lifted["enforcement"] = map[string]any{"blocking": false, "reason": "the budget is UnderBudget: new workloads are admitted"}
+	lifted["enforcement"] = map[string]any{
+		"blocking": false, "reason": "the budget is UnderBudget: new workloads are admitted",
+	}
 	writeStatus(t, "team-ml", "chatbot", lifted)
 	cluster.WaitFor(t, 30*time.Second, "the lifted budget to admit the Job", func() (bool, string) {
 		out, err := kube.KubectlErr(t, "", "create", "job", "train", "--image="+pauseImage, "-n", "team-ml")
@@ -78,24 +84,36 @@ func TestPolicyGateWithTheLabelledScopeRefusesOnlyWorkloadsOfThatBudget(t *testi
 	writeStatus(t, ns, "chatbot", blockingStatus(ns, "chatbot", "Labelled", "jobs.batch"))
 
 	labelled := jobJSON(t, "answer", map[string]string{"llmbudget.dev/budget": "chatbot"})
-	waitRefused(t, "LLMCostBudget "+ns+"/chatbot is OverBudget (test): new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in "+ns,
+	waitRefused(t, "LLMCostBudget "+ns+"/chatbot is OverBudget (test): "+
+		"new jobs.batch labelled llmbudget.dev/budget=chatbot are refused in "+ns,
 		labelled, "create", "-f", "-", "-n", ns, "--dry-run=server")
 	assertAdmittedJSON(t, "an unlabelled Job", ns, jobJSON(t, "report", nil))
-	assertAdmittedJSON(t, "a Job of another budget", ns, jobJSON(t, "batch", map[string]string{"llmbudget.dev/budget": "batch"}))
+	assertAdmittedJSON(t, "a Job of another budget", ns,
+		jobJSON(t, "batch", map[string]string{"llmbudget.dev/budget": "batch"}))
 }
 
 func TestPolicyGateAdmitsWhatNoBlockingBudgetRefuses(t *testing.T) {
 	installPolicyGate(t)
 	ns := kube.Namespace(t, "policy-calm")
 	budgets := map[string]map[string]any{
-		"without-status":        nil,
-		"not-blocking":          {"state": "Warning", "enforcement": map[string]any{"blocking": false, "reason": "the budget is Warning"}},
-		"only-a-state":          {"state": "OverBudget"},
-		"blocking-and-nothing":  {"enforcement": map[string]any{"blocking": true}},
-		"no-resources":          {"enforcement": map[string]any{"blocking": true, "gates": []any{"Policy"}, "scope": "Namespace", "resources": []any{}}},
-		"quota-gate-only":       {"enforcement": map[string]any{"blocking": true, "gates": []any{"Quota"}, "scope": "Namespace", "resources": []any{"jobs.batch"}}},
-		"no-scope":              {"enforcement": map[string]any{"blocking": true, "gates": []any{"Policy"}, "resources": []any{"jobs.batch"}}},
-		"an-unknown-scope":      {"enforcement": map[string]any{"blocking": true, "gates": []any{"Policy"}, "scope": "Cluster", "resources": []any{"jobs.batch"}}},
+		"without-status": nil,
+		"not-blocking": {
+			"state": "Warning", "enforcement": map[string]any{"blocking": false, "reason": "the budget is Warning"},
+		},
+		"only-a-state":         {"state": "OverBudget"},
+		"blocking-and-nothing": {"enforcement": map[string]any{"blocking": true}},
+		"no-resources": {"enforcement": map[string]any{
+			"blocking": true, "gates": []any{"Policy"}, "scope": "Namespace", "resources": []any{},
+		}},
+		"quota-gate-only": {"enforcement": map[string]any{
+			"blocking": true, "gates": []any{"Quota"}, "scope": "Namespace", "resources": []any{"jobs.batch"},
+		}},
+		"no-scope": {"enforcement": map[string]any{
+			"blocking": true, "gates": []any{"Policy"}, "resources": []any{"jobs.batch"},
+		}},
+		"an-unknown-scope": {"enforcement": map[string]any{
+			"blocking": true, "gates": []any{"Policy"}, "scope": "Cluster", "resources": []any{"jobs.batch"},
+		}},
 		"blocking-other-things": blockingStatus(ns, "blocking-other-things", "Namespace", "deployments.apps"),
 	}
 	for name, status := range budgets {
@@ -105,17 +123,22 @@ func TestPolicyGateAdmitsWhatNoBlockingBudgetRefuses(t *testing.T) {
 		}
 	}
 	// A status of the wrong shape never reaches the policy: the CRD's schema refuses it.
-	for _, bad := range []string{`{"enforcement": "blocking"}`, `{"enforcement": {"blocking": "yes"}}`, `{"enforcement": {"gates": "Policy"}}`} {
-		out, err := kube.KubectlErr(t, "", "patch", "llmb", "only-a-state", "-n", ns, "--subresource=status", "--type=merge", "-p", `{"status": `+bad+`}`)
+	for _, bad := range []string{
+		`{"enforcement": "blocking"}`, `{"enforcement": {"blocking": "yes"}}`, `{"enforcement": {"gates": "Policy"}}`,
+	} {
+		out, err := kube.KubectlErr(t, "", "patch", "llmb", "only-a-state", "-n", ns,
+			"--subresource=status", "--type=merge", "-p", `{"status": `+bad+`}`)
 		assert.Error(t, err, "status %s is refused", bad)
 		assert.Contains(t, out, "Invalid value")
 	}
 
 	// Deployments are refused once the policy sees the last budget written, so it has seen
 	// every other budget of the namespace too (a watch delivers changes in order).
-	waitRefused(t, "new deployments.apps are refused in "+ns, "", "create", "deployment", "web", "--image="+pauseImage, "-n", ns, "--dry-run=server")
+	waitRefused(t, "new deployments.apps are refused in "+ns, "",
+		"create", "deployment", "web", "--image="+pauseImage, "-n", ns, "--dry-run=server")
 	assertAdmitted(t, "a Job", "create", "job", "train", "--image="+pauseImage, "-n", ns, "--dry-run=server")
-	assertAdmitted(t, "a CronJob", "create", "cronjob", "nightly", "--image="+pauseImage, "--schedule=0 3 * * *", "-n", ns, "--dry-run=server")
+	assertAdmitted(t, "a CronJob",
+		"create", "cronjob", "nightly", "--image="+pauseImage, "--schedule=0 3 * * *", "-n", ns, "--dry-run=server")
 }
 
 func TestPolicyGateStillRefusesWithoutAMessage(t *testing.T) {
@@ -159,7 +182,8 @@ func installPolicy(t *testing.T, name string, files ...string) {
 		out, err := kube.KubectlErr(t, "", "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status}")
 		return err == nil && strings.Contains(out, "observedGeneration"), out
 	})
-	warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name, "-o", "jsonpath={.status.typeChecking.expressionWarnings}")
+	warnings := kube.Kubectl(t, "get", "validatingadmissionpolicy", name,
+		"-o", "jsonpath={.status.typeChecking.expressionWarnings}")
 	assert.Empty(t, warnings, "the API server type-checks every expression against the CRD's schema")
 }
 

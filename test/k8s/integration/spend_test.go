@@ -38,77 +38,93 @@ import (
 // markers. Team team-b, namespace other and service other-bot must never count.
 var phases = []map[string]float64{
 	{
-		`litellm_spend_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                                   1.25,
-		`litellm_spend_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                         0.1,
-		`litellm_spend_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                                   100,
-		`litellm_input_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                            1000,
-		`litellm_input_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                  400,
-		`litellm_input_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                            99999,
-		`litellm_output_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                           200,
-		`litellm_output_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                 100,
-		`litellm_output_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                           9999,
-		`vllm:prompt_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                        5000,
-		`vllm:generation_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                    1000,
-		`vllm:prompt_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                          777,
-		`vllm:generation_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                      777,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:  300,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="output"}`: 50,
-		`gen_ai_client_token_usage_sum{job="other-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:    5555,
+		litellm("spend", "team-a", "gpt-4o", "k1"):                   1.25,
+		litellm("spend", "team-a", "claude-3-5-haiku", "k1"):         0.1,
+		litellm("spend", "team-b", "gpt-4o", "k2"):                   100,
+		litellm("input_tokens", "team-a", "gpt-4o", "k1"):            1000,
+		litellm("input_tokens", "team-a", "claude-3-5-haiku", "k1"):  400,
+		litellm("input_tokens", "team-b", "gpt-4o", "k2"):            99999,
+		litellm("output_tokens", "team-a", "gpt-4o", "k1"):           200,
+		litellm("output_tokens", "team-a", "claude-3-5-haiku", "k1"): 100,
+		litellm("output_tokens", "team-b", "gpt-4o", "k2"):           9999,
+		vllm("prompt_tokens", "team-ml", "llama-3.1-8b"):             5000,
+		vllm("generation_tokens", "team-ml", "llama-3.1-8b"):         1000,
+		vllm("prompt_tokens", "other", "llama-3.1-8b"):               777,
+		vllm("generation_tokens", "other", "llama-3.1-8b"):           777,
+		otelTokens("support-bot", "gpt-4o-mini", "input"):            300,
+		otelTokens("support-bot", "gpt-4o-mini", "output"):           50,
+		otelTokens("other-bot", "gpt-4o-mini", "input"):              5555,
 	},
 	{
-		`litellm_spend_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                                   2.5,
-		`litellm_spend_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                         0.1 + 0.2, // 0.30000000000000004
-		`litellm_spend_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                                   200,
-		`litellm_input_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                            2000,
-		`litellm_input_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                  800,
-		`litellm_input_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                            199999,
-		`litellm_output_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                           450,
-		`litellm_output_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                 180,
-		`litellm_output_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                           19999,
-		`vllm:prompt_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                        8000,
-		`vllm:generation_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                    1500,
-		`vllm:prompt_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                          1777,
-		`vllm:generation_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                      1777,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:  600,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="output"}`: 80,
-		`gen_ai_client_token_usage_sum{job="other-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:    6555,
+		litellm("spend", "team-a", "gpt-4o", "k1"):                   2.5,
+		litellm("spend", "team-a", "claude-3-5-haiku", "k1"):         0.1 + 0.2, // 0.30000000000000004
+		litellm("spend", "team-b", "gpt-4o", "k2"):                   200,
+		litellm("input_tokens", "team-a", "gpt-4o", "k1"):            2000,
+		litellm("input_tokens", "team-a", "claude-3-5-haiku", "k1"):  800,
+		litellm("input_tokens", "team-b", "gpt-4o", "k2"):            199999,
+		litellm("output_tokens", "team-a", "gpt-4o", "k1"):           450,
+		litellm("output_tokens", "team-a", "claude-3-5-haiku", "k1"): 180,
+		litellm("output_tokens", "team-b", "gpt-4o", "k2"):           19999,
+		vllm("prompt_tokens", "team-ml", "llama-3.1-8b"):             8000,
+		vllm("generation_tokens", "team-ml", "llama-3.1-8b"):         1500,
+		vllm("prompt_tokens", "other", "llama-3.1-8b"):               1777,
+		vllm("generation_tokens", "other", "llama-3.1-8b"):           1777,
+		otelTokens("support-bot", "gpt-4o-mini", "input"):            600,
+		otelTokens("support-bot", "gpt-4o-mini", "output"):           80,
+		otelTokens("other-bot", "gpt-4o-mini", "input"):              6555,
 	},
 	// Every process restarted: counters start again from zero, and the proxy has not
 	// served claude-3-5-haiku since.
 	{
-		`litellm_spend_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                                   0.75,
-		`litellm_spend_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                                   5,
-		`litellm_input_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                            300,
-		`litellm_input_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                            5,
-		`litellm_output_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                           60,
-		`litellm_output_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                           5,
-		`vllm:prompt_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                        1000,
-		`vllm:generation_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                    100,
-		`vllm:prompt_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                          5,
-		`vllm:generation_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                      5,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:  100,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="output"}`: 10,
-		`gen_ai_client_token_usage_sum{job="other-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:    5,
+		litellm("spend", "team-a", "gpt-4o", "k1"):           0.75,
+		litellm("spend", "team-b", "gpt-4o", "k2"):           5,
+		litellm("input_tokens", "team-a", "gpt-4o", "k1"):    300,
+		litellm("input_tokens", "team-b", "gpt-4o", "k2"):    5,
+		litellm("output_tokens", "team-a", "gpt-4o", "k1"):   60,
+		litellm("output_tokens", "team-b", "gpt-4o", "k2"):   5,
+		vllm("prompt_tokens", "team-ml", "llama-3.1-8b"):     1000,
+		vllm("generation_tokens", "team-ml", "llama-3.1-8b"): 100,
+		vllm("prompt_tokens", "other", "llama-3.1-8b"):       5,
+		vllm("generation_tokens", "other", "llama-3.1-8b"):   5,
+		otelTokens("support-bot", "gpt-4o-mini", "input"):    100,
+		otelTokens("support-bot", "gpt-4o-mini", "output"):   10,
+		otelTokens("other-bot", "gpt-4o-mini", "input"):      5,
 	},
 	nil, // the exporter is down for a while
 	{
-		`litellm_spend_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                                   1.0,
-		`litellm_spend_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                         0.05,
-		`litellm_spend_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                                   6,
-		`litellm_input_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                            500,
-		`litellm_input_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                  100,
-		`litellm_input_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                            6,
-		`litellm_output_tokens_metric_total{team="team-a",model="gpt-4o",hashed_api_key="k1"}`:                           90,
-		`litellm_output_tokens_metric_total{team="team-a",model="claude-3-5-haiku",hashed_api_key="k1"}`:                 20,
-		`litellm_output_tokens_metric_total{team="team-b",model="gpt-4o",hashed_api_key="k2"}`:                           6,
-		`vllm:prompt_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                        2500,
-		`vllm:generation_tokens_total{namespace="team-ml",model_name="llama-3.1-8b"}`:                                    400,
-		`vllm:prompt_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                          6,
-		`vllm:generation_tokens_total{namespace="other",model_name="llama-3.1-8b"}`:                                      6,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:  250,
-		`gen_ai_client_token_usage_sum{job="support-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="output"}`: 30,
-		`gen_ai_client_token_usage_sum{job="other-bot",gen_ai_request_model="gpt-4o-mini",gen_ai_token_type="input"}`:    6,
+		litellm("spend", "team-a", "gpt-4o", "k1"):                   1.0,
+		litellm("spend", "team-a", "claude-3-5-haiku", "k1"):         0.05,
+		litellm("spend", "team-b", "gpt-4o", "k2"):                   6,
+		litellm("input_tokens", "team-a", "gpt-4o", "k1"):            500,
+		litellm("input_tokens", "team-a", "claude-3-5-haiku", "k1"):  100,
+		litellm("input_tokens", "team-b", "gpt-4o", "k2"):            6,
+		litellm("output_tokens", "team-a", "gpt-4o", "k1"):           90,
+		litellm("output_tokens", "team-a", "claude-3-5-haiku", "k1"): 20,
+		litellm("output_tokens", "team-b", "gpt-4o", "k2"):           6,
+		vllm("prompt_tokens", "team-ml", "llama-3.1-8b"):             2500,
+		vllm("generation_tokens", "team-ml", "llama-3.1-8b"):         400,
+		vllm("prompt_tokens", "other", "llama-3.1-8b"):               6,
+		vllm("generation_tokens", "other", "llama-3.1-8b"):           6,
+		otelTokens("support-bot", "gpt-4o-mini", "input"):            250,
+		otelTokens("support-bot", "gpt-4o-mini", "output"):           30,
+		otelTokens("other-bot", "gpt-4o-mini", "input"):              6,
 	},
+}
+
+// litellm names a series of LiteLLM's counter litellm_<counter>_metric_total.
+func litellm(counter, team, model, apiKey string) string {
+	return fmt.Sprintf(`litellm_%s_metric_total{team=%q,model=%q,hashed_api_key=%q}`, counter, team, model, apiKey)
+}
+
+// vllm names a series of vLLM's counter vllm:<counter>_total.
+func vllm(counter, namespace, model string) string {
+	return fmt.Sprintf(`vllm:%s_total{namespace=%q,model_name=%q}`, counter, namespace, model)
+}
+
+// otelTokens names a series of the sum of OpenTelemetry's gen_ai.client.token.usage histogram.
+func otelTokens(job, model, tokenType string) string {
+	return fmt.Sprintf(`gen_ai_client_token_usage_sum{job=%q,gen_ai_request_model=%q,gen_ai_token_type=%q}`,
+		job, model, tokenType)
 }
 
 const scrapesPerPhase = 3
@@ -133,7 +149,10 @@ func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	for _, name := range []string{"litellm_spend_metric_total", "litellm_input_tokens_metric_total", "litellm_output_tokens_metric_total", "vllm:prompt_tokens_total", "vllm:generation_tokens_total", "gen_ai_client_token_usage_sum"} {
+	for _, name := range []string{
+		"litellm_spend_metric_total", "litellm_input_tokens_metric_total", "litellm_output_tokens_metric_total",
+		"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "gen_ai_client_token_usage_sum",
+	} {
 		fmt.Fprintf(w, "# TYPE %s untyped\n", name)
 		for series, v := range values {
 			if strings.HasPrefix(series, name+"{") {
@@ -319,7 +338,8 @@ func TestSpendFromARealPrometheusIsExactlyWhatTheBudgetSees(t *testing.T) {
 	})
 	// The last scrape is stored once Prometheus answers with its value.
 	cluster.WaitFor(t, 30*time.Second, "Prometheus to store the last phase", func() (bool, string) {
-		resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(`litellm_spend_metric_total{model="claude-3-5-haiku"} == 0.05`))
+		query := `litellm_spend_metric_total{model="claude-3-5-haiku"} == 0.05`
+		resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(query))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -336,13 +356,15 @@ func TestSpendFromARealPrometheusIsExactlyWhatTheBudgetSees(t *testing.T) {
 	}
 	// For the record: what increase() makes of the same counters (they grew by 3.85 USD).
 	since := now.Sub(now.Truncate(24 * time.Hour)).Milliseconds()
-	if resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(fmt.Sprintf(`sum(increase(litellm_spend_metric_total{team="team-a"}[%dms] @ %d))`, since, now.Unix()))); err == nil {
+	increase := fmt.Sprintf(`sum(increase(litellm_spend_metric_total{team="team-a"}[%dms] @ %d))`, since, now.Unix())
+	if resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(increase)); err == nil {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		t.Logf("increase() over the same counters: %s", body)
 	}
 	ns := kube.Namespace(t, "spend")
-	prices := "models:\n  llama-3.1-8b: {input: \"0.20\", output: \"0.600000001\"}\ndefault: {input: \"0.15\", output: \"0.60\"}\n"
+	prices := "models:\n  llama-3.1-8b: {input: \"0.20\", output: \"0.600000001\"}\n" +
+		"default: {input: \"0.15\", output: \"0.60\"}\n"
 
 	tests := map[string]struct {
 		format     string
@@ -353,12 +375,16 @@ func TestSpendFromARealPrometheusIsExactlyWhatTheBudgetSees(t *testing.T) {
 	}{
 		// gpt-4o: 1.25, then 2.5, a reset to 0.75, down, 1.0: 2.5 + 0.75 + 0.25 = 3.5 USD;
 		// claude: 0.1, then 0.30000000000000004, gone, back at 0.05: 0.3 + 0.05 = 0.35.
-		"litellm": {"Total", []string{"--source=litellm", "--team=team-a"}, "3.85", 1000 + 1000 + 300 + 200 + 400 + 400 + 100, 200 + 250 + 60 + 30 + 100 + 80 + 20},
+		"litellm": {"Total", []string{"--source=litellm", "--team=team-a"}, "3.85",
+			1000 + 1000 + 300 + 200 + 400 + 400 + 100, 200 + 250 + 60 + 30 + 100 + 80 + 20},
 		// 10,500 prompt tokens at 0.20/M and 1,900 generated at 0.600000001/M.
-		"vllm": {"DailyLedger", []string{"--source=vllm", "--namespace=team-ml"}, "0.00324", 5000 + 3000 + 1000 + 1500, 1000 + 500 + 100 + 300},
+		"vllm": {"DailyLedger", []string{"--source=vllm", "--namespace=team-ml"}, "0.00324",
+			5000 + 3000 + 1000 + 1500, 1000 + 500 + 100 + 300},
 		// 300 + 300 + 100 + 150 input at 0.15/M, 50 + 30 + 10 + 20 output at 0.60/M (the default).
 		"otel-genai": {"Total", []string{"--source=otel-genai", "--service=support-bot"}, "0.0001935", 850, 110},
 	}
+	// Where each format keeps its spend in the ConfigMap, as the budget's costSource says it.
+	keyOf := map[string]string{"Total": "key: total", "DailyLedger": "keyPrefix: spend-"}
 	var recordings = map[string]recording{}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -371,7 +397,7 @@ spec:
   tokenLimits: {total: 1000000}   # so that status shows the tokens
   period: {type: Daily, timeZone: %s}
   costSource: {configMapName: %s, format: %s, %s}
-`, name, ns, zone, cm, tc.format, map[string]string{"Total": "key: total", "DailyLedger": "keyPrefix: spend-"}[tc.format])
+`, name, ns, zone, cm, tc.format, keyOf[tc.format])
 			dir := t.TempDir()
 			budgetFile, pricesFile := filepath.Join(dir, "budget.yaml"), filepath.Join(dir, "prices.yaml")
 			require.NoError(t, os.WriteFile(budgetFile, []byte(budget), 0o600))
@@ -380,20 +406,25 @@ spec:
 			kube.ApplyYAML(t, ns, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n", cm))
 
 			args := append([]string{"--step=500ms", "--now=" + now.Format(time.RFC3339)}, tc.args...)
-			run := exec.Command(llmbudget, append([]string{"spend", "-f", budgetFile, "--prometheus", proxy.URL, "--prices", pricesFile}, args...)...)
+			spend := []string{"spend", "-f", budgetFile, "--prometheus", proxy.URL, "--prices", pricesFile}
+			run := exec.Command(llmbudget, append(spend, args...)...)
 			var stdout, stderr bytes.Buffer
 			run.Stdout, run.Stderr = &stdout, &stderr
 			require.NoError(t, run.Run(), "llmbudget spend: %s", stderr.String())
-			recordings[name] = recording{Budget: budget, Prices: prices, Args: args, Exchanges: rec.take(), Stdout: stdout.String()}
+			recordings[name] = recording{
+				Budget: budget, Prices: prices, Args: args, Exchanges: rec.take(), Stdout: stdout.String(),
+			}
 
 			// What the CronJob does: a merge patch of the printed ConfigMap.
 			patch := filepath.Join(dir, "configmap.yaml")
 			require.NoError(t, os.WriteFile(patch, stdout.Bytes(), 0o600))
 			kube.Kubectl(t, "--namespace="+ns, "patch", "configmap", cm, "--type=merge", "--patch-file="+patch)
 			stored := filepath.Join(dir, "stored.yaml")
-			require.NoError(t, os.WriteFile(stored, []byte(kube.Kubectl(t, "--namespace="+ns, "get", "configmap", cm, "-o", "yaml")), 0o600))
+			configMap := kube.Kubectl(t, "--namespace="+ns, "get", "configmap", cm, "-o", "yaml")
+			require.NoError(t, os.WriteFile(stored, []byte(configMap), 0o600))
 
-			out, err := exec.Command(llmbudget, "eval", "-f", budgetFile, "-f", stored, "--now="+now.Format(time.RFC3339)).CombinedOutput()
+			out, err := exec.Command(llmbudget, "eval", "-f", budgetFile, "-f", stored,
+				"--now="+now.Format(time.RFC3339)).CombinedOutput()
 			require.NoError(t, err, "llmbudget eval: %s", out)
 			var got evalStatus
 			require.NoError(t, yaml.Unmarshal(out, &got), "%s", out)
@@ -405,7 +436,14 @@ spec:
 
 	t.Run("a query that Prometheus refuses prints nothing and fails", func(t *testing.T) {
 		dir := t.TempDir()
-		budget := fmt.Sprintf("apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: bad, namespace: %s}\nspec:\n  limitUSD: \"10\"\n  period: {type: Daily, timeZone: %s}\n  costSource: {configMapName: bad-spend, key: total}\n", ns, zone)
+		budget := fmt.Sprintf(`apiVersion: llmbudget.dev/v1alpha1
+kind: LLMCostBudget
+metadata: {name: bad, namespace: %s}
+spec:
+  limitUSD: "10"
+  period: {type: Daily, timeZone: %s}
+  costSource: {configMapName: bad-spend, key: total}
+`, ns, zone)
 		budgetFile := filepath.Join(dir, "budget.yaml")
 		require.NoError(t, os.WriteFile(budgetFile, []byte(budget), 0o600))
 		for name, args := range map[string][]string{
@@ -419,7 +457,9 @@ spec:
 			err := run.Run()
 			require.Error(t, err, name)
 			assert.Empty(t, stdout.String(), name)
-			recordings["error-"+name] = recording{Budget: budget, Args: args, Exchanges: rec.take(), Error: strings.TrimSpace(stderr.String())}
+			recordings["error-"+name] = recording{
+				Budget: budget, Args: args, Exchanges: rec.take(), Error: strings.TrimSpace(stderr.String()),
+			}
 		}
 	})
 

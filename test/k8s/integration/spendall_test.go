@@ -56,7 +56,9 @@ func otlpRequest(phase int, start, now time.Time) *colmetrics.ExportMetricsServi
 			AggregationTemporality: metrics.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE,
 			IsMonotonic:            true,
 			DataPoints: []*metrics.NumberDataPoint{{
-				Attributes:        []*common.KeyValue{str("gen_ai.request.model", "gpt-4o-mini"), str("gen_ai.provider.name", "openai")},
+				Attributes: []*common.KeyValue{
+					str("gen_ai.request.model", "gpt-4o-mini"), str("gen_ai.provider.name", "openai"),
+				},
 				StartTimeUnixNano: startNs, TimeUnixNano: nowNs,
 				Value: &metrics.NumberDataPoint_AsDouble{AsDouble: v},
 			}},
@@ -256,7 +258,8 @@ spec:
 		budgetYAML(berlinNS, "litellm", monthly, `{configMapName: litellm-spend, key: total,
     prometheus: {source: litellm, selector: {team: team-a}, step: 1s}}`),
 		budgetYAML(berlinNS, "otel-legacy", monthly, `{configMapName: support-bot-spend, key: total,
-    prometheus: {source: otel-genai, selector: {service: support-bot}, step: 1s, prices: {configMapName: llm-prices}}}`),
+    prometheus: {source: otel-genai, selector: {service: support-bot}, step: 1s,
+      prices: {configMapName: llm-prices}}}`),
 		budgetYAML(berlinNS, "nobody", monthly, `{configMapName: nobody-spend, key: total,
     prometheus: {source: litellm, selector: {team: nobody}, step: 1s}}`),
 		budgetYAML(newYorkNS, "vllm", daily, `{configMapName: vllm-spend, format: DailyLedger, keyPrefix: spend-,

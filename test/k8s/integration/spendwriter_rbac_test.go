@@ -94,7 +94,8 @@ func installSpendWriterRBAC(t *testing.T) {
 		require.NoError(t, err)
 		manifest.WriteString("---\n" + string(doc))
 	}
-	out, err := kube.KubectlErr(t, manifest.String(), "apply", "--server-side", "--field-manager=llmbudget-test", "-f", "-")
+	out, err := kube.KubectlErr(t, manifest.String(),
+		"apply", "--server-side", "--field-manager=llmbudget-test", "-f", "-")
 	require.NoError(t, err, out)
 	t.Cleanup(func() {
 		_, _, _ = kube.Run(context.Background(), manifest.String(), "delete", "-f", "-", "--ignore-not-found")
