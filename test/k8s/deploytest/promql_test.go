@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,7 @@ func parseExpr(expr string) (exprInfo, error) {
 			name := n.Name
 			if name == "" {
 				for _, m := range n.LabelMatchers {
-					if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 						name = m.Value
 					}
 				}

@@ -164,9 +164,7 @@ func budgetYAML(t *testing.T, name string, edit func(spec map[string]any)) strin
 		"apiVersion": "llmbudget.dev/v1alpha1",
 		"kind":       "LLMCostBudget",
 		"metadata":   map[string]any{"name": name},
-	}
-	if spec != nil {
-		obj["spec"] = spec
+		"spec":       spec,
 	}
 	data, err := json.Marshal(obj)
 	require.NoError(t, err)
