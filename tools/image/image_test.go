@@ -120,7 +120,8 @@ func TestTheImageHoldsTheStaticBinaryAndNoShell(t *testing.T) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			assert.Equal(t, []string{"etc", "etc/group", "etc/passwd", "llmbudget"}, names, "nothing but the binary and the user database: no shell")
+			assert.Equal(t, []string{"etc", "etc/group", "etc/passwd", "llmbudget"}, names,
+				"nothing but the binary and the user database: no shell")
 			assert.Contains(t, string(contents["etc/passwd"]), "nonroot:x:65532:65532:")
 			assert.EqualValues(t, tar.TypeDir, headers["etc"].Typeflag)
 			assert.EqualValues(t, 0o755, headers["llmbudget"].Mode)

@@ -72,7 +72,9 @@ func run(args []string) error {
 	if *out == "" || *version == "" || len(bins) == 0 {
 		return fmt.Errorf("-out, -version and at least one -bin are required")
 	}
-	b := Build{Version: *version, Revision: *revision, Created: time.Unix(*epoch, 0).UTC(), RootFS: *rootfs, Binaries: bins}
+	b := Build{
+		Version: *version, Revision: *revision, Created: time.Unix(*epoch, 0).UTC(), RootFS: *rootfs, Binaries: bins,
+	}
 	idx, err := b.Index()
 	if err != nil {
 		return err
