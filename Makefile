@@ -58,11 +58,20 @@ vet: ## go vet
 
 # golangci-lint as a Go tool pinned in a module of its own (tools/lint), so that the main go.mod holds only the
 # program's dependencies. The first run compiles it (several minutes of CPU on 2 cores); go caches the binary
-# and later runs start at once.
-GOLANGCI_LINT ?= $(GO) tool -modfile=tools/lint/go.mod golangci-lint
+# and later runs start at once. The modfile's path is absolute because each module is linted from its own
+# directory.
+GOLANGCI_LINT ?= $(GO) tool -modfile=$(CURDIR)/tools/lint/go.mod golangci-lint
+# Every module of the repository, found by its go.mod rather than listed, so that a new one is linted too.
+LINT_MODULES = $(sort $(patsubst %/,%,$(dir $(shell find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*'))))
 
-lint: ## golangci-lint as .golangci.yml sets it: vet, staticcheck, errcheck, revive, misspell, lll, gofmt, goimports
-	$(GOLANGCI_LINT) run ./...
+lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .golangci.yml: depguard, vet, lll, ...
+	@failed=; for m in $(LINT_MODULES); do \
+	  pkgs=$$(cd $$m && $(GO) list -find ./...) || { failed="$$failed $$m"; continue; }; \
+	  if [ -z "$$pkgs" ]; then echo "== lint $$m: no Go packages"; continue; fi; \
+	  echo "== lint $$m"; \
+	  (cd $$m && $(GOLANGCI_LINT) run --config=$(CURDIR)/.golangci.yml ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "lint found problems in:$$failed" >&2; exit 1; fi
 
 fixtures: ## rewrite the crafted hook requests and their golden responses (review the diff!)
 	$(GO) test ./test/golden/ -update
