@@ -13,9 +13,9 @@ import (
 	"unicode/utf16"
 )
 
-// MaxInputBytes bounds one input (a file or stdin). The largest object the API server stores is 1.5 MiB, and
-// kubectl get -A -o yaml of a large cluster's budgets and spend stays far below it; reading stops at the bound
-// rather than holding an unbounded input in memory.
+// MaxInputBytes bounds the inputs of one run (files and stdin) together: one -f or many, they add up. The largest
+// object the API server stores is 1.5 MiB, and kubectl get -A -o yaml of a large cluster's budgets and spend stays
+// far below the bound; reading stops at it rather than holding an unbounded input in memory.
 const MaxInputBytes = 64 << 20
 
 // maxInputBytes is MaxInputBytes, lowered by tests.
@@ -39,6 +39,7 @@ type SkippedFile struct {
 // files (and hidden directories) it passed over.
 func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]SkippedFile, error) {
 	readStdin := false
+	left := maxInputBytes // of MaxInputBytes, for the inputs still to read
 	var skipped []SkippedFile
 	for _, name := range names {
 		files, skip, err := manifestFiles(name)
@@ -59,21 +60,22 @@ func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]Skip
 				if err != nil {
 					return skipped, err
 				}
-				if info, err := file.Stat(); err == nil && info.Size() > maxInputBytes {
+				if info, err := file.Stat(); err == nil && info.Size() > left {
 					file.Close()
-					return skipped, tooLarge(in.Name)
+					return skipped, tooLarge(in.Name, left < maxInputBytes)
 				}
-				in.Data, err = readInput(in.Name, file)
+				in.Data, err = readInput(in.Name, file, left)
 				file.Close()
 				if err != nil {
 					return skipped, err
 				}
 			}
 			if r != nil {
-				if in.Data, err = readInput(in.Name, r); err != nil {
+				if in.Data, err = readInput(in.Name, r, left); err != nil {
 					return skipped, err
 				}
 			}
+			left -= int64(len(in.Data))
 			if err := read(in); err != nil {
 				return skipped, err
 			}
@@ -82,20 +84,25 @@ func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]Skip
 	return skipped, nil
 }
 
-// readInput reads at most MaxInputBytes of r and returns them as UTF-8.
-func readInput(name string, r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+// readInput reads at most left bytes of r and returns them as UTF-8.
+func readInput(name string, r io.Reader, left int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, left+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if int64(len(data)) > maxInputBytes {
-		return nil, tooLarge(name)
+	if int64(len(data)) > left {
+		return nil, tooLarge(name, left < maxInputBytes)
 	}
 	return toUTF8(name, data)
 }
 
-func tooLarge(name string) error {
-	return fmt.Errorf("%s: larger than %d MiB, the most llmbudget reads from one input: split it "+
+// tooLarge names the bound an input went past: alone, or added to the inputs read before it (after).
+func tooLarge(name string, after bool) error {
+	if after {
+		return fmt.Errorf("%s: the inputs add up to more than %d MiB, the most llmbudget reads in one run: "+
+			"split them across runs", name, maxInputBytes>>20)
+	}
+	return fmt.Errorf("%s: larger than %d MiB, the most llmbudget reads in one run: split it "+
 		"(the API server stores at most 1.5 MiB per object)", name, maxInputBytes>>20)
 }
 

@@ -109,16 +109,17 @@ type Budget struct {
 func Read(names []string, stdin io.Reader) (Set, error) {
 	var r reader
 	skipped, err := ReadInputs(names, stdin, func(in Input) error {
-		docs, err := Docs(in.Name, in.Data)
-		for _, d := range docs {
+		docs := 0
+		err := EachDoc(in.Name, in.Data, func(d Doc) {
+			docs++
 			r.readObject(d)
-		}
+		})
 		switch {
 		case err != nil:
 			r.errs = append(r.errs, *err)
-		case len(docs) == 0 && in.InDir:
+		case docs == 0 && in.InDir:
 			r.set.SkippedFiles = append(r.set.SkippedFiles, SkippedFile{in.Name, "empty: no YAML document"})
-		case len(docs) == 0:
+		case docs == 0:
 			r.errs = append(r.errs, Error{Source: Source{File: in.Name}, Message: "is empty: no YAML document"})
 		}
 		return nil
@@ -196,7 +197,7 @@ func (r *reader) readObject(d Doc) {
 
 func object(d Doc, h Head) Object {
 	src := d.Line()
-	if h.APIVersion == api.APIVersion { // a budget is named by its line in every message about it
+	if h.APIVersion == api.APIVersion && src.Line == 0 { // a budget is named by its line in every message about it
 		src = d.At("")
 	}
 	return Object{

@@ -51,12 +51,11 @@ func Join(docs [][]byte) []byte {
 // refuses every object it must, each a manifest.Error of the manifest.Errors returned, and then returns no
 // documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
-	docs, stop := manifest.Docs(source, data)
 	var res Result
 	var errs manifest.Errors
-	for _, d := range docs {
+	stop := manifest.EachDoc(source, data, func(d manifest.Doc) {
 		errs = appendErrors(errs, source, res.object(d, opts))
-	}
+	})
 	if stop != nil {
 		errs = append(errs, *stop)
 	}

@@ -678,3 +678,19 @@ func TestEveryRefusedObjectOfAStreamIsReported(t *testing.T) {
 	require.Len(t, errs, 4, "%v", err)
 	assert.Equal(t, []int{6, 11, 12, 19}, []int{errs[0].Line, errs[1].Line, errs[2].Line, errs[3].Line})
 }
+
+// Each line break YAML knows but kubectl's splitter does not: two budgets are never converted as one.
+func TestAStreamOfBudgetsIsConvertedWholeOrRefused(t *testing.T) {
+	stream := operatorBudget(operatorSpec) + "---\n" + strings.ReplaceAll(operatorBudget(operatorSpec), "chatbot", "other")
+	for name, brk := range map[string]string{"CR alone": "\r", "NEL": "\u0085", "U+2028": "\u2028", "U+2029": "\u2029"} {
+		t.Run(name, func(t *testing.T) {
+			res, err := migrate.Migrate("stdin", []byte(strings.ReplaceAll(stream, "\n", brk)), migrate.Options{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the YAML parser finds 2 documents where kubectl's splitter finds one")
+			assert.Empty(t, res.Documents)
+		})
+	}
+	res, err := migrate.Migrate("stdin", []byte(strings.ReplaceAll(stream, "\n", "\r\n")), migrate.Options{})
+	require.NoError(t, err)
+	assert.Len(t, res.Documents, 2, "CRLF")
+}
