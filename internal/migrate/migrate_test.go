@@ -679,6 +679,20 @@ func TestEveryRefusedObjectOfAStreamIsReported(t *testing.T) {
 	assert.Equal(t, []int{6, 11, 12, 19}, []int{errs[0].Line, errs[1].Line, errs[2].Line, errs[3].Line})
 }
 
+// YAML 1.1, as kubectl reads YAML, takes yes, on, y and NO for booleans; such strings are printed quoted.
+func TestStringsThatYAML11ReadsAsBooleansConvertAndStayStrings(t *testing.T) {
+	for _, v := range []string{"yes", "on", "y", "NO", "Off", "n"} {
+		t.Run(v, func(t *testing.T) {
+			in := strings.Replace(operatorBudget(strings.Replace(operatorSpec, "key: total-usd", "key: \""+v+"\"", 1)),
+				"metadata:\n", "metadata:\n  labels:\n    \""+v+"\": \""+v+"\"\n  annotations:\n    a: \""+v+"\"\n", 1)
+			out, _ := migrateOne(t, in)
+			assert.Equal(t, map[string]string{v: v}, out.Metadata.Labels)
+			assert.Equal(t, map[string]string{"a": v}, out.Metadata.Annotations)
+			assert.Equal(t, v, out.Spec["costSource"].(map[string]any)["key"])
+		})
+	}
+}
+
 // Each line break YAML knows but kubectl's splitter does not: two budgets are never converted as one.
 func TestAStreamOfBudgetsIsConvertedWholeOrRefused(t *testing.T) {
 	stream := operatorBudget(operatorSpec) + "---\n" + strings.ReplaceAll(operatorBudget(operatorSpec), "chatbot", "other")
