@@ -38,11 +38,16 @@ type SkippedFile struct {
 // files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads them; it returns the other
 // files (and hidden directories) it passed over.
 func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]SkippedFile, error) {
+	return readInputs(names, stdin, nil, read)
+}
+
+// readInputs is ReadInputs without the files and directories that the globs exclude match (see Options).
+func readInputs(names []string, stdin io.Reader, exclude []string, read func(Input) error) ([]SkippedFile, error) {
 	readStdin := false
 	left := maxInputBytes // of MaxInputBytes, for the inputs still to read
 	var skipped []SkippedFile
 	for _, name := range names {
-		files, skip, err := manifestFiles(name)
+		files, skip, err := manifestFiles(name, exclude)
 		skipped = append(skipped, skip...)
 		if err != nil {
 			return skipped, err
@@ -139,7 +144,10 @@ func toUTF8(name string, data []byte) ([]byte, error) {
 
 // manifestFiles lists the manifests under name when it is a directory, else name itself, so that reading a
 // missing file reports it; skipped are the other files and the hidden directories (.git) under name.
-func manifestFiles(name string) (files []string, skipped []SkippedFile, err error) {
+func manifestFiles(name string, exclude []string) (files []string, skipped []SkippedFile, err error) {
+	if name != "-" && excluded(name, exclude) {
+		return nil, nil, nil
+	}
 	if info, err := os.Stat(name); err != nil || !info.IsDir() {
 		return []string{name}, nil, nil
 	}
@@ -147,6 +155,10 @@ func manifestFiles(name string) (files []string, skipped []SkippedFile, err erro
 		switch {
 		case err != nil:
 			return err
+		case path != name && excluded(path, exclude) && e.IsDir():
+			return filepath.SkipDir
+		case path != name && excluded(path, exclude):
+			return nil
 		case e.IsDir() && path != name && strings.HasPrefix(e.Name(), "."):
 			skipped = append(skipped, SkippedFile{path, "a hidden directory"})
 			return filepath.SkipDir
@@ -167,4 +179,28 @@ func manifestFiles(name string) (files []string, skipped []SkippedFile, err erro
 func isManifest(path string) bool {
 	ext := filepath.Ext(path)
 	return ext == ".yaml" || ext == ".yml" || ext == ".json"
+}
+
+// excluded is whether a glob of exclude matches path: one without a "/" its name, one with a "/" the whole path.
+func excluded(path string, exclude []string) bool {
+	for _, glob := range exclude {
+		target := filepath.Base(path)
+		if strings.Contains(glob, "/") {
+			target = filepath.Clean(path)
+		}
+		if ok, _ := filepath.Match(filepath.Clean(glob), target); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckGlobs refuses a glob filepath.Match cannot read ("[a-"), naming it: it would match nothing.
+func CheckGlobs(globs []string) error {
+	for _, g := range globs {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return fmt.Errorf("%q: %w", g, err)
+		}
+	}
+	return nil
 }
