@@ -33,7 +33,7 @@ type SkippedFile struct {
 	Path, Why string
 }
 
-// ReadInputs calls read with every named input and stops at the first error. "-" is stdin, named "stdin": a
+// ReadInputs calls read with every named input, once however often it is named, and stops at the first error. "-" is stdin, named "stdin": a
 // second "-" is refused, as it would silently read nothing. A directory stands for the .yaml, .yml and .json
 // files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads them; it returns the other
 // files (and hidden directories) it passed over.
@@ -45,6 +45,7 @@ func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]Skip
 func readInputs(names []string, stdin io.Reader, exclude []string, read func(Input) error) ([]SkippedFile, error) {
 	readStdin := false
 	left := maxInputBytes // of MaxInputBytes, for the inputs still to read
+	seen := map[string]bool{}
 	var skipped []SkippedFile
 	for _, name := range names {
 		files, skip, err := manifestFiles(name, exclude)
@@ -53,6 +54,10 @@ func readInputs(names []string, stdin io.Reader, exclude []string, read func(Inp
 			return skipped, err
 		}
 		for _, f := range files {
+			if f != "-" && seen[filepath.Clean(f)] { // named and in a directory named: one file, read once
+				continue
+			}
+			seen[filepath.Clean(f)] = true
 			in := Input{Name: f, InDir: f != name}
 			var r io.Reader
 			if f == "-" {

@@ -44,3 +44,16 @@ func TestInputsAddUpToOneBound(t *testing.T) {
 		assert.Contains(t, err.Error(), second+": the inputs add up to more than 1 MiB, the most llmbudget reads in one run")
 	}
 }
+
+func TestAFileNamedTwiceIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("a: 1\n"), 0o600))
+	var read []string
+	_, err := ReadInputs([]string{dir, file, filepath.Join(dir, ".", "a.yaml")}, nil, func(in Input) error {
+		read = append(read, in.Name)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{file}, read)
+}
