@@ -471,11 +471,6 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 			"metadata: {name: x}\n",
 			`stdin:1: x: not a kind migrate converts: it has no kind`,
 		},
-		"an llmbudget budget": {
-			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n",
-			`stdin:1: LLMCostBudget x: not a kind migrate converts: it is already an llmbudget budget (--skip-unknown-kinds ` +
-				`skips such documents)`,
-		},
 		"an operator budget of a version that does not exist": {
 			strings.Replace(valid, "v1alpha1", "v1beta1", 1),
 			`not a kind migrate converts: finops.kineticgain.com/v1beta1 LLMCostBudget (migrate knows ` +
@@ -707,4 +702,13 @@ func TestAStreamOfBudgetsIsConvertedWholeOrRefused(t *testing.T) {
 	res, err := migrate.Migrate("stdin", []byte(strings.ReplaceAll(stream, "\n", "\r\n")), migrate.Options{})
 	require.NoError(t, err)
 	assert.Len(t, res.Documents, 2, "CRLF")
+}
+
+// A directory of a migration holds its output beside its input: a converted budget is passed over with a note.
+func TestAnLLMBudgetBudgetIsSkippedWithANote(t *testing.T) {
+	in := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n---\n" + operatorBudget(operatorSpec)
+	res, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
+	require.NoError(t, err)
+	assert.Len(t, res.Documents, 1)
+	assert.Equal(t, []string{"stdin:1: LLMCostBudget x: skipped: already an llmbudget budget"}, res.Notes)
 }
