@@ -441,8 +441,8 @@ func ParsePrices(doc []byte) (*Prices, error) {
 // The yaml.v3 messages that name Go types: "field x not found in type struct { Models ... }" and
 // "cannot unmarshal !!str `x` into map[string]promspend.priceYAML".
 var (
-	unknownField = regexp.MustCompile(`field (.*) not found in type .*`)
-	notMapping   = regexp.MustCompile("cannot unmarshal (!!\\w+)( `.*`)? into .*")
+	unknownField = regexp.MustCompile(`(?s)field (.*) not found in type .*`)
+	notMapping   = regexp.MustCompile("(?s)cannot unmarshal (\\S+)( `.*`)? into .*")
 )
 
 // tableError words a price table's decoding error as the table's fields, not as Go's types.
