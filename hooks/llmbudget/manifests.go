@@ -365,6 +365,14 @@ func migrateCmd(args []string, std stdio) error {
 		return fmt.Errorf("nothing to convert in %s: "+
 			"no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
 	}
-	_, err = std.out.Write(migrate.Join(docs))
-	return err
+	// Written one by one: joined, the output (several times the input, held until every input converts) would
+	// be held twice.
+	out := bufio.NewWriter(std.out)
+	for i, doc := range docs {
+		if i > 0 {
+			_, _ = out.WriteString("---\n")
+		}
+		_, _ = out.Write(doc)
+	}
+	return out.Flush()
 }
