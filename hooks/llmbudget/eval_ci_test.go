@@ -72,7 +72,8 @@ func TestEvalRefusesTwoBudgetsOfOneNameNamingBoth(t *testing.T) {
 func TestEvalHeadlineNamesTheModelThatIsOver(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "../../examples/per-model", "--now", evalNow}, "")
 	require.Equal(t, 0, code, errOut)
-	assert.True(t, strings.HasPrefix(out, "# team-ml/research is OverBudget (model gpt-4o is over: 104.70 of 100.00 USD): "+
+	assert.True(t, strings.HasPrefix(out, "# team-ml/research is OverBudget "+
+		"(model gpt-4o is over: 104.70 of 100.00 USD): "+
 		"148.20 of 300.00 USD (49%) in "), out)
 }
 
@@ -91,4 +92,19 @@ func TestEvalWarnsOfAZoneTheAPIServerAdmitsAndRefusesItWhenStrict(t *testing.T) 
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, `spec.period.timeZone: Invalid value: "Europe/Atlantis"`)
+}
+
+// A stream kubectl would apply only in part (its splitter sees no line break) is refused, never read in part.
+func TestEvalRefusesAStreamItCannotReadWhole(t *testing.T) {
+	stream := readExample(t, monthlyBudget) + "---\n" + readExample(t, monthlySpend)
+	for name, brk := range map[string]string{"CR alone": "\r", "U+2028": "\u2028", "U+2029": "\u2029", "NEL": "\u0085"} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runProgram([]string{"eval", "-", "--now", evalNow},
+				strings.ReplaceAll(stream, "\n", brk))
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "llmbudget eval: stdin:1: the YAML parser finds 2 documents where kubectl's "+
+				"splitter finds one")
+		})
+	}
 }

@@ -23,8 +23,8 @@ func runMake(t *testing.T, target string, vars ...string) (string, error) {
 // A serve that fails (a port taken) is followed by the variable that picks another, not by silence.
 func TestMakeRunSaysHowToChooseAnotherPortWhenServeFails(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "llmbudget")
-	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'listen on :8080: address already in use' >&2\nexit 1\n"),
-		0o755))
+	script := "#!/bin/sh\necho 'listen on :8080: address already in use' >&2\nexit 1\n"
+	require.NoError(t, os.WriteFile(fake, []byte(script), 0o755))
 	out, err := runMake(t, "run", "BIN="+fake, "GOBUILD=true")
 	require.Error(t, err)
 	assert.Contains(t, out, "make run: llmbudget serve failed (status 1); if :8080 is taken, choose another port: "+

@@ -166,7 +166,8 @@ func evalCmd(args []string, std stdio) error {
 		}
 		ev, err := evaluate(p.JSON, related, now, cluster)
 		if err != nil {
-			return errors.Join(out.Flush(), fmt.Errorf("%s: %s: %w", p.Source, strings.TrimPrefix(name, api.ClusterKind+" "), err))
+			name = strings.TrimPrefix(name, api.ClusterKind+" ")
+			return errors.Join(out.Flush(), fmt.Errorf("%s: %s: %w", p.Source, name, err))
 		}
 		switch {
 		case *output == "summary":

@@ -77,7 +77,8 @@ func TestSpendQuotesPrometheusWarningsSoNoTerminalCodeGetsThrough(t *testing.T) 
 	code, _, errOut := runProgram([]string{"spend", "-f", "-", "--source=litellm", "--team=t", "--prometheus", srv.URL,
 		"--now=2026-11-20T12:00:00Z"}, spendBudget)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, `llmbudget spend: warning from Prometheus: "\x1b[31mred\nllmbudget spend: forged line"`+"\n")
+	assert.Contains(t, errOut,
+		`llmbudget spend: warning from Prometheus: "\x1b[31mred\nllmbudget spend: forged line"`+"\n")
 	assert.NotContains(t, errOut, "\x1b")
 	assert.NotContains(t, errOut, "\nllmbudget spend: forged line")
 }

@@ -33,10 +33,10 @@ type SkippedFile struct {
 	Path, Why string
 }
 
-// ReadInputs calls read with every named input, once however often it is named, and stops at the first error. "-" is stdin, named "stdin": a
-// second "-" is refused, as it would silently read nothing. A directory stands for the .yaml, .yml and .json
-// files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads them; it returns the other
-// files (and hidden directories) it passed over.
+// ReadInputs calls read with every named input, once however often it is named, and stops at the first error.
+// "-" is stdin, named "stdin": a second "-" is refused, as it would silently read nothing. A directory stands for
+// the .yaml, .yml and .json files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads
+// them; it returns the other files (and hidden directories) it passed over.
 func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]SkippedFile, error) {
 	return readInputs(names, stdin, nil, read)
 }

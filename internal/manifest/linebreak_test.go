@@ -11,8 +11,8 @@ import (
 // Every line break YAML's parsers know, other than LF: each stream is two budgets and their ConfigMaps, four
 // documents, written with that break alone.
 func TestAStreamWhoseLineBreaksTheSplitterDoesNotSeeIsReadWholeOrRefused(t *testing.T) {
-	stream := validBudget + "---\n" + spendConfigMap + "---\n" +
-		strings.ReplaceAll(validBudget, "team-ml", "team-b") + "---\n" + strings.ReplaceAll(spendConfigMap, "team-ml", "team-b")
+	stream := validBudget + "---\n" + spendConfigMap + "---\n" + strings.ReplaceAll(validBudget, "team-ml", "team-b") +
+		"---\n" + strings.ReplaceAll(spendConfigMap, "team-ml", "team-b")
 	cases := map[string]struct {
 		brk  string
 		want string // "" when the four documents are read

@@ -4,7 +4,8 @@
 // Each object (a kubectl List item by item) is read as `llmbudget eval` reads manifests and decoded strictly
 // against its source API: an unknown or repeated field or a value of the wrong type is refused as a manifest.Error
 // naming the file, line, object and field, so a typo never vanishes. A document of another kind is refused too,
-// unless Options.SkipUnknownKinds makes it a note; an llmbudget LLMCostBudget (a migration's output) is a note. What does not map gets a YAML comment saying what to do instead.
+// unless Options.SkipUnknownKinds makes it a note; an llmbudget LLMCostBudget (a migration's output) is a note.
+// What does not map gets a YAML comment saying what to do instead.
 //
 // # Guarantees
 //

@@ -706,7 +706,8 @@ func TestAStreamOfBudgetsIsConvertedWholeOrRefused(t *testing.T) {
 
 // A directory of a migration holds its output beside its input: a converted budget is passed over with a note.
 func TestAnLLMBudgetBudgetIsSkippedWithANote(t *testing.T) {
-	in := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n---\n" + operatorBudget(operatorSpec)
+	in := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n---\n" +
+		operatorBudget(operatorSpec)
 	res, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
 	require.NoError(t, err)
 	assert.Len(t, res.Documents, 1)
