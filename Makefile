@@ -39,8 +39,10 @@ install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin)
 run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
 	@echo "compiling $(BIN) (the first time takes a minute or two)"
 	@$(GOBUILD) -o $(BIN) ./hooks/llmbudget
-	@echo "serving the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
-	$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW))
+	@echo "starting the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
+	@$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW)) || { rc=$$?; \
+	  echo "make run: llmbudget serve failed (status $$rc); if $(ADDR) is taken, choose another port:" \
+	    "make run ADDR=:8081"; exit $$rc; }
 
 test: fmt-check vet unit manifests ## every check that needs no cluster: gofmt, vet, unit and golden tests, manifests render
 
@@ -54,6 +56,7 @@ fmt-check:
 	@out=$$(gofmt -l hooks internal test tools); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet: ## go vet
+	@echo "go vet: compiling the tree first (the first time takes a few minutes)"
 	$(GO) vet ./...
 
 # golangci-lint as a Go tool pinned in a module of its own (tools/lint), so that the main go.mod holds only the

@@ -16,7 +16,8 @@ func TestEvalSumsTheTaskRecordsOfTheKelosExample(t *testing.T) {
 	var out bytes.Buffer
 	args := []string{"-f", "../../examples/kelos-records/", "--now", "2026-11-20T12:00:00Z"}
 	require.NoError(t, evalCmd(args, stdio{out: &out, err: io.Discard}))
-	assert.Contains(t, out.String(), "# team-ml/coding-agents is OverBudget: 8.875 of 10.00 USD (88%)")
+	assert.Contains(t, out.String(), "# team-ml/coding-agents is OverBudget (model opus is over: 8.75 of 8.00 USD): "+
+		"8.875 of 10.00 USD (88%)")
 	assert.Contains(t, out.String(), "spend summed from 3 of the TaskRecords labelled team=platform, those\n"+
 		"      completed in the period; 1 completed outside it")
 }

@@ -58,9 +58,9 @@ func TestCommandLineMistakesExitWithStatus2AndUsage(t *testing.T) {
 			[]string{"eval", "-f", monthlyBudget, "--now", "tomorrow"},
 			`llmbudget eval: --now "tomorrow": must be RFC 3339`,
 		},
-		"a file given without -f": {
-			[]string{"eval", monthlyBudget},
-			`llmbudget eval: unexpected argument "` + monthlyBudget + `": give files with -f`,
+		"a file given to migrate without -f": {
+			[]string{"migrate", monthlyBudget},
+			`llmbudget migrate: unexpected argument "` + monthlyBudget + `": give files with -f`,
 		},
 		"help on an unknown topic": {[]string{"help", "frobnicate"}, `llmbudget help: unknown command "frobnicate"`},
 	}

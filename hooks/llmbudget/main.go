@@ -1,7 +1,7 @@
 // Command llmbudget is the llmbudget hook service (serve) and its offline tools (eval, migrate, spend).
 // `llmbudget help` or -h lists the commands (`llmbudget` alone too, on stderr with status 2); `llmbudget <command>
 // -h` prints a command's flags with their defaults. Exit status: 0 success, 1 failure, 2 usage (no or an unknown
-// command, an unknown flag or flag value, a missing argument).
+// command, an unknown flag or flag value, a missing or an extra argument), 3 eval --fail-on.
 package main
 
 import (
@@ -103,7 +103,8 @@ func usage() string {
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
-	b.WriteString("\n\"llmbudget <command> -h\" prints a command's flags. Exit status: 0 success, 1 failure, 2 usage.\n")
+	b.WriteString("\n\"llmbudget <command> -h\" prints a command's flags. Exit status: 0 success, 1 failure, " +
+		"2 usage,\n3 a budget in an eval --fail-on state.\n")
 	return b.String()
 }
 
@@ -158,10 +159,31 @@ func parseFileFlags(fs *flag.FlagSet, files *fileList, args []string) error {
 	if fs.NArg() > 0 {
 		return badUsage(fs, "unexpected argument %q: give files with -f", fs.Arg(0))
 	}
-	if len(*files) == 0 {
+	return checkFiles(fs, *files)
+}
+
+// parseFileArgs is parseFileFlags for a command that also takes its files as arguments, before, between or after
+// its flags ("-" is stdin).
+func parseFileArgs(fs *flag.FlagSet, files *fileList, args []string) error {
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		i := slices.IndexFunc(args, func(a string) bool { return a != "-" && strings.HasPrefix(a, "-") })
+		if i < 0 {
+			*files = append(*files, args...)
+			return checkFiles(fs, *files)
+		}
+		*files, args = append(*files, args[:i]...), args[i:]
+	}
+}
+
+func checkFiles(fs *flag.FlagSet, files fileList) error {
+	if len(files) == 0 {
 		return badUsage(fs, "no input: give at least one -f FILE (- for stdin)")
 	}
-	if stdinTwice(*files) {
+	if stdinTwice(files) {
 		return badUsage(fs, "-f - given twice: stdin can be read only once")
 	}
 	return nil

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -20,22 +23,27 @@ import (
 )
 
 var evalCommand = command{
-	name: "eval", synopsis: "-f FILE [-f FILE ...] [--now 2026-11-20T12:00:00Z] [--fail-on overbudget,unknown]",
+	name: "eval", synopsis: "[-f] FILE|DIR ... [--now 2026-11-20T12:00:00Z] [--fail-on overbudget,unknown] " +
+		"[--output yaml|summary | --quiet] [--exclude GLOB ...] [--strict-zones]",
 	summary: "check budgets as the API server would and evaluate them offline",
 	about: `Reads LLMCostBudgets and their spend ConfigMaps (or Kelos TaskRecords) from files,
 directories (and their subdirectories, as kubectl apply -R -f; other files are noted as
-skipped) or stdin ("-"), checks them as the API server admits them (strict fields, names, the
-spec's rules, the size limits) and prints, as YAML, the status and children the sync hook
-would return. Files may hold several documents and "kind: List" objects, as kubectl get
-llmb,cm -o yaml prints them. Nothing is printed unless every budget is valid. In CI,
---fail-on fails the run when a budget ends in one of the states named, after printing the
-evaluation.
+skipped) or stdin ("-"), given with -f or as arguments, checks them as the API server admits
+them (strict fields, names, the spec's rules, the size limits) and prints, as YAML, the status
+and children the sync hook would return. Files may hold several documents and "kind: List"
+objects, as kubectl get llmb,cm -o yaml prints them. Two objects of one kind, namespace and
+name are refused. The inputs together may hold at most 64 MiB. Nothing is printed unless
+every budget is valid. A time zone the time zone database lacks is a warning, as the API
+server admits it (the hook then reports the budget Unknown); --strict-zones refuses it. In
+CI, --fail-on fails the run when a budget ends in one of the states named, after printing the
+evaluation; --output summary prints one line per budget instead, --quiet nothing.
 
 exit status:
   0  every budget was evaluated (and none is in a --fail-on state)
-  1  invalid input: a file cannot be read, an object or a budget's spec is invalid,
-     or no LLMCostBudget was found
-  2  usage: an unknown flag, no -f, a --now that is not RFC 3339, an unknown --fail-on state
+  1  invalid input: a file cannot be read, an object or a budget's spec is invalid, two
+     objects are one, the inputs exceed 64 MiB, or no LLMCostBudget was found
+  2  usage: an unknown flag, no input, a --now that is not RFC 3339, an unknown --fail-on
+     state or --output, an --exclude glob that is not one
   3  a budget ended in a --fail-on state`,
 	run: evalCmd,
 }
@@ -65,15 +73,32 @@ type failedOn []string
 
 func (f failedOn) Error() string { return strings.Join(f, "\n") }
 
+// evalOutputs are what --output prints.
+var evalOutputs = []string{"yaml", "summary"}
+
 func evalCmd(args []string, std stdio) error {
 	fs := newFlagSet("eval")
-	var files fileList
-	fs.Var(&files, "f", "YAML or JSON file or directory with budgets and ConfigMaps (repeatable; - for stdin)")
+	var files, exclude fileList
+	fs.Var(&files, "f", "YAML or JSON file or directory with budgets and ConfigMaps (repeatable; - for stdin); "+
+		"files and directories may also follow the flags")
 	nowFlag := fs.String("now", "", "evaluation time, RFC 3339 (default: the current time)")
 	failOnFlag := fs.String("fail-on", "", "exit 3 when a budget ends in one of these states: a comma-separated list of "+
 		"underbudget, warning, overbudget, unknown")
-	if err := parseFileFlags(fs, &files, args); err != nil {
+	output := fs.String("output", "yaml", "yaml: the sync hook's answers; summary: one line per budget "+
+		"(name, state, spend/limit)")
+	quiet := fs.Bool("quiet", false, "print nothing on stdout: the exit status and stderr say it all")
+	fs.Var(&exclude, "exclude", "skip files and directories whose name matches this glob, or whose path does when "+
+		"it holds a / (repeatable)")
+	strictZones := fs.Bool("strict-zones", false, "refuse a time zone the time zone database lacks, "+
+		"which the API server admits")
+	if err := parseFileArgs(fs, &files, args); err != nil {
 		return err
+	}
+	if !slices.Contains(evalOutputs, *output) {
+		return badUsage(fs, "--output %q: want yaml or summary", *output)
+	}
+	if err := manifest.CheckGlobs(exclude); err != nil {
+		return badUsage(fs, "--exclude %v", err)
 	}
 	clock, err := parseClock(*nowFlag, "2026-11-20T12:00:00Z")
 	if err != nil {
@@ -84,12 +109,15 @@ func evalCmd(args []string, std stdio) error {
 		return &usageError{fs: fs, err: err}
 	}
 	now := clock()
-	set, err := manifest.Read(files, std.in)
+	set, err := manifest.ReadWith(files, std.in, manifest.Options{Exclude: exclude, LenientZones: !*strictZones})
 	for _, s := range set.SkippedFiles {
 		fmt.Fprintf(std.err, "llmbudget eval: note: skipped %s: %s\n", s.Path, s.Why)
 	}
 	if err != nil {
 		return err
+	}
+	for _, w := range set.Warnings {
+		fmt.Fprintf(std.err, "llmbudget eval: warning: %s\n", w)
 	}
 	related := hookwire.ObjectMap{
 		hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}, hookwire.TaskRecordGroup: {},
@@ -124,26 +152,39 @@ func evalCmd(args []string, std stdio) error {
 		}
 		parents = append(parents, b.Object)
 	}
-	var docs [][]byte
+	// Each answer is written as it is made, so that the output (several times the input) is never held whole.
+	out := bufio.NewWriter(std.out)
+	if *quiet {
+		out = bufio.NewWriter(io.Discard)
+	}
 	var failed failedOn
-	for _, p := range append(parents, set.ClusterBudgets...) {
+	for i, p := range append(parents, set.ClusterBudgets...) {
 		cluster := p.Kind == api.ClusterKind
 		name := p.Namespace + "/" + p.Name
 		if cluster {
 			name = api.ClusterKind + " " + p.Name
 		}
-		doc, state, err := evaluate(p.JSON, related, now, cluster)
-		if err != nil && cluster {
-			return fmt.Errorf("%s: %s: %w", p.Source, p.Name, err)
-		} else if err != nil {
-			return fmt.Errorf("%s: %s/%s: %w", p.Source, p.Namespace, p.Name, err)
+		ev, err := evaluate(p.JSON, related, now, cluster)
+		if err != nil {
+			name = strings.TrimPrefix(name, api.ClusterKind+" ")
+			return errors.Join(out.Flush(), fmt.Errorf("%s: %s: %w", p.Source, name, err))
 		}
-		docs = append(docs, doc)
-		if slices.Contains(failOn, state) {
-			failed = append(failed, fmt.Sprintf("%s: %s is %s (--fail-on %s)", p.Source, name, state, *failOnFlag))
+		switch {
+		case *output == "summary":
+			_, err = fmt.Fprintln(out, ev.summary)
+		case i > 0:
+			_, err = fmt.Fprintf(out, "---\n%s", ev.doc)
+		default:
+			_, err = out.Write(ev.doc)
+		}
+		if err != nil {
+			return err
+		}
+		if slices.Contains(failOn, ev.state) {
+			failed = append(failed, fmt.Sprintf("%s: %s is %s (--fail-on %s)", p.Source, name, ev.state, *failOnFlag))
 		}
 	}
-	if _, err = std.out.Write(bytes.Join(docs, []byte("---\n"))); err != nil {
+	if err := out.Flush(); err != nil {
 		return err
 	}
 	if len(failed) > 0 {
@@ -188,11 +229,15 @@ func skippedNote(skipped []manifest.Object) string {
 	return "; skipped " + strings.Join(kinds, ", ")
 }
 
-// evaluate is the sync hook's answer for a budget, as YAML under a headline that sums it up for a person, and the
-// state the budget ends in.
-func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (
-	[]byte, api.State, error,
-) {
+// evaluation is a budget's sync answer as eval prints it.
+type evaluation struct {
+	doc     []byte // YAML under a headline that sums it up for a person
+	summary string // one line: name, state, spend/limit
+	state   api.State
+}
+
+// evaluate is the sync hook's answer for a budget.
+func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (evaluation, error) {
 	sync := budget.Sync
 	if cluster {
 		sync = clusterbudget.Sync
@@ -200,7 +245,7 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
 	resp, sum, err := sync(req, now)
 	if err != nil {
-		return nil, "", err
+		return evaluation{}, err
 	}
 	st, _ := resp.Status.(api.Status)
 	name := sum.Namespace + "/" + sum.Name
@@ -208,6 +253,14 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 		name = api.ClusterKind + " " + sum.Name
 	}
 	head := fmt.Sprintf("# %s is %s", name, st.State)
+	if over := modelsOver(st); over != "" {
+		head += " (" + over + ")"
+	}
+	ev := evaluation{state: st.State, summary: fmt.Sprintf("%s %s %s/%s USD", name, st.State,
+		cmp.Or(st.ObservedSpendUSD, "?"), cmp.Or(st.LimitUSD, "-"))}
+	if st.PercentUsed != nil {
+		ev.summary += fmt.Sprintf(" (%d%%)", *st.PercentUsed)
+	}
 	if st.ObservedSpendUSD != "" && (st.LimitUSD != "" || cluster) && st.PercentUsed != nil {
 		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)
 	}
@@ -231,31 +284,55 @@ func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time,
 		}
 		head += fmt.Sprintf("; %d %s\nbudget: %s\n", len(resp.Children), kids, name)
 	}
-	out := []byte(head)
+	ev.doc = []byte(head)
 	for _, doc := range docs {
 		y, err := yaml.Marshal(doc)
 		if err != nil {
-			return nil, "", err
+			return evaluation{}, err
 		}
-		out = append(out, y...)
+		ev.doc = append(ev.doc, y...)
 	}
-	return out, st.State, nil
+	return ev, nil
+}
+
+// modelsOver names the limited models that are OverBudget, with their figures: "model gpt-4o is over: 120 of
+// 100 USD"; "" when none is.
+func modelsOver(st api.Status) string {
+	var over []string
+	for _, m := range st.Models {
+		if m.State != api.OverBudget {
+			continue
+		}
+		s := "model " + m.Model + " is over"
+		if m.LimitUSD != "" {
+			s += fmt.Sprintf(": %s of %s USD", m.ObservedSpendUSD, m.LimitUSD)
+		} else {
+			s += " its token limits"
+		}
+		over = append(over, s)
+	}
+	return strings.Join(over, "; ")
 }
 
 var migrateCommand = command{
-	name: "migrate", synopsis: "-f FILE [-f FILE ...] [--skip-unknown-kinds]",
+	name: "migrate", synopsis: "-f FILE|DIR [-f FILE|DIR ...] [--skip-unknown-kinds]",
 	summary: "convert llm-cost-budget-operator and Kelos budgets into LLMCostBudgets",
 	about: "Converts llm-cost-budget-operator LLMCostBudgets and Kelos TaskBudgets into\n" +
 		"llmbudget.dev/v1alpha1 LLMCostBudgets, printed as YAML with a comment wherever\n" +
 		"something does not map. Nothing is printed unless every input converts, so a pipe\n" +
-		"into kubectl apply never applies half a migration.",
+		"into kubectl apply never applies half a migration. A directory stands for its .yaml,\n" +
+		".yml and .json files and those of its subdirectories, as with kubectl apply -R -f.\n" +
+		"An llmbudget LLMCostBudget (a migration's output beside its input) is skipped with a\n" +
+		"note; another kind is refused unless --skip-unknown-kinds. The inputs together may\n" +
+		"hold at most 64 MiB.",
 	run: migrateCmd,
 }
 
 func migrateCmd(args []string, std stdio) error {
 	fs := newFlagSet("migrate")
 	var files fileList
-	fs.Var(&files, "f", "YAML or JSON file with llm-cost-budget-operator or Kelos budgets (repeatable; - for stdin)")
+	fs.Var(&files, "f", "YAML or JSON file or directory with llm-cost-budget-operator or Kelos budgets "+
+		"(repeatable; - for stdin)")
 	skip := fs.Bool("skip-unknown-kinds", false, "skip documents of other kinds with a note instead of failing")
 	if err := parseFileFlags(fs, &files, args); err != nil {
 		return err
@@ -289,6 +366,14 @@ func migrateCmd(args []string, std stdio) error {
 		return fmt.Errorf("nothing to convert in %s: "+
 			"no finops.kineticgain.com/v1alpha1 LLMCostBudget or kelos.dev/v1alpha2 TaskBudget", files.String())
 	}
-	_, err = std.out.Write(migrate.Join(docs))
-	return err
+	// Written one by one: joined, the output (several times the input, held until every input converts) would
+	// be held twice.
+	out := bufio.NewWriter(std.out)
+	for i, doc := range docs {
+		if i > 0 {
+			_, _ = out.WriteString("---\n")
+		}
+		_, _ = out.Write(doc)
+	}
+	return out.Flush()
 }

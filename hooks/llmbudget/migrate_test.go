@@ -157,3 +157,19 @@ func TestMigrateReportsEveryErrorOfEveryFileAsEvalDoes(t *testing.T) {
 		"llmbudget migrate: "+a+":13: LLMCostBudget team-ml/two: unknown field \"spec.costSource.kee\"\n"+
 		"llmbudget migrate: "+b+":6: LLMCostBudget team-ml/three: unknown field \"spec.costSource.kye\"\n", errOut)
 }
+
+// The examples' directory holds each migration's output beside its input: -f DIR converts the inputs alone.
+func TestMigrateOfADirectoryPassesOverItsConvertedOutput(t *testing.T) {
+	code, out, errOut := runProgram([]string{"migrate", "-f", "../../examples/migrate/", "--skip-unknown-kinds"}, "")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "llm-cost-budget-operator.converted.yaml:2: LLMCostBudget team-ml/chatbot: skipped: "+
+		"already an llmbudget budget")
+	_, alone, _ := runProgram([]string{"migrate", "-f", "../../examples/migrate/kelos-taskbudget.yaml",
+		"-f", "../../examples/migrate/llm-cost-budget-operator.yaml"}, "")
+	assert.Equal(t, alone, out)
+
+	code, help, _ := runProgram([]string{"migrate", "-h"}, "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, help, "usage: llmbudget migrate -f FILE|DIR", "-h says what -f takes")
+	assert.Contains(t, help, "A directory stands for its .yaml,")
+}

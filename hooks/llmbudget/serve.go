@@ -59,10 +59,11 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090",
 		"serve /metrics on this address, apart from the hooks; empty serves it on --addr")
-	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted")
+	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted (at least 1)")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", httpapi.DefaultMaxInFlightBytes,
 		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); "+
-			"calls past it are answered 429 with Retry-After", httpapi.MinCallWeight))
+			"calls past it are answered 429 with Retry-After; at least --max-body-bytes and %d",
+			httpapi.MinCallWeight, httpapi.MinCallWeight))
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -79,6 +80,9 @@ func parseServe(args []string) (serveOptions, error) {
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
 	}
+	if err := checkServeFlags(o); err != nil {
+		return o, &usageError{fs: fs, err: err}
+	}
 	// runServer parses these again (tests start it without flags); here a bad one is a usage error.
 	if _, err := parseClock(o.now, "2026-11-29T07:30:00Z"); err != nil {
 		return o, &usageError{fs: fs, err: err}
@@ -88,6 +92,33 @@ func parseServe(args []string) (serveOptions, error) {
 		return o, badUsage(fs, "--log-level: %v", err)
 	}
 	return o, nil
+}
+
+// checkServeFlags refuses the addresses and bounds that cannot work, naming the flag: a port past 65535, a body
+// bound of 0 or less, an in-flight bound below one call (which would answer every call 429).
+func checkServeFlags(o serveOptions) error {
+	for _, a := range []struct{ flag, addr string }{{"--addr", o.addr}, {"--metrics-addr", o.metricsAddr}} {
+		if a.addr == "" && a.flag == "--metrics-addr" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(a.addr)
+		if err == nil {
+			_, err = net.LookupPort("tcp", port)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %q: want host:port or :port, with a port from 0 to 65535", a.flag, a.addr)
+		}
+	}
+	least := max(o.maxBody, httpapi.MinCallWeight)
+	switch {
+	case o.maxBody < 1:
+		return fmt.Errorf("--max-body-bytes %d: must be at least 1 (the default is %d)", o.maxBody,
+			httpapi.DefaultMaxBodyBytes)
+	case o.maxInFlight < least:
+		return fmt.Errorf("--max-in-flight-bytes %d: must be at least %d, --max-body-bytes and the %d bytes each "+
+			"call counts, or every call of that size is answered 429", o.maxInFlight, least, httpapi.MinCallWeight)
+	}
+	return nil
 }
 
 // runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz fails, in-flight calls get shutdownTimeout.

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -104,7 +106,8 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"vllm: label=value copied from the pods onto the series (repeatable)")
 	fs.StringVar(&f.sel.Service, "service", "", "otel-genai: the service.name (label job)")
 	fs.Var((*fileList)(&f.sel.Match), "match", `extra matcher for every series, like env="prod" (repeatable)`)
-	fs.StringVar(&f.prices, "prices", "", "price table (YAML) for sources that count tokens only")
+	fs.StringVar(&f.prices, "prices", "", "price table (YAML, at most 1 MiB) for sources that count tokens only, "+
+		"or the ConfigMap holding it")
 	fs.DurationVar(&f.step, "step", api.DefaultStep, "evaluation step: at most the scrape interval, dividing 15m")
 	fs.StringVar(&f.now, "now", "", "evaluation time, RFC 3339 (default: the current time)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "time allowed for all queries (with --all: for each budget)")
@@ -182,6 +185,11 @@ func (f *spendFlags) checkAll(fs *flag.FlagSet) error {
 	case f.prometheus == "":
 		return badUsage(fs, "no --prometheus URL")
 	}
+	if f.namespace != "" {
+		if msgs := validation.IsDNS1123Label(f.namespace); len(msgs) > 0 {
+			return badUsage(fs, "-n %q: not a namespace name: %s", f.namespace, strings.Join(msgs, "; "))
+		}
+	}
 	var err error
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
 		return &usageError{fs: fs, err: err}
@@ -214,12 +222,8 @@ func spendCmd(args []string, std stdio) error {
 	// A broken price table is refused before anything is printed, --print-query or not.
 	var prices *promspend.Prices
 	if f.prices != "" {
-		doc, err := os.ReadFile(f.prices)
-		if err != nil {
+		if prices, err = readPrices(f.prices); err != nil {
 			return err
-		}
-		if prices, err = promspend.ParsePrices(doc); err != nil {
-			return fmt.Errorf("%s: %w", f.prices, err)
 		}
 	}
 	if f.printQuery {
@@ -329,8 +333,8 @@ func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend
 	answers := make([]model.Vector, len(qs))
 	for i, q := range qs {
 		vec, warnings, err := prom.Query(ctx, q.PromQL, now)
-		for _, w := range warnings {
-			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", w)
+		for _, w := range warnings { // quoted: a Prometheus's text must not move the terminal's cursor
+			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(w))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)

@@ -11,8 +11,12 @@ var versionCommand = command{
 	name: "version", summary: "print the version",
 	about: "Prints the version llmbudget was built as.",
 	run: func(args []string, std stdio) error {
-		if err := parseFlags(newFlagSet("version"), args); err != nil {
+		fs := newFlagSet("version")
+		if err := parseFlags(fs, args); err != nil {
 			return err
+		}
+		if fs.NArg() > 0 {
+			return badUsage(fs, "unexpected argument %q", fs.Arg(0))
 		}
 		_, err := fmt.Fprintf(std.out, "llmbudget %s\n", version)
 		return err

@@ -35,6 +35,7 @@ type Doc struct {
 type source struct {
 	text  []byte
 	lines int // before the document in its file: the parser counts lines from the document's start
+	first int // the document's first line that is not blank or a comment, counted as the parser counts
 	root  *yaml.Node
 }
 
@@ -71,7 +72,10 @@ func (d Doc) At(path string) Source {
 // Line is the object's line when it costs nothing to know: an item of a List is given one only once a line of
 // that List was asked for.
 func (d Doc) Line() Source {
-	if d.src != nil && (d.path == "" || d.src.text == nil) {
+	if d.src != nil && d.path == "" {
+		return Source{File: d.File, Line: d.src.lines + d.src.first}
+	}
+	if d.src != nil && d.src.text == nil {
 		return d.At("")
 	}
 	return Source{File: d.File}
@@ -83,43 +87,100 @@ func (d Doc) Errorf(path, object, format string, args ...any) Error {
 }
 
 // Docs returns the non-empty documents of a stream up to the first one that is not valid YAML or that JSON cannot
-// represent (a repeated key, .inf), and the error, at its line in the file, that stopped it there.
+// represent (a repeated key, .inf), and the error, at its line in the file, that stopped it there. EachDoc reads
+// the same documents one at a time.
+func Docs(file string, data []byte) ([]Doc, *Error) {
+	var docs []Doc
+	err := EachDoc(file, data, func(d Doc) { docs = append(docs, d) })
+	return docs, err
+}
+
+// EachDoc calls read with each non-empty document of a stream in turn, and returns the error that stopped it, as
+// Docs says. A document is not kept once read returns, so that a large stream is never held parsed at once.
 //
 // kubectl's document splitter (k8s.io/apimachinery's YAMLReader) cuts the stream at every line starting "---" and
 // the YAML-to-JSON conversion reads the first document of each piece; a piece in which the YAML parser finds more
-// documents than that (after a "..." end marker) is refused, so that no input is ever read in part.
-func Docs(file string, data []byte) ([]Doc, *Error) {
-	var docs []Doc
+// documents than that (after a "..." end marker, or "---" after a line break the splitter does not see: CR alone,
+// NEL, U+2028 or U+2029) is refused, so that no input is ever read in part.
+func EachDoc(file string, data []byte, read func(Doc)) *Error {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	lc := lineCounter{data: data}
 	for {
 		text, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return nil
 		}
 		lc.skipSeparators()
 		if err != nil { // a "---" followed by something other than a comment
-			return docs, &Error{Source: Source{File: file, Line: lc.badSeparator()}, Message: "not valid YAML: " + err.Error()}
+			return &Error{Source: Source{File: file, Line: lc.badSeparator()}, Message: "not valid YAML: " + err.Error()}
 		}
-		d := Doc{File: file, src: &source{text: text, lines: lc.line}}
+		d := Doc{File: file, src: &source{text: text, lines: lc.line, first: firstLine(text)}}
 		lc.advance(bytes.Count(text, []byte("\n")))
 		if d.JSON, err = sigsyaml.YAMLToJSONStrict(text); err != nil {
-			return docs, yamlError(file, d.src.lines, err)
+			return yamlError(file, d.src.lines, err)
 		}
 		if js := bytes.TrimSpace(d.JSON); len(js) == 0 || string(js) == "null" {
 			continue
 		}
-		if mayHoldDocuments(text) {
-			if found, err := countDocuments(text); err != nil {
-				return docs, yamlError(file, d.src.lines, err)
-			} else if found != 1 {
-				return docs, &Error{Source: Source{File: file, Line: d.src.lines + 1}, Message: fmt.Sprintf(
-					"the YAML parser finds %d documents where kubectl's splitter finds one: refused rather than "+
-						"read in part (separate documents with ---)", found)}
-			}
+		if err := wholeDocument(file, d.src.lines, text); err != nil {
+			return err
 		}
-		docs = append(docs, d)
+		read(d)
 	}
+}
+
+// wholeDocument refuses a piece the splitter cut in which the YAML parser finds more than one document.
+func wholeDocument(file string, before int, text []byte) *Error {
+	breaks := otherBreaks(text)
+	if !mayHoldDocuments(text) && breaks == "" {
+		return nil
+	}
+	found, err := countDocuments(text)
+	if err != nil {
+		return yamlError(file, before, err)
+	}
+	if found == 1 {
+		return nil
+	}
+	msg := fmt.Sprintf("the YAML parser finds %d documents where kubectl's splitter finds one: refused rather than "+
+		"read in part (separate documents with ---)", found)
+	if breaks != "" {
+		msg = fmt.Sprintf("the YAML parser finds %d documents where kubectl's splitter finds one: the text breaks "+
+			"lines with %s, which YAML reads as a line break and kubectl's splitter does not (it splits at LF alone); "+
+			"refused rather than read in part: save the file with LF (or CRLF) line breaks", found, breaks)
+	}
+	return &Error{Source: Source{File: file, Line: before + 1}, Message: msg}
+}
+
+// otherBreaks names the line breaks in text other than LF and CRLF that YAML parsers (libyaml, yaml.v3 and the
+// YAML-to-JSON conversion's yaml.v2) read as line breaks: CR alone, NEL (U+0085), and U+2028 and U+2029, which
+// YAML 1.1 counts as line breaks (YAML 1.2 no longer does, but these parsers read YAML 1.1's way); "" when none.
+func otherBreaks(text []byte) string {
+	var found []string
+	if bytes.IndexByte(text, '\r') >= 0 && bytes.IndexByte(bytes.ReplaceAll(text, []byte("\r\n"), nil), '\r') >= 0 {
+		found = append(found, "CR alone")
+	}
+	for _, b := range []struct{ r, name string }{{"\u0085", "NEL (U+0085)"}, {"\u2028", "U+2028 (LINE SEPARATOR)"},
+		{"\u2029", "U+2029 (PARAGRAPH SEPARATOR)"}} {
+		if bytes.Contains(text, []byte(b.r)) {
+			found = append(found, b.name)
+		}
+	}
+	return strings.Join(found, ", ")
+}
+
+// firstLine is the line (1 for the first) where the YAML parser finds a document's root: the first that is
+// not blank, a comment or a directive. It costs a scan, where the parser's node tree costs some 30 times the text.
+func firstLine(text []byte) int {
+	n := 1
+	for line := range bytes.Lines(text) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && t[0] != '%' {
+			return n
+		}
+		n++
+	}
+	return 1
 }
 
 // mayHoldDocuments is whether a piece the splitter cut could hold more than one YAML document: the splitter cuts at

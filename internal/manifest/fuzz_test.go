@@ -2,8 +2,12 @@ package manifest_test
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
@@ -33,4 +37,36 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDocs checks that a stream Docs reads without error is read whole: the YAML parser, which knows every line
+// break YAML does, finds no more documents in it than Docs returned. Seeds are in testdata/fuzz/FuzzDocs.
+func FuzzDocs(f *testing.F) {
+	f.Add([]byte("a: 1\n---\nb: 2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, stop := manifest.Docs("stdin", data)
+		if stop != nil {
+			return
+		}
+		if found, ok := yamlDocuments(data); ok && found > len(docs) {
+			t.Fatalf("read %d documents of %d", len(docs), found)
+		}
+	})
+}
+
+// yamlDocuments is how many non-empty documents yaml.v3 finds in data; ok is false when it refuses data.
+func yamlDocuments(data []byte) (int, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	found := 0
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return found, true
+		} else if err != nil {
+			return 0, false
+		}
+		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
+			found++
+		}
+	}
 }

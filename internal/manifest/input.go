@@ -13,9 +13,9 @@ import (
 	"unicode/utf16"
 )
 
-// MaxInputBytes bounds one input (a file or stdin). The largest object the API server stores is 1.5 MiB, and
-// kubectl get -A -o yaml of a large cluster's budgets and spend stays far below it; reading stops at the bound
-// rather than holding an unbounded input in memory.
+// MaxInputBytes bounds the inputs of one run (files and stdin) together: one -f or many, they add up. The largest
+// object the API server stores is 1.5 MiB, and kubectl get -A -o yaml of a large cluster's budgets and spend stays
+// far below the bound; reading stops at it rather than holding an unbounded input in memory.
 const MaxInputBytes = 64 << 20
 
 // maxInputBytes is MaxInputBytes, lowered by tests.
@@ -33,20 +33,31 @@ type SkippedFile struct {
 	Path, Why string
 }
 
-// ReadInputs calls read with every named input and stops at the first error. "-" is stdin, named "stdin": a
-// second "-" is refused, as it would silently read nothing. A directory stands for the .yaml, .yml and .json
-// files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads them; it returns the other
-// files (and hidden directories) it passed over.
+// ReadInputs calls read with every named input, once however often it is named, and stops at the first error.
+// "-" is stdin, named "stdin": a second "-" is refused, as it would silently read nothing. A directory stands for
+// the .yaml, .yml and .json files in it and its subdirectories, in lexical order, as kubectl apply -R -f reads
+// them; it returns the other files (and hidden directories) it passed over.
 func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]SkippedFile, error) {
+	return readInputs(names, stdin, nil, read)
+}
+
+// readInputs is ReadInputs without the files and directories that the globs exclude match (see Options).
+func readInputs(names []string, stdin io.Reader, exclude []string, read func(Input) error) ([]SkippedFile, error) {
 	readStdin := false
+	left := maxInputBytes // of MaxInputBytes, for the inputs still to read
+	seen := map[string]bool{}
 	var skipped []SkippedFile
 	for _, name := range names {
-		files, skip, err := manifestFiles(name)
+		files, skip, err := manifestFiles(name, exclude)
 		skipped = append(skipped, skip...)
 		if err != nil {
 			return skipped, err
 		}
 		for _, f := range files {
+			if f != "-" && seen[filepath.Clean(f)] { // named and in a directory named: one file, read once
+				continue
+			}
+			seen[filepath.Clean(f)] = true
 			in := Input{Name: f, InDir: f != name}
 			var r io.Reader
 			if f == "-" {
@@ -59,21 +70,22 @@ func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]Skip
 				if err != nil {
 					return skipped, err
 				}
-				if info, err := file.Stat(); err == nil && info.Size() > maxInputBytes {
+				if info, err := file.Stat(); err == nil && info.Size() > left {
 					file.Close()
-					return skipped, tooLarge(in.Name)
+					return skipped, tooLarge(in.Name, left < maxInputBytes)
 				}
-				in.Data, err = readInput(in.Name, file)
+				in.Data, err = readInput(in.Name, file, left)
 				file.Close()
 				if err != nil {
 					return skipped, err
 				}
 			}
 			if r != nil {
-				if in.Data, err = readInput(in.Name, r); err != nil {
+				if in.Data, err = readInput(in.Name, r, left); err != nil {
 					return skipped, err
 				}
 			}
+			left -= int64(len(in.Data))
 			if err := read(in); err != nil {
 				return skipped, err
 			}
@@ -82,20 +94,25 @@ func ReadInputs(names []string, stdin io.Reader, read func(Input) error) ([]Skip
 	return skipped, nil
 }
 
-// readInput reads at most MaxInputBytes of r and returns them as UTF-8.
-func readInput(name string, r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxInputBytes+1))
+// readInput reads at most left bytes of r and returns them as UTF-8.
+func readInput(name string, r io.Reader, left int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, left+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	if int64(len(data)) > maxInputBytes {
-		return nil, tooLarge(name)
+	if int64(len(data)) > left {
+		return nil, tooLarge(name, left < maxInputBytes)
 	}
 	return toUTF8(name, data)
 }
 
-func tooLarge(name string) error {
-	return fmt.Errorf("%s: larger than %d MiB, the most llmbudget reads from one input: split it "+
+// tooLarge names the bound an input went past: alone, or added to the inputs read before it (after).
+func tooLarge(name string, after bool) error {
+	if after {
+		return fmt.Errorf("%s: the inputs add up to more than %d MiB, the most llmbudget reads in one run: "+
+			"split them across runs", name, maxInputBytes>>20)
+	}
+	return fmt.Errorf("%s: larger than %d MiB, the most llmbudget reads in one run: split it "+
 		"(the API server stores at most 1.5 MiB per object)", name, maxInputBytes>>20)
 }
 
@@ -132,7 +149,10 @@ func toUTF8(name string, data []byte) ([]byte, error) {
 
 // manifestFiles lists the manifests under name when it is a directory, else name itself, so that reading a
 // missing file reports it; skipped are the other files and the hidden directories (.git) under name.
-func manifestFiles(name string) (files []string, skipped []SkippedFile, err error) {
+func manifestFiles(name string, exclude []string) (files []string, skipped []SkippedFile, err error) {
+	if name != "-" && excluded(name, exclude) {
+		return nil, nil, nil
+	}
 	if info, err := os.Stat(name); err != nil || !info.IsDir() {
 		return []string{name}, nil, nil
 	}
@@ -140,6 +160,10 @@ func manifestFiles(name string) (files []string, skipped []SkippedFile, err erro
 		switch {
 		case err != nil:
 			return err
+		case path != name && excluded(path, exclude) && e.IsDir():
+			return filepath.SkipDir
+		case path != name && excluded(path, exclude):
+			return nil
 		case e.IsDir() && path != name && strings.HasPrefix(e.Name(), "."):
 			skipped = append(skipped, SkippedFile{path, "a hidden directory"})
 			return filepath.SkipDir
@@ -160,4 +184,28 @@ func manifestFiles(name string) (files []string, skipped []SkippedFile, err erro
 func isManifest(path string) bool {
 	ext := filepath.Ext(path)
 	return ext == ".yaml" || ext == ".yml" || ext == ".json"
+}
+
+// excluded is whether a glob of exclude matches path: one without a "/" its name, one with a "/" the whole path.
+func excluded(path string, exclude []string) bool {
+	for _, glob := range exclude {
+		target := filepath.Base(path)
+		if strings.Contains(glob, "/") {
+			target = filepath.Clean(path)
+		}
+		if ok, _ := filepath.Match(filepath.Clean(glob), target); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckGlobs refuses a glob filepath.Match cannot read ("[a-"), naming it: it would match nothing.
+func CheckGlobs(globs []string) error {
+	for _, g := range globs {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return fmt.Errorf("%q: %w", g, err)
+		}
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func TestReadRefusesWhatTheAPIServerRefusesForSizeNamingFieldAndLimit(t *testing
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := readText(t, tc.text+"---\n"+validBudget)
+			_, err := readText(t, tc.text+"---\n"+strings.Replace(validBudget, "name: chatbot", "name: other", 1))
 			if tc.want == nil {
 				require.NoError(t, err)
 				return

@@ -29,6 +29,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -88,6 +90,19 @@ type Set struct {
 	ClusterBudgets []Object
 	Skipped        []Object      // every other kind, Namespaces included
 	SkippedFiles   []SkippedFile // in the directories given, the files not read (and empty files)
+	// Warnings are what the API server admits and the hook reports (a time zone its database lacks), when
+	// Options.StrictZones does not refuse them.
+	Warnings Errors
+}
+
+// Options tune Read.
+type Options struct {
+	// Exclude are globs (filepath.Match) of files and directories not to read: one without a "/" matches a
+	// name, one with a "/" the path as named or walked ("examples/*/spend.yaml").
+	Exclude []string
+	// LenientZones admits a time zone the time zone database lacks, as the API server does (its pattern checks
+	// only the spelling), as a warning: the hook then reports the budget Unknown (InvalidSpec).
+	LenientZones bool
 }
 
 // Object is an object as written.
@@ -95,6 +110,13 @@ type Object struct {
 	Source
 	APIVersion, Kind, Namespace, Name string
 	JSON                              json.RawMessage
+}
+
+// Head is o's type and name, to name it in messages.
+func (o Object) Head() Head {
+	h := Head{APIVersion: o.APIVersion, Kind: o.Kind}
+	h.Metadata.Name, h.Metadata.Namespace = o.Name, o.Namespace
+	return h
 }
 
 // Budget is a valid LLMCostBudget. Its JSON has metadata.namespace and generation set as the API server sets
@@ -105,25 +127,34 @@ type Budget struct {
 }
 
 // Read reads the named files (see ReadInputs); it returns an Errors of every invalid object, or the first I/O error.
-// An empty file (no document, only comments or blanks) is refused when named, and skipped in a directory.
+// An empty file (no document, only comments or blanks) is refused when named, and skipped in a directory. Two
+// objects of the same kind, namespace and name are refused, each named with its place: kubectl apply would apply
+// one over the other.
 func Read(names []string, stdin io.Reader) (Set, error) {
-	var r reader
-	skipped, err := ReadInputs(names, stdin, func(in Input) error {
-		docs, err := Docs(in.Name, in.Data)
-		for _, d := range docs {
+	return ReadWith(names, stdin, Options{})
+}
+
+// ReadWith is Read, as opts say.
+func ReadWith(names []string, stdin io.Reader, opts Options) (Set, error) {
+	r := reader{opts: opts}
+	skipped, err := readInputs(names, stdin, opts.Exclude, func(in Input) error {
+		docs := 0
+		err := EachDoc(in.Name, in.Data, func(d Doc) {
+			docs++
 			r.readObject(d)
-		}
+		})
 		switch {
 		case err != nil:
 			r.errs = append(r.errs, *err)
-		case len(docs) == 0 && in.InDir:
+		case docs == 0 && in.InDir:
 			r.set.SkippedFiles = append(r.set.SkippedFiles, SkippedFile{in.Name, "empty: no YAML document"})
-		case len(docs) == 0:
+		case docs == 0:
 			r.errs = append(r.errs, Error{Source: Source{File: in.Name}, Message: "is empty: no YAML document"})
 		}
 		return nil
 	})
 	r.set.SkippedFiles = append(skipped, r.set.SkippedFiles...)
+	r.errs = append(r.errs, duplicates(r.set)...)
 	if err == nil && len(r.errs) > 0 {
 		err = r.errs
 	}
@@ -131,8 +162,36 @@ func Read(names []string, stdin io.Reader) (Set, error) {
 }
 
 type reader struct {
+	opts Options
 	set  Set
 	errs Errors
+}
+
+// duplicates are the objects that another of the same kind, namespace and name precedes, each naming both places.
+func duplicates(set Set) Errors {
+	var errs Errors
+	first := map[[4]string]Source{}
+	all := append(slices.Concat(set.ConfigMaps, set.ClusterBudgets, set.Skipped), make([]Object, len(set.Budgets))...)
+	for i, b := range set.Budgets {
+		all[len(all)-len(set.Budgets)+i] = b.Object
+	}
+	slices.SortStableFunc(all, func(a, b Object) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	for _, o := range all {
+		gv, _ := schema.ParseGroupVersion(o.APIVersion)
+		key := [4]string{gv.Group, o.Kind, o.Namespace, o.Name}
+		if o.Name == "" {
+			continue
+		}
+		if at, dup := first[key]; dup {
+			errs = append(errs, Error{Source: o.Source, Object: o.Head().Name(),
+				Message: fmt.Sprintf("also at %s: kubectl apply would apply one over the other; give each once", at)})
+			continue
+		}
+		first[key] = o.Source
+	}
+	return errs
 }
 
 // budgetDocument has the full object metadata, as kubectl get -o yaml prints it.
@@ -196,7 +255,7 @@ func (r *reader) readObject(d Doc) {
 
 func object(d Doc, h Head) Object {
 	src := d.Line()
-	if h.APIVersion == api.APIVersion { // a budget is named by its line in every message about it
+	if h.APIVersion == api.APIVersion && src.Line == 0 { // a budget is named by its line in every message about it
 		src = d.At("")
 	}
 	return Object{
@@ -215,7 +274,9 @@ func (r *reader) readBudget(d Doc, h Head) {
 		strictOK := len(errs) == 0
 		errs = append(errs, d.CheckMeta(name, doc.Metadata, true)...)
 		if strictOK {
-			errs = append(errs, checkSpec(d, name, doc.Spec)...)
+			spec, warnings := r.checkSpec(d, name, doc.Spec)
+			errs = append(errs, spec...)
+			r.set.Warnings = append(r.set.Warnings, warnings...)
 		}
 	}
 	r.errs = append(r.errs, errs...)
@@ -228,12 +289,46 @@ func (r *reader) readBudget(d Doc, h Head) {
 	r.set.Budgets = append(r.set.Budgets, Budget{Object: o, Spec: *doc.Spec})
 }
 
-func checkSpec(d Doc, name string, spec *api.Spec) Errors {
+// ZonePattern is the CRD's rule for spec.period.timeZone (deploy/crd): the API server checks the spelling alone.
+const ZonePattern = `^[A-Za-z][-+_A-Za-z0-9]*(/[-+_A-Za-z0-9]+)*$`
+
+var zonePattern = regexp.MustCompile(ZonePattern)
+
+// maxZoneLength is the CRD's maxLength of spec.period.timeZone.
+const maxZoneLength = 64
+
+// admittedZone is whether fe refuses a time zone the API server admits: spelt as its pattern wants, within its
+// length.
+func admittedZone(fe *field.Error) bool {
+	zone, ok := fe.BadValue.(string)
+	return ok && fe.Field == "spec.period.timeZone" && fe.Type == field.ErrorTypeInvalid &&
+		len(zone) <= maxZoneLength && zonePattern.MatchString(zone)
+}
+
+// checkSpec is what the API server refuses in a budget's spec, and with Options.LenientZones the time zones it
+// admits though the time zone database lacks them, as warnings.
+func (r *reader) checkSpec(d Doc, name string, spec *api.Spec) (errs, warnings Errors) {
 	if spec == nil { // in the API server's words, as every field error here
-		return Errors{d.Errorf("spec", name, "%s%s", d.Prefix, field.Required(field.NewPath("spec"), ""))}
+		return Errors{d.Errorf("spec", name, "%s%s", d.Prefix, field.Required(field.NewPath("spec"), ""))}, nil
 	}
 	spec.Default()
-	return d.fieldErrors(name, append(spec.Validate(), ledgerKey(spec)...))
+	all := append(spec.Validate(), ledgerKey(spec)...)
+	var admitted field.ErrorList
+	if r.opts.LenientZones {
+		all = slices.DeleteFunc(all, func(fe *field.Error) bool {
+			if admittedZone(fe) {
+				admitted = append(admitted, fe)
+				return true
+			}
+			return false
+		})
+	}
+	warnings = d.fieldErrors(name, admitted)
+	for i := range warnings {
+		warnings[i].Message += ": not in the time zone database; the API server admits it, and the hook " +
+			"reports the budget Unknown (InvalidSpec)"
+	}
+	return d.fieldErrors(name, all), warnings
 }
 
 // ledgerKey is the rule keyPrefix's has for format Total, for key with DailyLedger: a DailyLedger reads the keys

@@ -11,6 +11,7 @@ import (
 
 	goyaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
@@ -21,7 +22,22 @@ import (
 
 // str is a string value; the encoder quotes it when it would read as something else ("true", "123").
 func str(v string) *goyaml.Node {
-	return &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v}
+	n := &goyaml.Node{Kind: goyaml.ScalarNode, Tag: "!!str", Value: v}
+	if plainIn12Only(v) {
+		n.Style = goyaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// plainIn12Only is whether v, written without quotes, is the string v to YAML 1.2 (so the encoder leaves it plain)
+// but not to YAML 1.1, as kubectl and eval read it (sigs.k8s.io/yaml): "yes", "on", "y", "NO" are booleans there.
+func plainIn12Only(v string) bool {
+	var in12 any
+	if goyaml.Unmarshal([]byte(v), &in12) != nil || in12 != v {
+		return false
+	}
+	var in11 any
+	return sigsyaml.Unmarshal([]byte(v), &in11) != nil || in11 != v
 }
 
 // usd is an exact decimal as a double-quoted string, as the API wants it.

@@ -4,7 +4,8 @@
 // Each object (a kubectl List item by item) is read as `llmbudget eval` reads manifests and decoded strictly
 // against its source API: an unknown or repeated field or a value of the wrong type is refused as a manifest.Error
 // naming the file, line, object and field, so a typo never vanishes. A document of another kind is refused too,
-// unless Options.SkipUnknownKinds makes it a note. What does not map gets a YAML comment saying what to do instead.
+// unless Options.SkipUnknownKinds makes it a note; an llmbudget LLMCostBudget (a migration's output) is a note.
+// What does not map gets a YAML comment saying what to do instead.
 //
 // # Guarantees
 //
@@ -51,12 +52,11 @@ func Join(docs [][]byte) []byte {
 // refuses every object it must, each a manifest.Error of the manifest.Errors returned, and then returns no
 // documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
-	docs, stop := manifest.Docs(source, data)
 	var res Result
 	var errs manifest.Errors
-	for _, d := range docs {
+	stop := manifest.EachDoc(source, data, func(d manifest.Doc) {
 		errs = appendErrors(errs, source, res.object(d, opts))
-	}
+	})
 	if stop != nil {
 		errs = append(errs, *stop)
 	}
@@ -105,6 +105,10 @@ func (res *Result) object(d manifest.Doc, opts Options) error {
 		if len(errs) > 0 {
 			return errs
 		}
+		return nil
+	case h.APIVersion == api.APIVersion && h.Kind == api.Kind:
+		// A directory of a migration often holds its output beside its input.
+		res.Notes = append(res.Notes, in.Errorf("", in.name, "skipped: already an llmbudget budget").Error())
 		return nil
 	case opts.SkipUnknownKinds:
 		res.Notes = append(res.Notes, in.Errorf("", in.name, "skipped: %s", unknownKind(h)).Error())

@@ -471,11 +471,6 @@ func TestDocumentsMigrateRefusesNameTheDocumentObjectAndField(t *testing.T) {
 			"metadata: {name: x}\n",
 			`stdin:1: x: not a kind migrate converts: it has no kind`,
 		},
-		"an llmbudget budget": {
-			"apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n",
-			`stdin:1: LLMCostBudget x: not a kind migrate converts: it is already an llmbudget budget (--skip-unknown-kinds ` +
-				`skips such documents)`,
-		},
 		"an operator budget of a version that does not exist": {
 			strings.Replace(valid, "v1alpha1", "v1beta1", 1),
 			`not a kind migrate converts: finops.kineticgain.com/v1beta1 LLMCostBudget (migrate knows ` +
@@ -677,4 +672,44 @@ func TestEveryRefusedObjectOfAStreamIsReported(t *testing.T) {
 	require.True(t, ok, "%T", err)
 	require.Len(t, errs, 4, "%v", err)
 	assert.Equal(t, []int{6, 11, 12, 19}, []int{errs[0].Line, errs[1].Line, errs[2].Line, errs[3].Line})
+}
+
+// YAML 1.1, as kubectl reads YAML, takes yes, on, y and NO for booleans; such strings are printed quoted.
+func TestStringsThatYAML11ReadsAsBooleansConvertAndStayStrings(t *testing.T) {
+	for _, v := range []string{"yes", "on", "y", "NO", "Off", "n"} {
+		t.Run(v, func(t *testing.T) {
+			in := strings.Replace(operatorBudget(strings.Replace(operatorSpec, "key: total-usd", "key: \""+v+"\"", 1)),
+				"metadata:\n", "metadata:\n  labels:\n    \""+v+"\": \""+v+"\"\n  annotations:\n    a: \""+v+"\"\n", 1)
+			out, _ := migrateOne(t, in)
+			assert.Equal(t, map[string]string{v: v}, out.Metadata.Labels)
+			assert.Equal(t, map[string]string{"a": v}, out.Metadata.Annotations)
+			assert.Equal(t, v, out.Spec["costSource"].(map[string]any)["key"])
+		})
+	}
+}
+
+// Each line break YAML knows but kubectl's splitter does not: two budgets are never converted as one.
+func TestAStreamOfBudgetsIsConvertedWholeOrRefused(t *testing.T) {
+	stream := operatorBudget(operatorSpec) + "---\n" + strings.ReplaceAll(operatorBudget(operatorSpec), "chatbot", "other")
+	for name, brk := range map[string]string{"CR alone": "\r", "NEL": "\u0085", "U+2028": "\u2028", "U+2029": "\u2029"} {
+		t.Run(name, func(t *testing.T) {
+			res, err := migrate.Migrate("stdin", []byte(strings.ReplaceAll(stream, "\n", brk)), migrate.Options{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the YAML parser finds 2 documents where kubectl's splitter finds one")
+			assert.Empty(t, res.Documents)
+		})
+	}
+	res, err := migrate.Migrate("stdin", []byte(strings.ReplaceAll(stream, "\n", "\r\n")), migrate.Options{})
+	require.NoError(t, err)
+	assert.Len(t, res.Documents, 2, "CRLF")
+}
+
+// A directory of a migration holds its output beside its input: a converted budget is passed over with a note.
+func TestAnLLMBudgetBudgetIsSkippedWithANote(t *testing.T) {
+	in := "apiVersion: llmbudget.dev/v1alpha1\nkind: LLMCostBudget\nmetadata: {name: x}\n---\n" +
+		operatorBudget(operatorSpec)
+	res, err := migrate.Migrate("stdin", []byte(in), migrate.Options{})
+	require.NoError(t, err)
+	assert.Len(t, res.Documents, 1)
+	assert.Equal(t, []string{"stdin:1: LLMCostBudget x: skipped: already an llmbudget budget"}, res.Notes)
 }

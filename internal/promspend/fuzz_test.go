@@ -3,6 +3,7 @@ package promspend_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,9 @@ func FuzzParsePrices(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p, err := promspend.ParsePrices(doc)
 		if err != nil {
+			if strings.Contains(err.Error(), "promspend.") {
+				t.Fatalf("an error naming a Go type: %v", err)
+			}
 			return
 		}
 		for name, price := range p.Models {

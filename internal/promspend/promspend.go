@@ -22,6 +22,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -403,7 +404,7 @@ type priceYAML struct {
 //	  gpt-4o: {input: "2.50", output: "10.00"}
 //	default: {input: "1", output: "4"}   # optional
 //
-// Unknown fields and a missing direction are errors.
+// Unknown fields, a missing direction and a second YAML document are errors, worded without Go's type names.
 func ParsePrices(doc []byte) (*Prices, error) {
 	var raw struct {
 		Models  map[string]priceYAML `yaml:"models"`
@@ -412,7 +413,11 @@ func ParsePrices(doc []byte) (*Prices, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("price table: %w", err)
+		return nil, tableError(err)
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, errors.New("price table: a second YAML document: a table is one document")
 	}
 	p := &Prices{Models: make(map[string]Price, len(raw.Models))}
 	var err error
@@ -431,6 +436,28 @@ func ParsePrices(doc []byte) (*Prices, error) {
 		}
 	}
 	return p, nil
+}
+
+// The yaml.v3 messages that name Go types: "field x not found in type struct { Models ... }" and
+// "cannot unmarshal !!str `x` into map[string]promspend.priceYAML".
+var (
+	unknownField = regexp.MustCompile(`(?s)field (.*) not found in type .*`)
+	notMapping   = regexp.MustCompile("(?s)cannot unmarshal (\\S+)( `.*`)? into .*")
+)
+
+// tableError words a price table's decoding error as the table's fields, not as Go's types.
+func tableError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("price table: %w", err)
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		m = unknownField.ReplaceAllString(m, "unknown field $1: a price table has models and default, "+
+			"a price input and output")
+		msgs[i] = notMapping.ReplaceAllString(m, "a mapping is expected, got $1$2")
+	}
+	return fmt.Errorf("price table: %s", strings.Join(msgs, "; "))
 }
 
 func (py priceYAML) price() (Price, error) {

@@ -187,7 +187,14 @@ func TestParsePricesRefusesAmbiguousTables(t *testing.T) {
 			`models: {m: {input: "0.0000000001", output: "1"}}`,
 			`line 1: "0.0000000001" has more than 9 decimals`,
 		},
-		"an unknown field":   {`models: {m: {input: "1", output: "1", cached: "1"}}`, `field cached not found`},
+		"an unknown field": {`models: {m: {input: "1", output: "1", cached: "1"}}`,
+			`price table: line 1: unknown field cached: a price table has models and default, a price input and output`},
+		"a ConfigMap, read as a table": {"apiVersion: v1\nkind: ConfigMap\n",
+			"price table: line 1: unknown field apiVersion: a price table has models and default"},
+		"a model that is not a mapping": {"models: {m: 1}\n",
+			"price table: line 1: a mapping is expected, got !!int `1`"},
+		"a second document": {"models: {}\n---\nmodels: {m: {input: \"1\", output: \"1\"}}\n",
+			"price table: a second YAML document: a table is one document"},
 		"a bad model name":   {`models: {"a b": {input: "1", output: "1"}}`, `"a b" is not a valid model name`},
 		"a negative default": {`default: {input: "-1", output: "1"}`, `line 1: "-1" is negative`},
 	}
@@ -196,6 +203,7 @@ func TestParsePricesRefusesAmbiguousTables(t *testing.T) {
 			_, err := promspend.ParsePrices([]byte(tc.doc))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.NotContains(t, err.Error(), "promspend.", "no Go type is named")
 		})
 	}
 }
