@@ -14,9 +14,10 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/migrate"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 var evalCommand = command{
@@ -91,23 +92,23 @@ func evalCmd(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	related := hookwire.ObjectMap{
-		hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}, hookwire.TaskRecordGroup: {},
+	related := metacontroller.ObjectMap{
+		metacontroller.ConfigMapGroup: {}, metacontroller.NamespaceGroup: {}, source.TaskRecordGroup: {},
 	}
 	for _, cm := range set.ConfigMaps {
-		related[hookwire.ConfigMapGroup][hookwire.Key(cm.Namespace, cm.Name)] = cm.JSON
+		related[metacontroller.ConfigMapGroup][metacontroller.Key(cm.Namespace, cm.Name)] = cm.JSON
 	}
 	for _, o := range set.Skipped {
 		switch {
 		case o.Kind == "Namespace" && o.APIVersion == "v1":
-			related[hookwire.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
-		case o.Kind == "TaskRecord" && o.APIVersion == hookwire.KelosAPIVersion:
+			related[metacontroller.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
+		case o.Kind == "TaskRecord" && o.APIVersion == source.KelosAPIVersion:
 			// As the hook gets them: every record, which it matches against each budget's selector.
 			ns, raw, err := inNamespace(o)
 			if err != nil {
 				return fmt.Errorf("%s: TaskRecord %s: %w", o.Source, o.Name, err)
 			}
-			related[hookwire.TaskRecordGroup][hookwire.Key(ns, o.Name)] = raw
+			related[source.TaskRecordGroup][metacontroller.Key(ns, o.Name)] = raw
 		}
 	}
 	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {
@@ -115,7 +116,8 @@ func evalCmd(args []string, std stdio) error {
 	}
 	var parents []manifest.Object
 	for _, b := range set.Budgets {
-		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok &&
+		key := metacontroller.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)
+		if _, ok := related[metacontroller.ConfigMapGroup][key]; !ok &&
 			b.Spec.CostSource.Format != api.TaskRecords {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
@@ -132,7 +134,7 @@ func evalCmd(args []string, std stdio) error {
 		if cluster {
 			name = api.ClusterKind + " " + p.Name
 		}
-		doc, state, err := evaluate(p.JSON, related, now, cluster)
+		doc, state, err := evaluate(p.JSON, related, now, name, cluster)
 		if err != nil && cluster {
 			return fmt.Errorf("%s: %s: %w", p.Source, p.Name, err)
 		} else if err != nil {
@@ -190,23 +192,19 @@ func skippedNote(skipped []manifest.Object) string {
 
 // evaluate is the sync hook's answer for a budget, as YAML under a headline that sums it up for a person, and the
 // state the budget ends in.
-func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (
+func evaluate(parent json.RawMessage, related metacontroller.ObjectMap, now time.Time, name string, cluster bool) (
 	[]byte, api.State, error,
 ) {
-	sync := budget.Sync
+	var c metacontroller.CompositeHook = budget.Controller{}
 	if cluster {
-		sync = clusterbudget.Sync
+		c = clusterbudget.Controller{}
 	}
-	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
-	resp, sum, err := sync(req, now)
+	req := metacontroller.CompositeRequest{Parent: parent, Related: related, Children: metacontroller.ObjectMap{}}
+	resp, sum, err := c.Sync(req, now)
 	if err != nil {
 		return nil, "", err
 	}
 	st, _ := resp.Status.(api.Status)
-	name := sum.Namespace + "/" + sum.Name
-	if cluster {
-		name = api.ClusterKind + " " + sum.Name
-	}
 	head := fmt.Sprintf("# %s is %s", name, st.State)
 	if st.ObservedSpendUSD != "" && (st.LimitUSD != "" || cluster) && st.PercentUsed != nil {
 		head += fmt.Sprintf(": %s of %s USD (%d%%)", st.ObservedSpendUSD, st.LimitUSD, *st.PercentUsed)

@@ -88,8 +88,8 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
 	}
 	closes := []string{in.Budget.Metadata.Namespace}
-	if in.Namespaces != nil {
-		st.Namespaces, closes = in.Namespaces.Selected, in.Namespaces.Selected
+	if in.Spend.Namespaces != nil {
+		st.Namespaces, closes = in.Spend.Namespaces.Selected, in.Spend.Namespaces.Selected
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {

@@ -29,36 +29,12 @@ type Input struct {
 	// wrote: nil, or partly foreign, on the first sync.
 	Budget api.LLMCostBudget
 	// Invalid is why the spec did not decode or validate: the budget is then Unknown (InvalidSpec) with it as the
-	// message, and Window, Spend and Namespaces are not looked at.
+	// message, and Window and Spend are not looked at.
 	Invalid error
 	Subject Subject
 	Window  period.Window // the current period, from the spec's calendar
-	Spend   Spend
-	// Namespaces is, for a ClusterLLMCostBudget, the namespaces it covers; nil for an LLMCostBudget.
-	Namespaces *Namespaces
-	Now        time.Time
-}
-
-// Spend is the budget's spend in the current period as its caller read it: the usage, or why it is unknown.
-type Spend struct {
-	Usage spend.Usage
-	// Reason is empty when Usage was read; otherwise the BudgetEvaluated reason why it could not be.
-	Reason string
-	// Message says what was read, or what could not be, naming the ConfigMap and key.
-	Message string
-	// Skipped says what could not be read and was left out of Usage (a cluster budget's unreadable namespaces
-	// under failurePolicy Open); empty when everything was read.
-	Skipped string
-	// Stamp is when the figures are for, as their source says (of a sum of sources, the oldest's): checked
-	// against spec.costSource.maxAge when one applies.
-	Stamp spend.Stamp
-}
-
-// Namespaces is what a ClusterLLMCostBudget's caller found in the namespaces it selects.
-type Namespaces struct {
-	Selected  []string              // sorted; each is closed while the budget blocks
-	Breakdown []api.NamespaceStatus // status.namespaces
-	Omitted   int32                 // how many namespaces Breakdown leaves out
+	Spend   spend.Reading
+	Now     time.Time
 }
 
 // Subject is how messages name the budget and where it enforces, with the names of the ResourceQuota it keeps
@@ -185,7 +161,7 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 		Enforcement:        enf,
 		History:            p.history,
 	}
-	if ns := in.Namespaces; ns != nil && in.Invalid == nil {
+	if ns := in.Spend.Namespaces; ns != nil && in.Invalid == nil {
 		st.NamespaceCount, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Omitted
 		st.Namespaces = slices.Clone(ns.Breakdown)
 		for i := range st.Namespaces {

@@ -1,4 +1,4 @@
-package budget
+package source
 
 import (
 	"fmt"
@@ -10,16 +10,22 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
+// What a budget with a TaskRecords source relates: Kelos's records, at the version Kelos stores them.
+const (
+	KelosAPIVersion     = "kelos.dev/v1alpha2"
+	TaskRecordsResource = "taskrecords"
+	TaskRecordGroup     = "TaskRecord." + KelosAPIVersion
+)
+
 // RecordsRule relates the TaskRecords sel matches: in namespace, or (namespace "") in the namespaces nsSel selects.
-func RecordsRule(namespace string, nsSel, sel *metav1.LabelSelector) hookwire.RelatedResourceRule {
-	return hookwire.RelatedResourceRule{
-		APIVersion: hookwire.KelosAPIVersion, Resource: hookwire.TaskRecordsResource,
+func RecordsRule(namespace string, nsSel, sel *metav1.LabelSelector) metacontroller.RelatedResourceRule {
+	return metacontroller.RelatedResourceRule{
+		APIVersion: KelosAPIVersion, Resource: TaskRecordsResource,
 		Namespace: namespace, NamespaceSelector: nsSel, LabelSelector: sel,
 	}
 }
@@ -44,12 +50,12 @@ func Usable(s *metav1.LabelSelector) bool {
 // Metacontroller selected them already; they are matched again so that eval, which reads every record it is given,
 // counts the same ones. A record that does not decode is the first error of its namespace (a record whose labels
 // did not decode is taken as Metacontroller's match), never skipped: bad maps namespace to it.
-func DecodeRecords(related hookwire.ObjectMap, member func(string) bool,
-	sel labels.Selector) (rs []spend.Record, bad map[string]error) {
+func DecodeRecords(related metacontroller.ObjectMap, member func(string) bool,
+	sel labels.Selector) (rs []Record, bad map[string]error) {
 	bad = map[string]error{}
-	objs := related[hookwire.TaskRecordGroup]
+	objs := related[TaskRecordGroup]
 	for _, key := range slices.Sorted(maps.Keys(objs)) {
-		r, err := spend.DecodeRecord(key, objs[key])
+		r, err := DecodeRecord(key, objs[key])
 		ns := r.Namespace
 		if r.Name == "" {
 			ns, _, _ = strings.Cut(key, "/")
@@ -69,7 +75,7 @@ func DecodeRecords(related hookwire.ObjectMap, member func(string) bool,
 
 // RecordsRead words what a sum of records is: the period's records summed (where: " over 3 namespaces", or ""),
 // and those that count nothing.
-func RecordsRead(s spend.RecordSum, sel labels.Selector, where string) string {
+func RecordsRead(s RecordSum, sel labels.Selector, where string) string {
 	which := "every TaskRecord"
 	if !sel.Empty() {
 		which = "the TaskRecords labelled " + sel.String()
@@ -92,15 +98,15 @@ func RecordsRead(s spend.RecordSum, sel labels.Selector, where string) string {
 }
 
 // readRecords sums the budget's TaskRecords completed in w.
-func readRecords(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
+func readRecords(b api.LLMCostBudget, related metacontroller.ObjectMap, w period.Window) spend.Reading {
 	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector)
 	rs, bad := DecodeRecords(related, func(n string) bool { return n == ns }, sel)
 	if err := bad[ns]; err != nil {
-		return evaluate.Spend{Reason: api.ReasonInvalidCostData, Message: err.Error()}
+		return spend.Reading{Reason: api.ReasonInvalidCostData, Message: err.Error()}
 	}
-	sum, err := spend.SumRecords(rs, w)
+	sum, err := SumRecords(rs, w)
 	if err != nil {
-		return evaluate.Spend{Reason: api.ReasonInvalidCostData, Message: err.Error()}
+		return spend.Reading{Reason: api.ReasonInvalidCostData, Message: err.Error()}
 	}
-	return evaluate.Spend{Usage: sum.Usage, Message: RecordsRead(sum, sel, "")}
+	return spend.Reading{Usage: sum.Usage, Message: RecordsRead(sum, sel, "")}
 }

@@ -1,4 +1,4 @@
-package spend
+package source
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Record is the part of a Kelos TaskRecord (taskrecords.kelos.dev, kelos.dev/v1alpha2) that spend is read from:
@@ -21,9 +22,9 @@ import (
 type Record struct {
 	Namespace, Name string
 	Labels          map[string]string
-	Model           string    // spec.model; "" when Kelos did not know it
-	Completed       time.Time // spec.completionTime; zero when absent
-	Usage           *Usage    // spec.usage; nil when absent
+	Model           string       // spec.model; "" when Kelos did not know it
+	Completed       time.Time    // spec.completionTime; zero when absent
+	Usage           *spend.Usage // spec.usage; nil when absent
 }
 
 // recordJSON is a TaskRecord as Metacontroller sends it; everything else Kelos writes is ignored.
@@ -106,34 +107,34 @@ type recordUsage struct {
 }
 
 // usage reads spec.usage; an error names the field by its path from the record.
-func (j *recordUsage) usage() (Usage, error) {
-	var u Usage
+func (j *recordUsage) usage() (spend.Usage, error) {
+	var u spend.Usage
 	switch c := j.CostUSD; {
 	case len(c) == 0 || string(c) == "null":
 	case c[0] == '"':
 		var s string
 		if err := json.Unmarshal(c, &s); err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		a, err := ParseQuantity(s)
 		if err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		u.CostUSD = a
 	case c[0] == '-' || c[0] >= '0' && c[0] <= '9':
 		a, err := ParseQuantity(string(c))
 		if err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		u.CostUSD = a
 	default:
-		return Usage{}, fmt.Errorf("spec.usage.costUSD: %s is not a quantity (a string or a number)", describe(c))
+		return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %s is not a quantity (a string or a number)", describe(c))
 	}
 	switch {
 	case j.InputTokens.err != nil:
-		return Usage{}, fmt.Errorf("spec.usage.inputTokens: %w", j.InputTokens.err)
+		return spend.Usage{}, fmt.Errorf("spec.usage.inputTokens: %w", j.InputTokens.err)
 	case j.OutputTokens.err != nil:
-		return Usage{}, fmt.Errorf("spec.usage.outputTokens: %w", j.OutputTokens.err)
+		return spend.Usage{}, fmt.Errorf("spec.usage.outputTokens: %w", j.OutputTokens.err)
 	}
 	u.InputTokens, u.OutputTokens = j.InputTokens.n, j.OutputTokens.n
 	return u, nil
@@ -172,7 +173,7 @@ func ParseQuantity(s string) (money.Amount, error) {
 
 // RecordSum is what a budget's records add up to in a period, and how many of them did not count, and why.
 type RecordSum struct {
-	Usage Usage
+	Usage spend.Usage
 	// Counted records completed in the period; Outside ones completed before or after it. Kelos counts nothing for
 	// a record without spec.completionTime (Incomplete) or, in the period, without spec.usage (NoUsage).
 	Counted, Outside, Incomplete, NoUsage int
@@ -202,7 +203,7 @@ func SumRecords(rs []Record, w period.Window) (RecordSum, error) {
 		}
 		u := *r.Usage
 		if r.Model != "" {
-			u.Models = map[string]Usage{r.Model: {CostUSD: u.CostUSD, InputTokens: u.InputTokens,
+			u.Models = map[string]spend.Usage{r.Model: {CostUSD: u.CostUSD, InputTokens: u.InputTokens,
 				OutputTokens: u.OutputTokens}}
 		}
 		s.Usage = s.Usage.Add(u)
