@@ -15,7 +15,7 @@ import (
 // PolicyName is the ValidatingAdmissionPolicy that deploy/ installs as the Policy gate of LLMCostBudgets.
 const PolicyName = "llmbudget-budgets"
 
-var kind = parent.Kind{Kind: api.Kind, Policy: PolicyName, QuotaPrefix: "llmbudget-"}
+var kind = parent.Kind{Kind: api.Kind, Policy: PolicyName, QuotaPrefix: "llmbudget-", Read: source.ReadTeam}
 
 // Controller is the LLMCostBudget CompositeController's hooks.
 type Controller struct{}

@@ -33,7 +33,9 @@ import (
 // PolicyName is the ValidatingAdmissionPolicy that deploy/ installs as the Policy gate of ClusterLLMCostBudgets.
 const PolicyName = "llmbudget-cluster-budgets"
 
-var kind = parent.Kind{Kind: api.ClusterKind, Policy: PolicyName, QuotaPrefix: "llmbudget-cluster-"}
+var kind = parent.Kind{
+	Kind: api.ClusterKind, Policy: PolicyName, QuotaPrefix: "llmbudget-cluster-", Read: source.ReadCluster,
+}
 
 // Controller is the ClusterLLMCostBudget CompositeController's hooks.
 type Controller struct{}

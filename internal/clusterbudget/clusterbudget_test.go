@@ -432,7 +432,7 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 			for k, v := range tc.configMaps {
 				related[metacontroller.ConfigMapGroup][k] = json.RawMessage(v)
 			}
-			sp := source.Read(api.LLMCostBudget{Kind: api.ClusterKind, Spec: spec}, related, w)
+			sp := source.ReadCluster(api.LLMCostBudget{Kind: api.ClusterKind, Spec: spec}, related, w)
 			ns := sp.Namespaces
 			assert.Equal(t, tc.reason, sp.Reason)
 			if tc.reason != "" {

@@ -60,6 +60,17 @@ type Summary struct {
 	Attrs         []slog.Attr // logged after the call's hook, status and duration, in order
 }
 
+// Attrs are a Summary's attributes from key-value pairs, leaving out each pair whose value is empty.
+func Attrs(keyValues ...string) []slog.Attr {
+	var attrs []slog.Attr
+	for i := 0; i+1 < len(keyValues); i += 2 {
+		if keyValues[i+1] != "" {
+			attrs = append(attrs, slog.String(keyValues[i], keyValues[i+1]))
+		}
+	}
+	return attrs
+}
+
 // Call is one hook call, as logged and told to Config.Observe.
 type Call struct {
 	Hook     string // the route, "budget/sync"

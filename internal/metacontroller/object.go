@@ -28,6 +28,17 @@ type ObjectMap map[string]map[string]json.RawMessage
 // Key is the v2 object-map key of a namespaced object; a cluster-scoped object's key is its bare name.
 func Key(namespace, name string) string { return namespace + "/" + name }
 
+// Qualified names an object namespace/name, or by its name alone when it is cluster-scoped (or has none).
+func Qualified(namespace, name string) string {
+	if namespace == "" || name == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// GroupKey is the object-map key of a kind at apiVersion: "Kind.version", or "Kind.group/version".
+func GroupKey(apiVersion, kind string) string { return kind + "." + apiVersion }
+
 // Group keys of the core objects in an object map.
 const (
 	ConfigMapGroup     = "ConfigMap.v1"

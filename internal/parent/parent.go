@@ -11,7 +11,6 @@ package parent
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -19,13 +18,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/spend/source"
-)
-
-// Group keys of the budgets in an object map.
-const (
-	BudgetGroup        = api.Kind + "." + api.APIVersion
-	ClusterBudgetGroup = api.ClusterKind + "." + api.APIVersion
+	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // cleanupRetry is how soon Cleanup asks to be called again while a quota is still observed; Metacontroller
@@ -39,6 +33,8 @@ type Kind struct {
 	Kind        string // api.Kind or api.ClusterKind
 	Policy      string // the ValidatingAdmissionPolicy of the Policy gate
 	QuotaPrefix string // the ResourceQuota of the Quota gate is QuotaPrefix + the budget's name
+	// Read reads a validated budget's spend in the period from the related objects.
+	Read func(api.LLMCostBudget, metacontroller.ObjectMap, period.Window) spend.Reading
 }
 
 func (k Kind) cluster() bool { return k.Kind == api.ClusterKind }
@@ -58,7 +54,8 @@ func (k Kind) Sync(req metacontroller.CompositeRequest, now time.Time) (
 		sum.State, sum.Reason = string(r.Status.State), r.Reason
 		return render(k.owner(p.Metadata), r), metacontroller.RequeueAfter(r.ResyncAfter)
 	})
-	sum.Attrs = Attrs(Qualified(p.Metadata.Namespace, p.Metadata.Name), sum.State, sum.Reason, "")
+	sum.Attrs = metacontroller.Attrs("budget", metacontroller.Qualified(p.Metadata.Namespace, p.Metadata.Name),
+		"state", sum.State, "reason", sum.Reason)
 	return resp, sum, nil
 }
 
@@ -77,7 +74,7 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 	if invalid == nil {
 		// Validate loaded the zone: the calendar is computable.
 		in.Window = b.Spec.PeriodSpec().Containing(now)
-		in.Spend = source.Read(b, related, in.Window)
+		in.Spend = k.Read(b, related, in.Window)
 	}
 	return in
 }
@@ -98,25 +95,6 @@ func (k Kind) owner(m api.ObjectMeta) children.Owner {
 		return children.ClusterOwner(m)
 	}
 	return children.BudgetOwner(m)
-}
-
-// Qualified names an object namespace/name, or by its name alone when it has no namespace.
-func Qualified(namespace, name string) string {
-	if namespace == "" || name == "" {
-		return name
-	}
-	return namespace + "/" + name
-}
-
-// Attrs are a hook call's log attributes: the budget, its state and reason, and the workload, each when known.
-func Attrs(budget, state, reason, workload string) []slog.Attr {
-	var attrs []slog.Attr
-	for _, kv := range [][2]string{{"budget", budget}, {"state", state}, {"reason", reason}, {"workload", workload}} {
-		if kv[1] != "" {
-			attrs = append(attrs, slog.String(kv[0], kv[1]))
-		}
-	}
-	return attrs
 }
 
 // render is an evaluation's answer: the status, its Events, and its quota in each namespace it closes.

@@ -18,7 +18,12 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/parent"
+)
+
+// The object-map keys of the budgets this decorator reads.
+var (
+	budgetGroup        = metacontroller.GroupKey(api.APIVersion, api.Kind)
+	clusterBudgetGroup = metacontroller.GroupKey(api.APIVersion, api.ClusterKind)
 )
 
 // What this package sets on a Namespace.
@@ -80,12 +85,12 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 	}
 	name := ns.Metadata.Name
 	var blocks []block
-	for _, raw := range req.Related[parent.BudgetGroup] {
+	for _, raw := range req.Related[budgetGroup] {
 		if b, ok := blocking(raw, api.Kind); ok && b.namespace == name {
 			blocks = append(blocks, b)
 		}
 	}
-	for _, raw := range req.Related[parent.ClusterBudgetGroup] {
+	for _, raw := range req.Related[clusterBudgetGroup] {
 		if b, ok := blocking(raw, api.ClusterKind); ok && slices.Contains(b.closes, name) {
 			blocks = append(blocks, b)
 		}
@@ -120,7 +125,8 @@ func summary(namespace string, blocks []block) metacontroller.Summary {
 		budgets = append(budgets, fmt.Sprintf("and %d more", len(blocks)-3))
 	}
 	return metacontroller.Summary{State: state,
-		Attrs: parent.Attrs(strings.Join(budgets, ", "), state, "", "Namespace "+namespace)}
+		Attrs: metacontroller.Attrs("budget", strings.Join(budgets, ", "), "state", state,
+			"workload", "Namespace "+namespace)}
 }
 
 // block is a budget that blocks: who it is, its namespace (a team budget's) or the namespaces it closes (a cluster

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/parent"
 )
 
 func teamBudget(ns, name, enforcement string) json.RawMessage {
@@ -26,7 +25,7 @@ func clusterBudget(name, enforcement string) json.RawMessage {
 func request(labels string, team, cluster map[string]json.RawMessage) metacontroller.DecoratorRequest {
 	return metacontroller.DecoratorRequest{
 		Object:  json.RawMessage(`{"metadata":{"name":"team-ml","labels":` + labels + `}}`),
-		Related: metacontroller.ObjectMap{parent.BudgetGroup: team, parent.ClusterBudgetGroup: cluster},
+		Related: metacontroller.ObjectMap{budgetGroup: team, clusterBudgetGroup: cluster},
 	}
 }
 
@@ -132,7 +131,7 @@ func FuzzSync(f *testing.F) {
 		[]byte(`{"metadata":{"name":"ml"},"status":{"enforcement":{"blocking":true,"namespaces":["team-ml"]}}}`))
 	f.Fuzz(func(t *testing.T, object, budget []byte) {
 		req := metacontroller.DecoratorRequest{Object: object, Related: metacontroller.ObjectMap{
-			parent.ClusterBudgetGroup: {"ml": budget}, parent.BudgetGroup: {"team-ml/b": budget},
+			clusterBudgetGroup: {"ml": budget}, budgetGroup: {"team-ml/b": budget},
 		}}
 		resp, _, err := Controller{}.Sync(req, time.Time{})
 		if err != nil {

@@ -18,8 +18,10 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/parent"
 )
+
+// budgetGroup is the object-map key of the budgets this decorator reads.
+var budgetGroup = metacontroller.GroupKey(api.APIVersion, api.Kind)
 
 // What this package sets on a workload labelled api.LabelBudget.
 const (
@@ -122,7 +124,7 @@ func (c Controller) Finalize(req metacontroller.DecoratorRequest, now time.Time)
 func summary(o object, budget, state string) metacontroller.Summary {
 	workload := o.Kind + " " + o.Metadata.Namespace + "/" + o.Metadata.Name
 	return metacontroller.Summary{State: state,
-		Attrs: parent.Attrs(parent.Qualified(o.Metadata.Namespace, budget), state, "", workload)}
+		Attrs: metacontroller.Attrs("budget", metacontroller.Qualified(o.Metadata.Namespace, budget), "state", state, "workload", workload)}
 }
 
 // undecorated is the answer that removes every key Apply may set.
@@ -143,7 +145,7 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	resp = undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	setValue(resp.Annotations, AnnotationPostureBudget, name)
-	raw, found := related[parent.BudgetGroup][metacontroller.Key(o.Metadata.Namespace, name)]
+	raw, found := related[budgetGroup][metacontroller.Key(o.Metadata.Namespace, name)]
 	var budget struct {
 		Status api.Status `json:"status"`
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/parent"
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
@@ -18,10 +18,10 @@ const deployment = `{"apiVersion":"apps/v1","kind":"Deployment",` +
 
 func related(status string) metacontroller.ObjectMap {
 	if status == "" {
-		return metacontroller.ObjectMap{parent.BudgetGroup: {}}
+		return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {}}
 	}
 	budget := json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)
-	return metacontroller.ObjectMap{parent.BudgetGroup: {"ns/b": budget}}
+	return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {"ns/b": budget}}
 }
 
 func str(p *string) string {

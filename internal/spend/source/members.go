@@ -18,8 +18,10 @@ import (
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
-// readMembers reads the spend of the namespaces a cluster budget selects into one Reading: each member's, summed.
-func readMembers(spec api.Spec, related metacontroller.ObjectMap, w period.Window) spend.Reading {
+// ReadCluster reads a validated ClusterLLMCostBudget's spend in the period w from the related objects: the spend
+// of each namespace it selects (see the package's guarantees), summed into one Reading.
+func ReadCluster(b api.LLMCostBudget, related metacontroller.ObjectMap, w period.Window) spend.Reading {
+	spec := b.Spec
 	ms := members(spec, related)
 	if spec.CostSource.Format == api.TaskRecords {
 		ms = withRecords(ms, spec.CostSource, related)
