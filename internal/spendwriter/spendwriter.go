@@ -42,7 +42,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,16 +73,11 @@ const maxMessage = 1024
 // budgets is the resource the writer lists.
 var budgets = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
 
-// Querier answers PromQL at an instant with a vector and Prometheus' warnings (package promquery).
-type Querier interface {
-	Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error)
-}
-
 // Writer writes the spend of the budgets with a Prometheus source.
 type Writer struct {
 	Kube       kubernetes.Interface // ConfigMaps and Events
 	Dynamic    dynamic.Interface    // LLMCostBudgets
-	Prometheus Querier
+	Prometheus promspend.Querier
 	Log        *slog.Logger
 	Timeout    time.Duration // for one budget's reads, queries and writes; 0 is none
 	Force      bool          // take over keys another manager owns
@@ -154,17 +148,12 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, t
 			return err
 		}
 	}
-	answers := make([]model.Vector, len(plan.Queries))
-	for i, q := range plan.Queries {
-		vec, warnings, err := w.Prometheus.Query(ctx, q.PromQL, now)
-		if err != nil {
-			return fmt.Errorf("key %q, %s: query %s: %w", plan.Windows[q.Window].Key, q.Measure, q.PromQL, err)
-		}
-		for _, warning := range warnings {
-			w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
-				"query", q.PromQL, "warning", warning)
-		}
-		answers[i] = vec
+	answers, err := plan.Ask(ctx, w.Prometheus, func(q promspend.Query, warning string) {
+		w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
+			"query", q.PromQL, "warning", warning)
+	})
+	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
+		return fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
 	}
 	figures, err := plan.Figures(answers, prices)
 	if err != nil {

@@ -124,7 +124,8 @@ func (c Controller) Finalize(req metacontroller.DecoratorRequest, now time.Time)
 func summary(o object, budget, state string) metacontroller.Summary {
 	workload := o.Kind + " " + o.Metadata.Namespace + "/" + o.Metadata.Name
 	return metacontroller.Summary{State: state,
-		Attrs: metacontroller.Attrs("budget", metacontroller.Qualified(o.Metadata.Namespace, budget), "state", state, "workload", workload)}
+		Attrs: metacontroller.Attrs("budget", metacontroller.Qualified(o.Metadata.Namespace, budget),
+			"state", state, "workload", workload)}
 }
 
 // undecorated is the answer that removes every key Apply may set.

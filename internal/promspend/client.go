@@ -1,16 +1,4 @@
-// Package promquery asks Prometheus (or Thanos, Mimir: the same query API) for instant vectors, bounding what a
-// broken or hostile server can make the spend writer hold, follow or print.
-//
-// Guarantees:
-//   - An answer is read up to Limits.Body bytes after decompression, so a gzip bomb is bounded too; past it the
-//     query fails with an error naming the limit, without the rest being read.
-//   - An answer of more than Limits.Series series, or with a label value longer than Limits.LabelValue bytes,
-//     fails: the writer's queries sum by model, so a model name is the only label value an answer carries. Its
-//     series are decoded one at a time, and none past the limit is.
-//   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus
-//     URL never sends the query, or credentials in it, elsewhere.
-//   - An error, and a warning, quotes at most Excerpt bytes of what the server said.
-package promquery
+package promspend
 
 import (
 	"bytes"
@@ -54,8 +42,8 @@ type Client struct {
 	limits Limits
 }
 
-// New returns a client of the Prometheus at address (like http://prometheus:9090) with limits.
-func New(address string, limits Limits) (*Client, error) {
+// NewClient returns a client of the Prometheus at address (like http://prometheus:9090) with limits.
+func NewClient(address string, limits Limits) (*Client, error) {
 	hc := &http.Client{
 		Transport:     bounded{next: promapi.DefaultRoundTripper, limit: limits.Body},
 		CheckRedirect: sameOrigin,
