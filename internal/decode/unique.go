@@ -8,7 +8,7 @@ import kjson "sigs.k8s.io/json"
 func Unique(data []byte, v any, root string) error {
 	strict, err := kjson.UnmarshalStrict(data, v, kjson.DisallowDuplicateFields)
 	if err != nil {
-		return describe(root, err)
+		return describe(root, data, v, err)
 	}
 	return strictErrors(root, strict)
 }
