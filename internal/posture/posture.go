@@ -18,6 +18,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // The object-map keys of the budgets this decorator reads.
@@ -170,7 +171,7 @@ func blockedBy(blocks []block) string {
 		if why == "" {
 			why = b.who + " is blocking"
 		}
-		parts = append(parts, api.Abbreviate(why, maxReason))
+		parts = append(parts, money.Abbreviate(why, maxReason))
 	}
 	if n := len(blocks) - maxListed; n > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", n))

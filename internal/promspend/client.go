@@ -16,7 +16,7 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
 
-	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // Limits bounds one answer.
@@ -124,13 +124,13 @@ func (c *Client) vector(data json.RawMessage) (model.Vector, error) {
 		}
 		if s.Histogram != nil {
 			return nil, fmt.Errorf("answered a histogram for %s, not a number",
-				api.Abbreviate(s.Metric.String(), Excerpt/2))
+				money.Abbreviate(s.Metric.String(), Excerpt/2))
 		}
 		for name, value := range s.Metric {
 			if len(value) > c.limits.LabelValue {
 				return nil, fmt.Errorf("answered a series whose label %s holds %d bytes, more than the %d "+
-					"allowed: %q", api.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
-					api.Abbreviate(string(value), Excerpt/4))
+					"allowed: %q", money.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
+					money.Abbreviate(string(value), Excerpt/4))
 			}
 		}
 		vec = append(vec, s)
@@ -145,7 +145,7 @@ func warnings(ws []string) []string {
 		if i == maxWarnings {
 			return append(said, fmt.Sprintf("and %d more warnings", len(ws)-i))
 		}
-		said = append(said, api.Abbreviate(w, Excerpt))
+		said = append(said, money.Abbreviate(w, Excerpt))
 	}
 	return said
 }
@@ -153,7 +153,7 @@ func warnings(ws []string) []string {
 // excerpt is an error quoting at most Excerpt bytes of its cause, which errors.Is and errors.As still see.
 type excerpt struct{ err error }
 
-func (e excerpt) Error() string { return api.Abbreviate(e.err.Error(), Excerpt) }
+func (e excerpt) Error() string { return money.Abbreviate(e.err.Error(), Excerpt) }
 func (e excerpt) Unwrap() error { return e.err }
 
 // sameOrigin refuses a redirect to another scheme or host, and stops after 10 as net/http's default does.
@@ -161,7 +161,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 		return fmt.Errorf("redirect from %s://%s to %s://%s refused: only redirects within the same host are followed",
-			first.Scheme, first.Host, req.URL.Scheme, api.Abbreviate(req.URL.Host, Excerpt))
+			first.Scheme, first.Host, req.URL.Scheme, money.Abbreviate(req.URL.Host, Excerpt))
 	}
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")

@@ -153,12 +153,7 @@ func describe(raw []byte) string {
 	return clip(string(raw))
 }
 
-// clip shortens inputs too long to read in an error message.
-func clip(s string) string {
-	if len(s) > clipAt {
-		return s[:clipAt] + "..."
-	}
-	return s
-}
+// clip shortens inputs too long to read in an error message: past clipAt bytes, to clipAt and "...".
+func clip(s string) string { return money.Abbreviate(s, clipAt+len("...")) }
 
 const clipAt = 48
