@@ -28,6 +28,16 @@ type ObjectMap map[string]map[string]json.RawMessage
 // Key is the v2 object-map key of a namespaced object; a cluster-scoped object's key is its bare name.
 func Key(namespace, name string) string { return namespace + "/" + name }
 
+// ObjectMeta is the part of an object's metadata that hooks read, for any kind: decoding it never fails on what
+// else the metadata holds (timestamps, managedFields, owner references).
+type ObjectMeta struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	UID         string            `json:"uid"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
 // Qualified names an object namespace/name, or by its name alone when it is cluster-scoped (or has none).
 func Qualified(namespace, name string) string {
 	if namespace == "" || name == "" {

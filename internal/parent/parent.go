@@ -154,7 +154,8 @@ func Decode(raw json.RawMessage) (Parent, error) {
 		return p, metacontroller.BadRequest("request has no parent")
 	}
 	if err := decode.Lenient(raw, &p, "parent"); err != nil {
-		// The least of a parent that a response can be made for.
+		// The least of a parent that a response can be made for: not metacontroller.ObjectMeta, whose labels may be
+		// what failed to decode.
 		var id struct {
 			Metadata struct {
 				Name      string `json:"name"`

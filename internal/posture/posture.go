@@ -51,11 +51,7 @@ type Controller struct{}
 var _ metacontroller.DecoratorHook = Controller{}
 
 type namespace struct {
-	Metadata struct {
-		Name        string            `json:"name"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
 }
 
 func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
@@ -141,11 +137,8 @@ type block struct {
 // budget this version cannot read blocks nothing here: the admission policy reads it on its own.
 func blocking(raw json.RawMessage, kind string) (block, bool) {
 	var b struct {
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Status struct {
+		Metadata metacontroller.ObjectMeta `json:"metadata"`
+		Status   struct {
 			Enforcement *api.EnforcementStatus `json:"enforcement"`
 		} `json:"status"`
 	}

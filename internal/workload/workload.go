@@ -50,15 +50,9 @@ const settleRetry = 10 * time.Second
 
 // object is the part of a workload the hooks read; nothing else of it (spec, status, timestamps) can fail a request.
 type object struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		UID         string            `json:"uid"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
+	APIVersion string                    `json:"apiVersion"`
+	Kind       string                    `json:"kind"`
+	Metadata   metacontroller.ObjectMeta `json:"metadata"`
 }
 
 func decodeObject(raw json.RawMessage, field string) (object, error) {

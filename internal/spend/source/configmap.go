@@ -155,13 +155,8 @@ func readLedger(prefix string, data map[string]string, w period.Window) (spend.U
 
 // ConfigMap is the part of a spend ConfigMap that is read.
 type ConfigMap struct {
-	Metadata struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
-	Data map[string]string `json:"data"` // never nil once decoded
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
+	Data     map[string]string         `json:"data"` // never nil once decoded
 }
 
 // DecodeConfigMap reads a ConfigMap as Metacontroller sends it (raw, valid JSON). The API server stores only
@@ -178,16 +173,19 @@ func DecodeConfigMap(raw []byte) (ConfigMap, error) {
 	return cm, nil
 }
 
+// looseObject is a related object's string maps with their values raw, to name one that is not a string.
+type looseObject struct {
+	Metadata struct {
+		Labels      map[string]json.RawMessage `json:"labels"`
+		Annotations map[string]json.RawMessage `json:"annotations"`
+	} `json:"metadata"`
+	Data map[string]json.RawMessage `json:"data"`
+}
+
 // notAString says which value is not a string, the first of data, labels and annotations in key order; any
 // other error is err.
 func notAString(raw []byte, err error) error {
-	var loose struct {
-		Metadata struct {
-			Labels      map[string]json.RawMessage `json:"labels"`
-			Annotations map[string]json.RawMessage `json:"annotations"`
-		} `json:"metadata"`
-		Data map[string]json.RawMessage `json:"data"`
-	}
+	var loose looseObject
 	if decode.Lenient(raw, &loose, "") != nil {
 		return err
 	}

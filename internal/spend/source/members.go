@@ -1,7 +1,6 @@
 package source
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,10 +66,7 @@ type configMapSource struct {
 
 // namespaceObject is the part of a related Namespace that decides membership.
 type namespaceObject struct {
-	Metadata struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
-	} `json:"metadata"`
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
 }
 
 // decodeNamespace reads a related Namespace; an error names the first label whose value is not a string.
@@ -80,11 +76,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 	if err == nil {
 		return ns, nil
 	}
-	var loose struct {
-		Metadata struct {
-			Labels map[string]json.RawMessage `json:"labels"`
-		} `json:"metadata"`
-	}
+	var loose looseObject
 	if decode.Lenient(raw, &loose, "") == nil {
 		for _, k := range slices.Sorted(maps.Keys(loose.Metadata.Labels)) {
 			if v := loose.Metadata.Labels[k]; v[0] != '"' && string(v) != "null" {

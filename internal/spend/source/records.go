@@ -35,12 +35,8 @@ type Record struct {
 
 // recordJSON is a TaskRecord as Metacontroller sends it; everything else Kelos writes is ignored.
 type recordJSON struct {
-	Metadata struct {
-		Name      string            `json:"name"`
-		Namespace string            `json:"namespace"`
-		Labels    map[string]string `json:"labels"`
-	} `json:"metadata"`
-	Spec *struct {
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
+	Spec     *struct {
 		Model          string       `json:"model"`
 		CompletionTime *string      `json:"completionTime"`
 		Usage          *recordUsage `json:"usage"`
