@@ -96,15 +96,15 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, now time.Time) (
 	if err != nil {
 		return metacontroller.DecoratorResponse{}, metacontroller.Summary{}, err
 	}
-	budget := o.Metadata.Labels[api.LabelBudget]
+	resp, state := undecorated(), ""
 	if req.Finalizing {
-		resp := undecorated()
 		resp.Finalized = true
-		return resp, summary(o, budget, ""), nil
+	} else {
+		var requeue time.Duration
+		resp, state, requeue = apply(o, req.Related, now)
+		resp.ResyncAfterSeconds = metacontroller.RequeueAfter(requeue).Seconds()
 	}
-	resp, state, requeue := apply(o, req.Related, now)
-	resp.ResyncAfterSeconds = metacontroller.RequeueAfter(requeue).Seconds()
-	return resp, summary(o, budget, state), nil
+	return resp, summary(o, state), nil
 }
 
 // Finalize answers a finalize hook, should a DecoratorController for workloads be configured with one: it removes
@@ -115,7 +115,8 @@ func (c Controller) Finalize(req metacontroller.DecoratorRequest, now time.Time)
 	return c.Sync(req, now)
 }
 
-func summary(o object, budget, state string) metacontroller.Summary {
+func summary(o object, state string) metacontroller.Summary {
+	budget := o.Metadata.Labels[api.LabelBudget]
 	workload := o.Kind + " " + o.Metadata.Namespace + "/" + o.Metadata.Name
 	return metacontroller.Summary{State: state,
 		Attrs: metacontroller.Attrs("budget", metacontroller.Qualified(o.Metadata.Namespace, budget),
