@@ -55,7 +55,7 @@ func (p Plan) Ask(ctx context.Context, q Querier, warn func(query Query, warning
 // ErrEmpty is wrapped by Data's error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
 
-// Usage is a window's or a model's figures, in the JSON form package spend reads.
+// Usage is a window's or a model's figures, in the JSON form package spend/source reads.
 type Usage struct {
 	CostUSD      string           `json:"costUSD"`
 	InputTokens  int64            `json:"inputTokens"`
