@@ -58,7 +58,7 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 		msg := fmt.Sprintf("ConfigMap %q not found in namespace %q", name, ns)
 		return spend.Reading{Reason: api.ReasonCostSourceMissing, Message: msg}
 	}
-	src := SourceOf(b.Spec.CostSource)
+	src := keysOf(b.Spec.CostSource)
 	cm, err := DecodeConfigMap(raw)
 	u := spend.Usage{}
 	if err == nil {
@@ -81,8 +81,8 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 	return spend.Reading{Usage: u, Message: read, Stamp: stamp}
 }
 
-// SourceOf is where in a spend ConfigMap's data the spec's spend is.
-func SourceOf(c api.CostSource) Source {
+// keysOf is where in a spend ConfigMap's data the spec's spend is.
+func keysOf(c api.CostSource) Source {
 	return Source{Format: c.Format, Key: c.Key, KeyPrefix: c.KeyPrefix}
 }
 

@@ -147,7 +147,7 @@ func readAll(ms []member, cs api.CostSource, w period.Window) []memberReading {
 
 // read sums the namespace's spend ConfigMaps.
 func (m member) read(cs api.CostSource, w period.Window) memberReading {
-	src := SourceOf(cs)
+	src := keysOf(cs)
 	unread := func(reason, message string) memberReading {
 		return memberReading{namespace: m.namespace, reason: reason, message: message}
 	}
