@@ -17,9 +17,10 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
 	"github.com/llmbudget/llmbudget/internal/manifest"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/migrate"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 var evalCommand = command{
@@ -119,23 +120,23 @@ func evalCmd(args []string, std stdio) error {
 	for _, w := range set.Warnings {
 		fmt.Fprintf(std.err, "llmbudget eval: warning: %s\n", w)
 	}
-	related := hookwire.ObjectMap{
-		hookwire.ConfigMapGroup: {}, hookwire.NamespaceGroup: {}, hookwire.TaskRecordGroup: {},
+	related := metacontroller.ObjectMap{
+		metacontroller.ConfigMapGroup: {}, metacontroller.NamespaceGroup: {}, source.TaskRecordGroup: {},
 	}
 	for _, cm := range set.ConfigMaps {
-		related[hookwire.ConfigMapGroup][hookwire.Key(cm.Namespace, cm.Name)] = cm.JSON
+		related[metacontroller.ConfigMapGroup][metacontroller.Key(cm.Namespace, cm.Name)] = cm.JSON
 	}
 	for _, o := range set.Skipped {
 		switch {
 		case o.Kind == "Namespace" && o.APIVersion == "v1":
-			related[hookwire.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
-		case o.Kind == "TaskRecord" && o.APIVersion == hookwire.KelosAPIVersion:
+			related[metacontroller.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
+		case o.Kind == "TaskRecord" && o.APIVersion == source.KelosAPIVersion:
 			// As the hook gets them: every record, which it matches against each budget's selector.
 			ns, raw, err := inNamespace(o)
 			if err != nil {
 				return fmt.Errorf("%s: TaskRecord %s: %w", o.Source, o.Name, err)
 			}
-			related[hookwire.TaskRecordGroup][hookwire.Key(ns, o.Name)] = raw
+			related[source.TaskRecordGroup][metacontroller.Key(ns, o.Name)] = raw
 		}
 	}
 	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {
@@ -143,7 +144,8 @@ func evalCmd(args []string, std stdio) error {
 	}
 	var parents []manifest.Object
 	for _, b := range set.Budgets {
-		if _, ok := related[hookwire.ConfigMapGroup][hookwire.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)]; !ok &&
+		key := metacontroller.Key(b.Namespace, b.Spec.CostSource.ConfigMapName)
+		if _, ok := related[metacontroller.ConfigMapGroup][key]; !ok &&
 			b.Spec.CostSource.Format != api.TaskRecords {
 			fmt.Fprintf(std.err, "llmbudget eval: hint: %s: %s/%s reads ConfigMap %s/%s (spec.costSource.configMapName), "+
 				"which was not given; add it with -f, for example from kubectl get configmap -n %s %s -o yaml\n",
@@ -164,7 +166,7 @@ func evalCmd(args []string, std stdio) error {
 		if cluster {
 			name = api.ClusterKind + " " + p.Name
 		}
-		ev, err := evaluate(p.JSON, related, now, cluster)
+		ev, err := evaluate(p.JSON, related, now, name, cluster)
 		if err != nil {
 			name = strings.TrimPrefix(name, api.ClusterKind+" ")
 			return errors.Join(out.Flush(), fmt.Errorf("%s: %s: %w", p.Source, name, err))
@@ -236,22 +238,19 @@ type evaluation struct {
 	state   api.State
 }
 
-// evaluate is the sync hook's answer for a budget.
-func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (evaluation, error) {
-	sync := budget.Sync
+// evaluate is the sync hook's answer for the budget called name.
+func evaluate(parent json.RawMessage, related metacontroller.ObjectMap, now time.Time, name string,
+	cluster bool) (evaluation, error) {
+	var c metacontroller.CompositeHook = budget.Controller{}
 	if cluster {
-		sync = clusterbudget.Sync
+		c = clusterbudget.Controller{}
 	}
-	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
-	resp, sum, err := sync(req, now)
+	req := metacontroller.CompositeRequest{Parent: parent, Related: related, Children: metacontroller.ObjectMap{}}
+	resp, sum, err := c.Sync(req, now)
 	if err != nil {
 		return evaluation{}, err
 	}
 	st, _ := resp.Status.(api.Status)
-	name := sum.Namespace + "/" + sum.Name
-	if cluster {
-		name = api.ClusterKind + " " + sum.Name
-	}
 	head := fmt.Sprintf("# %s is %s", name, st.State)
 	if over := modelsOver(st); over != "" {
 		head += " (" + over + ")"

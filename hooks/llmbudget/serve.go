@@ -19,6 +19,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/metrics"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
@@ -59,11 +60,11 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090",
 		"serve /metrics on this address, apart from the hooks; empty serves it on --addr")
-	fs.Int64Var(&o.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "largest hook request accepted (at least 1)")
-	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", httpapi.DefaultMaxInFlightBytes,
+	fs.Int64Var(&o.maxBody, "max-body-bytes", metacontroller.DefaultMaxBodyBytes, "largest hook request accepted (at least 1)")
+	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", metacontroller.DefaultMaxInFlightBytes,
 		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); "+
 			"calls past it are answered 429 with Retry-After; at least --max-body-bytes and %d",
-			httpapi.MinCallWeight, httpapi.MinCallWeight))
+			metacontroller.MinCallWeight, metacontroller.MinCallWeight))
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -109,14 +110,14 @@ func checkServeFlags(o serveOptions) error {
 			return fmt.Errorf("%s %q: want host:port or :port, with a port from 0 to 65535", a.flag, a.addr)
 		}
 	}
-	least := max(o.maxBody, httpapi.MinCallWeight)
+	least := max(o.maxBody, metacontroller.MinCallWeight)
 	switch {
 	case o.maxBody < 1:
 		return fmt.Errorf("--max-body-bytes %d: must be at least 1 (the default is %d)", o.maxBody,
-			httpapi.DefaultMaxBodyBytes)
+			metacontroller.DefaultMaxBodyBytes)
 	case o.maxInFlight < least:
 		return fmt.Errorf("--max-in-flight-bytes %d: must be at least %d, --max-body-bytes and the %d bytes each "+
-			"call counts, or every call of that size is answered 429", o.maxInFlight, least, httpapi.MinCallWeight)
+			"call counts, or every call of that size is answered 429", o.maxInFlight, least, metacontroller.MinCallWeight)
 	}
 	return nil
 }
@@ -199,7 +200,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 	draining *atomic.Bool) ([]*http.Server, error) {
 	m := metrics.New(version)
-	router, err := httpapi.New(httpapi.Config{
+	router, err := httpapi.New(metacontroller.Config{
 		Now:              now,
 		Logger:           logger,
 		MaxBodyBytes:     o.maxBody,

@@ -22,7 +22,6 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/manifest"
-	"github.com/llmbudget/llmbudget/internal/promquery"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 	"github.com/llmbudget/llmbudget/internal/spendwriter"
 )
@@ -242,7 +241,7 @@ func spendCmd(args []string, std stdio) error {
 		}
 		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
-	answers, err := runQueries(f.prometheus, f.timeout, now, plan.Queries, std.err)
+	answers, err := ask(f.prometheus, f.timeout, plan, std.err)
 	if err != nil {
 		return err
 	}
@@ -322,31 +321,23 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 		len(found), strings.Join(files, ", "))
 }
 
-func runQueries(url string, timeout time.Duration, now time.Time, qs []promspend.Query,
-	stderr io.Writer) ([]model.Vector, error) {
+// ask runs the plan's queries against --prometheus within timeout, printing Prometheus' warnings.
+func ask(url string, timeout time.Duration, plan promspend.Plan, stderr io.Writer) ([]model.Vector, error) {
 	prom, err := prometheus(url)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	answers := make([]model.Vector, len(qs))
-	for i, q := range qs {
-		vec, warnings, err := prom.Query(ctx, q.PromQL, now)
-		for _, w := range warnings { // quoted: a Prometheus's text must not move the terminal's cursor
-			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(w))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.PromQL, err)
-		}
-		answers[i] = vec
-	}
-	return answers, nil
+	return plan.Ask(ctx, prom, func(_ promspend.Query, warning string) {
+		// Quoted: a Prometheus's text must not move the terminal's cursor or forge lines.
+		fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(warning))
+	})
 }
 
-// prometheus is the client of --prometheus, bounded as promquery.DefaultLimits says.
-func prometheus(url string) (*promquery.Client, error) {
-	prom, err := promquery.New(url, promquery.DefaultLimits)
+// prometheus is the client of --prometheus, bounded as promspend.DefaultLimits says.
+func prometheus(url string) (*promspend.Client, error) {
+	prom, err := promspend.NewClient(url, promspend.DefaultLimits)
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %w", url, err)
 	}

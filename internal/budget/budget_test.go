@@ -11,21 +11,22 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/parent"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-const parent = `{"metadata": {"name": "chatbot", "namespace": "team-ml", "uid": "u-1", "generation": 2},
+const parentJSON = `{"metadata": {"name": "chatbot", "namespace": "team-ml", "uid": "u-1", "generation": 2},
 	"spec": {"limitUSD": "500", "costSource": {"configMapName": "llm-spend", "key": "total-usd"},
 	"enforcement": {"action": "BlockNewWorkloads", "resources": ["jobs.batch"], "gate": "Quota"}}}`
 
 // related holds the spend ConfigMap, written as raw JSON so that a case can carry what only a crafted request can.
-func related(configMap string) hookwire.ObjectMap {
-	om := hookwire.ObjectMap{hookwire.ConfigMapGroup: {}}
+func related(configMap string) metacontroller.ObjectMap {
+	om := metacontroller.ObjectMap{metacontroller.ConfigMapGroup: {}}
 	if configMap != "" {
-		om[hookwire.ConfigMapGroup]["team-ml/llm-spend"] = json.RawMessage(configMap)
+		om[metacontroller.ConfigMapGroup]["team-ml/llm-spend"] = json.RawMessage(configMap)
 	}
 	return om
 }
@@ -65,9 +66,9 @@ func TestSpendIsReadFromTheNamedConfigMap(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := DecodeParent(json.RawMessage(parent))
+			p, err := parent.Decode(json.RawMessage(parentJSON))
 			require.NoError(t, err)
-			in := input(p, related(tc.configMap), now)
+			in := kind.Input(p, related(tc.configMap), now)
 			require.NoError(t, in.Invalid)
 			assert.Equal(t, tc.reason, in.Spend.Reason)
 			assert.Equal(t, tc.message, in.Spend.Message)
@@ -80,27 +81,27 @@ func TestSpendIsReadFromTheNamedConfigMap(t *testing.T) {
 
 func TestInputReadsStraightDown(t *testing.T) {
 	cases := map[string]struct {
-		parent  string
+		raw     string
 		invalid string // empty: valid
 	}{
-		"a valid spec gets its period and spend": {parent: parent},
+		"a valid spec gets its period and spend": {raw: parentJSON},
 		"a spec that does not decode is invalid": {
-			parent:  `{"metadata": {"name": "chatbot"}, "spec": {"limitUSD": 500}}`,
+			raw:     `{"metadata": {"name": "chatbot"}, "spec": {"limitUSD": 500}}`,
 			invalid: `spec.limitUSD: Invalid value: "number": must be of type string`,
 		},
 		"a spec that does not validate is invalid": {
-			parent: `{"metadata": {"name": "chatbot"},
+			raw: `{"metadata": {"name": "chatbot"},
 				"spec": {"limitUSD": "0", "costSource": {"configMapName": "s", "key": "k"}}}`,
 			invalid: "spec.limitUSD",
 		},
-		"no spec is invalid": {parent: `{"metadata": {"name": "chatbot"}}`, invalid: "spec is missing"},
+		"no spec is invalid": {raw: `{"metadata": {"name": "chatbot"}}`, invalid: "spec is missing"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := DecodeParent(json.RawMessage(tc.parent))
+			p, err := parent.Decode(json.RawMessage(tc.raw))
 			require.NoError(t, err)
-			in := input(p, related(`{"data": {"total-usd": "1"}}`), now)
-			assert.Equal(t, subjectOf(p.Metadata), in.Subject)
+			in := kind.Input(p, related(`{"data": {"total-usd": "1"}}`), now)
+			assert.Equal(t, "llmbudget-chatbot", in.Subject.Quota)
 			if tc.invalid == "" {
 				require.NoError(t, in.Invalid)
 				assert.Equal(t, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), in.Window.Start)
@@ -115,17 +116,21 @@ func TestInputReadsStraightDown(t *testing.T) {
 }
 
 func TestTheDeploymentsNamesAreTheBudgets(t *testing.T) {
-	s := subjectOf(api.ObjectMeta{Name: "chatbot", Namespace: "team-ml"})
+	p, err := parent.Decode(json.RawMessage(parentJSON))
+	require.NoError(t, err)
+	s := kind.Input(p, related(""), now).Subject
 	assert.Equal(t, "llmbudget-chatbot", s.Quota)
 	assert.Equal(t, "llmbudget-budgets", s.Policy)
 	assert.Equal(t, "LLMCostBudget team-ml/chatbot", s.Qualified)
 }
 
 func TestSync(t *testing.T) {
-	quota := hookwire.ObjectMap{hookwire.ResourceQuotaGroup: {"team-ml/llmbudget-chatbot": json.RawMessage(`{}`)}}
+	quota := metacontroller.ObjectMap{
+		metacontroller.ResourceQuotaGroup: {"team-ml/llmbudget-chatbot": json.RawMessage(`{}`)},
+	}
 	cases := map[string]struct {
 		finalizing bool
-		children   hookwire.ObjectMap
+		children   metacontroller.ObjectMap
 		spend      string
 		quotas     []string // the namespaces answered with a quota
 		finalized  bool
@@ -144,11 +149,11 @@ func TestSync(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := hookwire.CompositeRequest{
-				Parent: json.RawMessage(parent), Finalizing: tc.finalizing, Children: tc.children,
+			req := metacontroller.CompositeRequest{
+				Parent: json.RawMessage(parentJSON), Finalizing: tc.finalizing, Children: tc.children,
 				Related: related(`{"data": {"total-usd": "` + tc.spend + `"}}`),
 			}
-			resp, sum, err := Sync(req, now)
+			resp, sum, err := Controller{}.Sync(req, now)
 			require.NoError(t, err)
 			var quotas []string
 			for _, k := range resp.Children {
@@ -159,7 +164,7 @@ func TestSync(t *testing.T) {
 			assert.Equal(t, tc.quotas, quotas)
 			assert.Equal(t, tc.finalized, resp.Finalized)
 			assert.Equal(t, tc.resync, resp.ResyncAfterSeconds)
-			assert.Equal(t, "chatbot", sum.Name)
+			assert.Equal(t, "budget=team-ml/chatbot", sum.Attrs[0].String())
 			if tc.finalizing {
 				assert.Empty(t, resp.Children, "cleanup desires nothing")
 				assert.Empty(t, sum.State, "cleanup evaluates nothing")
@@ -170,47 +175,29 @@ func TestSync(t *testing.T) {
 	}
 }
 
-func TestCleanupKeepsAnObjectStatusOnly(t *testing.T) {
-	cases := map[string]struct {
-		status string
-		kept   bool
-	}{
-		"an object is kept": {`{"state": "OverBudget"}`, true},
-		"null is dropped":   {`null`, false},
-		"a list is dropped": {`[1]`, false},
-		"nothing is kept":   {``, false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resp := cleanup(json.RawMessage(tc.status))
-			assert.Equal(t, tc.kept, resp.Status != nil)
-			assert.Equal(t, []any{}, resp.Children)
-		})
-	}
-}
-
 func TestARequestWithoutAUsableParentIsRefused(t *testing.T) {
 	for name, raw := range map[string]string{
 		"no parent": ``, "null": `null`, "no name": `{"metadata": {}}`, "not an object": `[]`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := Sync(hookwire.CompositeRequest{Parent: json.RawMessage(raw)}, now)
-			_, isRequestError := errors.AsType[*hookwire.RequestError](err)
+			_, _, err := Controller{}.Sync(metacontroller.CompositeRequest{Parent: json.RawMessage(raw)}, now)
+			_, isRequestError := errors.AsType[*metacontroller.RequestError](err)
 			assert.True(t, isRequestError, "%v", err)
 		})
 	}
 }
 
 func TestCustomizeRelatesTheSpendConfigMap(t *testing.T) {
-	resp, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(parent)})
+	resp, err := Controller{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(parentJSON)})
 	require.NoError(t, err)
-	assert.Equal(t, []hookwire.RelatedResourceRule{
+	assert.Equal(t, []metacontroller.RelatedResourceRule{
 		{APIVersion: "v1", Resource: "configmaps", Namespace: "team-ml", Names: []string{"llm-spend"}},
 	}, resp.RelatedResources)
 
-	broken, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata": {"name": "b"}}`)})
+	unnamed := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"metadata": {"name": "b"}}`)}
+	broken, err := Controller{}.Customize(unnamed)
 	require.NoError(t, err)
-	assert.Equal(t, []hookwire.RelatedResourceRule{}, broken.RelatedResources, "a broken spec relates nothing")
+	assert.Equal(t, []metacontroller.RelatedResourceRule{}, broken.RelatedResources, "a broken spec relates nothing")
 }
 
 func TestTheConfigMapsStampIsReadWithItsSpend(t *testing.T) {
@@ -235,9 +222,9 @@ func TestTheConfigMapsStampIsReadWithItsSpend(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := DecodeParent(json.RawMessage(parent))
+			p, err := parent.Decode(json.RawMessage(parentJSON))
 			require.NoError(t, err)
-			in := input(p, related(tc.configMap), now)
+			in := kind.Input(p, related(tc.configMap), now)
 			require.NoError(t, in.Invalid)
 			assert.Equal(t, tc.want.Source, in.Spend.Stamp.Source)
 			assert.True(t, tc.want.AsOf.Equal(in.Spend.Stamp.AsOf), "%v", in.Spend.Stamp.AsOf)

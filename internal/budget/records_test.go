@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/parent"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // recordsParent is a budget of the TaskRecords labelled team=ml, in a November of UTC days.
@@ -23,7 +25,7 @@ func record(ns, name, labels, completed, cost string) json.RawMessage {
 }
 
 func TestCustomizeRelatesTheSelectedRecordsOfTheBudgetsNamespace(t *testing.T) {
-	resp, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(recordsParent)})
+	resp, err := Controller{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(recordsParent)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 1)
 	rule := resp.RelatedResources[0]
@@ -84,9 +86,9 @@ func TestSpendIsSummedFromTheRecordsOfThePeriod(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, err := DecodeParent(json.RawMessage(recordsParent))
+			p, err := parent.Decode(json.RawMessage(recordsParent))
 			require.NoError(t, err)
-			in := input(p, hookwire.ObjectMap{hookwire.TaskRecordGroup: tc.records}, now)
+			in := kind.Input(p, metacontroller.ObjectMap{source.TaskRecordGroup: tc.records}, now)
 			require.NoError(t, in.Invalid)
 			assert.Equal(t, tc.reason, in.Spend.Reason)
 			assert.Equal(t, tc.message, in.Spend.Message)

@@ -1,9 +1,9 @@
-// Package clusterbudget holds the ClusterLLMCostBudget CompositeController's hooks. They evaluate a budget as
-// LLMCostBudget's do, but over the spend summed from the selected namespaces' ConfigMaps, and close each of those
-// namespaces while the budget blocks. A sync reads straight down: decode the parent, validate the spec, compute
-// the period, read every selected namespace's spend into one value, evaluate, render.
+// Package clusterbudget holds the ClusterLLMCostBudget CompositeController: a department's budget over the
+// namespaces it selects. Its sync is package parent's, for this kind: it evaluates the spend summed from the
+// selected namespaces' sources (package spend/source reads them) and closes each of those namespaces while the
+// budget blocks; what is its own is which related objects it watches.
 //
-// Guarantees, besides package budget's (a bad spec is answered with state Unknown, reason InvalidSpec; only a
+// Guarantees, besides package parent's (a bad spec is answered with state Unknown, reason InvalidSpec; only a
 // request without a usable parent is refused):
 //   - The namespaces are the related Namespaces that match the current selector: one that stops matching is
 //     dropped, with its quota, by the first sync that sees it.
@@ -20,56 +20,49 @@
 package clusterbudget
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/budget"
-	"github.com/llmbudget/llmbudget/internal/children"
-	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/finalizer"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
-	"github.com/llmbudget/llmbudget/internal/money"
-	"github.com/llmbudget/llmbudget/internal/period"
-	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/parent"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
-// The names of what deploy/ installs for ClusterLLMCostBudgets and what the hooks create for them. The quota's
-// prefix stands apart from a team budget's so that a team budget of the same name keeps its own quota.
-const (
-	PolicyName  = "llmbudget-cluster-budgets"
-	quotaPrefix = "llmbudget-cluster-"
-)
+// PolicyName is the ValidatingAdmissionPolicy that deploy/ installs as the Policy gate of ClusterLLMCostBudgets.
+const PolicyName = "llmbudget-cluster-budgets"
+
+var kind = parent.Kind{
+	Kind: api.ClusterKind, Policy: PolicyName, QuotaPrefix: "llmbudget-cluster-", Read: source.ReadCluster,
+}
+
+// Controller is the ClusterLLMCostBudget CompositeController's hooks.
+type Controller struct{}
+
+var _ metacontroller.CompositeHook = Controller{}
 
 // Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
 // labelled as the budget's spend source, or the TaskRecords its selector matches; a spec without a usable selector
 // or source relates nothing.
-func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
-	p, err := budget.DecodeParent(req.Parent)
+func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
+	p, err := parent.Decode(req.Parent)
 	if err != nil {
-		return hookwire.CustomizeResponse{}, err
+		return metacontroller.CustomizeResponse{}, err
 	}
-	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	resp := metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}
 	b, err := p.Budget(api.ClusterKind)
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
 	sel, cs := b.Spec.NamespaceSelector, b.Spec.CostSource
-	if !budget.Usable(sel) {
+	if !source.Usable(sel) {
 		return resp, nil
 	}
-	namespaces := hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
+	namespaces := metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
 	if cs.Format == api.TaskRecords {
-		if budget.Usable(cs.Selector) {
-			resp.RelatedResources = append(resp.RelatedResources, namespaces, budget.RecordsRule("", sel, cs.Selector))
+		if source.Usable(cs.Selector) {
+			resp.RelatedResources = append(resp.RelatedResources, namespaces, source.RecordsRule("", sel, cs.Selector))
 		}
 		return resp, nil
 	}
@@ -78,325 +71,17 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	}
 	source := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
 	resp.RelatedResources = append(resp.RelatedResources, namespaces,
-		hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source},
+		metacontroller.RelatedResourceRule{
+			APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source,
+		},
 	)
 	return resp, nil
 }
 
 // Sync answers the sync and finalize hooks: Apply evaluates the summed spend and closes every selected namespace
 // while blocking; Cleanup lifts the quotas in every namespace and lets the budget go once none is observed.
-func Sync(req hookwire.CompositeRequest, now time.Time) (hookwire.CompositeResponse, budget.Summary, error) {
-	p, err := budget.DecodeParent(req.Parent)
-	if err != nil {
-		return hookwire.CompositeResponse{}, budget.Summary{}, err
-	}
-	sum := budget.Summary{Name: p.Metadata.Name}
-	resp := budget.Reconcile(p, req, func() (hookwire.CompositeResponse, finalizer.Action) {
-		r := evaluate.Evaluate(input(p, req.Related, now))
-		sum.State, sum.Reason = r.Status.State, r.Reason
-		return budget.Render(children.ClusterOwner(p.Metadata), r), finalizer.RequeueAfter(r.ResyncAfter)
-	})
-	return resp, sum, nil
-}
-
-// input decodes and validates the budget, computes its period and reads the spend of the namespaces it selects.
-func input(p budget.Parent, related hookwire.ObjectMap, now time.Time) evaluate.Input {
-	b, invalid := p.Budget(api.ClusterKind)
-	if invalid == nil {
-		b.Spec.Default()
-		invalid = b.Spec.ValidateCluster().ToAggregate()
-	}
-	named := api.ClusterKind + " " + b.Metadata.Name
-	in := evaluate.Input{Budget: b, Invalid: invalid, Now: now, Subject: evaluate.Subject{
-		Named: named, Qualified: named, Where: "the namespaces it selects",
-		Quota: quotaPrefix + b.Metadata.Name, Policy: PolicyName,
-	}}
-	if invalid == nil {
-		in.Window = b.Spec.PeriodSpec().Containing(now)
-		ms := members(b.Spec, related)
-		if b.Spec.CostSource.Format == api.TaskRecords {
-			ms = withRecords(ms, b.Spec.CostSource, related)
-		}
-		readings := readAll(ms, b.Spec.CostSource, in.Window)
-		in.Spend, in.Namespaces = sumOf(readings, b.Spec, in.Window)
-	}
-	return in
-}
-
-// member is a selected namespace and its spend sources: ConfigMaps, or TaskRecords.
-type member struct {
-	namespace string
-	err       error // why its Namespace object, or one of its TaskRecords, does not decode
-	sources   []source
-	records   []spend.Record
-}
-
-// withRecords gives each member its TaskRecords that the source's selector matches.
-func withRecords(ms []member, cs api.CostSource, related hookwire.ObjectMap) []member {
-	index := make(map[string]int, len(ms))
-	for i, m := range ms {
-		index[m.namespace] = i
-	}
-	rs, bad := budget.DecodeRecords(related, func(ns string) bool { _, ok := index[ns]; return ok },
-		budget.Selector(cs.Selector))
-	out := slices.Clone(ms)
-	for _, r := range rs {
-		m := &out[index[r.Namespace]]
-		m.records = append(m.records, r)
-	}
-	for ns, err := range bad {
-		if m := &out[index[ns]]; m.err == nil {
-			m.err = err
-		}
-	}
-	return out
-}
-
-// source is one spend ConfigMap, or why it does not decode.
-type source struct {
-	name string
-	cm   spend.ConfigMap
-	err  error
-}
-
-// namespaceObject is the part of a related Namespace that decides membership.
-type namespaceObject struct {
-	Metadata struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
-	} `json:"metadata"`
-}
-
-// decodeNamespace reads a related Namespace; an error names the first label whose value is not a string.
-func decodeNamespace(raw []byte) (namespaceObject, error) {
-	var ns namespaceObject
-	err := decode.Unique(raw, &ns, "")
-	if err == nil {
-		return ns, nil
-	}
-	var loose struct {
-		Metadata struct {
-			Labels map[string]json.RawMessage `json:"labels"`
-		} `json:"metadata"`
-	}
-	if decode.Lenient(raw, &loose, "") == nil {
-		for _, k := range slices.Sorted(maps.Keys(loose.Metadata.Labels)) {
-			if v := loose.Metadata.Labels[k]; v[0] != '"' && string(v) != "null" {
-				return ns, fmt.Errorf("label %s: the value is not a string", money.Quote(k))
-			}
-		}
-	}
-	return ns, err
-}
-
-// members finds the selected namespaces and their spend sources among the related objects, in name order; an
-// invalid selector selects nothing (validation has reported it already).
-func members(spec api.Spec, related hookwire.ObjectMap) []member {
-	sel := budget.Selector(spec.NamespaceSelector)
-	byName := map[string]*member{}
-	for _, key := range slices.Sorted(maps.Keys(related[hookwire.NamespaceGroup])) {
-		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
-		// spend cannot be read.
-		switch ns, err := decodeNamespace(related[hookwire.NamespaceGroup][key]); {
-		case err != nil:
-			byName[key] = &member{namespace: key, err: fmt.Errorf("namespace %s: %w", key, err)}
-		case ns.Metadata.Name != "" && sel.Matches(labels.Set(ns.Metadata.Labels)):
-			byName[ns.Metadata.Name] = &member{namespace: ns.Metadata.Name}
-		}
-	}
-	seen := map[string]bool{}
-	for _, key := range slices.Sorted(maps.Keys(related[hookwire.ConfigMapGroup])) {
-		cm, err := spend.DecodeConfigMap(related[hookwire.ConfigMapGroup][key])
-		ns, name, _ := strings.Cut(key, "/")
-		if err == nil {
-			if cm.Metadata.Labels[api.LabelSpendSource] != spec.CostSource.SpendSource {
-				continue // not a source of this budget
-			}
-			ns, name = cm.Metadata.Namespace, cm.Metadata.Name
-		}
-		if m := byName[ns]; m != nil && !seen[ns+"/"+name] {
-			seen[ns+"/"+name] = true
-			m.sources = append(m.sources, source{name: name, cm: cm, err: err})
-		}
-	}
-	out := make([]member, 0, len(byName))
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		m := *byName[name]
-		// In name order, so that the same data always reports the same fault.
-		slices.SortFunc(m.sources, func(a, b source) int { return strings.Compare(a.name, b.name) })
-		out = append(out, m)
-	}
-	return out
-}
-
-// reading is one namespace's spend, or why it could not be read.
-type reading struct {
-	namespace       string
-	usage           spend.Usage
-	reason, message string
-	records         spend.RecordSum // what a TaskRecords source counted
-	stamp           spend.Stamp     // the oldest of its ConfigMaps'
-	sources         int             // how many ConfigMaps it read
-}
-
-func readAll(ms []member, cs api.CostSource, w period.Window) []reading {
-	out := make([]reading, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, m.read(cs, w))
-	}
-	return out
-}
-
-// read sums the namespace's spend ConfigMaps.
-func (m member) read(cs api.CostSource, w period.Window) reading {
-	src := budget.SourceOf(cs)
-	unread := func(reason, message string) reading {
-		return reading{namespace: m.namespace, reason: reason, message: message}
-	}
-	switch {
-	case m.err != nil:
-		return unread(api.ReasonInvalidCostData, m.err.Error())
-	case cs.Format == api.TaskRecords:
-		// A namespace without records has spent nothing, as in Kelos.
-		sum, err := spend.SumRecords(m.records, w)
-		if err != nil {
-			return unread(api.ReasonInvalidCostData, err.Error())
-		}
-		return reading{namespace: m.namespace, usage: sum.Usage, records: sum}
-	case len(m.sources) == 0:
-		return unread(api.ReasonCostSourceMissing, fmt.Sprintf("namespace %s has no ConfigMap labelled %s=%s",
-			m.namespace, api.LabelSpendSource, cs.SpendSource))
-	}
-	r := reading{namespace: m.namespace}
-	for _, s := range m.sources {
-		where := fmt.Sprintf("ConfigMap %s/%s", m.namespace, s.name)
-		if s.err != nil {
-			return unread(api.ReasonInvalidCostData, fmt.Sprintf("%s: %v", where, s.err))
-		}
-		if src.Format != api.DailyLedger {
-			if err := declaresWindow(s.cm.Metadata.Annotations, w); err != nil {
-				return unread(api.ReasonPeriodMismatch, where+": "+err.Error())
-			}
-		}
-		u, err := spend.Read(src, s.cm.Data, w)
-		if err != nil {
-			return unread(spend.ReasonOf(err), fmt.Sprintf("%s: %v", where, err))
-		}
-		r.usage = r.usage.Add(u)
-		r.stamp = r.stamp.Older(spend.StampOf(where, s.cm.Metadata.Annotations))
-		r.sources++
-	}
-	return r
-}
-
-// declaresWindow checks that a Total source says its key covers w.
-func declaresWindow(annotations map[string]string, w period.Window) error {
-	start := w.Start.Format(time.RFC3339)
-	v, ok := annotations[api.AnnotationPeriodStart]
-	if !ok {
-		return fmt.Errorf("format Total needs the annotation %s, the start of the period its key covers "+
-			"(the budget's period starts %s)", api.AnnotationPeriodStart, start)
-	}
-	// The value is the namespace's to write, up to 256 KiB: it is echoed shortened, or as the time it parsed to.
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, money.Quote(v))
-	}
-	if !t.Equal(w.Start) {
-		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+
-			"starts %s", api.AnnotationPeriodStart, t.Format(time.RFC3339Nano), start)
-	}
-	return nil
-}
-
-// sumOf sums the readable namespaces and decides whether the sum is known.
-func sumOf(rs []reading, spec api.Spec, w period.Window) (evaluate.Spend, *evaluate.Namespaces) {
-	ns := &evaluate.Namespaces{Selected: make([]string, 0, len(rs))}
-	var sp evaluate.Spend
-	var read, bad []reading
-	for _, r := range rs {
-		ns.Selected = append(ns.Selected, r.namespace)
-		sp.Usage = sp.Usage.Add(r.usage) // an unreadable namespace adds nothing
-		if r.reason != "" {
-			bad = append(bad, r)
-		} else {
-			read = append(read, r)
-		}
-	}
-	ns.Breakdown, ns.Omitted = breakdown(bad, read, sp.Usage)
-	if i := slices.IndexFunc(bad, func(r reading) bool { return r.reason == api.ReasonPeriodMismatch }); i >= 0 {
-		// A source of another period is not unreadable but wrong: skipping it under Open would still announce a sum
-		// the data does not support.
-		sp.Reason, sp.Message = bad[i].reason, bad[i].message
-		return sp, ns
-	}
-	if len(bad) > 0 && (spec.Enforcement.FailurePolicy == api.FailClosed || len(read) == 0) {
-		sp.Reason = bad[0].reason
-		sp.Message = fmt.Sprintf("%s (%d of %d namespaces unreadable)", bad[0].message, len(bad), len(rs))
-		return sp, ns
-	}
-	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
-	sp.Stamp = oldest(read)
-	if len(bad) > 0 {
-		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
-		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",
-			len(bad), bad[0].message)
-	}
-	return sp, ns
-}
-
-// oldest is the stamp that ages a sum: the oldest of the sources read, named as such when there were others.
-func oldest(read []reading) spend.Stamp {
-	var st spend.Stamp
-	n := 0
-	for _, r := range read {
-		st, n = st.Older(r.stamp), n+r.sources
-	}
-	if n > 1 {
-		st.Source += fmt.Sprintf(" (the oldest of %d spend sources)", n)
-	}
-	return st
-}
-
-// summedFrom says what a sum over n namespaces read: which keys of which ConfigMaps, or which TaskRecords.
-func summedFrom(read []reading, n int, src api.CostSource, w period.Window) string {
-	switch src.Format {
-	case api.TaskRecords:
-		var total spend.RecordSum
-		for _, r := range read {
-			total = addCounts(total, r.records)
-		}
-		return budget.RecordsRead(total, budget.Selector(src.Selector), fmt.Sprintf(" over %d namespaces", n))
-	case api.DailyLedger:
-		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
-			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)
-	}
-	return fmt.Sprintf("spend summed over %d namespaces from key %q of the ConfigMaps labelled %s=%s",
-		n, src.Key, api.LabelSpendSource, src.SpendSource)
-}
-
-// addCounts adds up how many records each namespace counted and left out.
-func addCounts(a, b spend.RecordSum) spend.RecordSum {
-	return spend.RecordSum{Counted: a.Counted + b.Counted, Outside: a.Outside + b.Outside,
-		Incomplete: a.Incomplete + b.Incomplete, NoUsage: a.NoUsage + b.NoUsage}
-}
-
-// breakdown is status.namespaces: unreadable namespaces first (they need someone's attention), then by spend,
-// largest first. It lists at most api.MaxNamespaces and returns how many it leaves out.
-func breakdown(bad, read []reading, total spend.Usage) ([]api.NamespaceStatus, int32) {
-	// A stable sort keeps ties in name order.
-	slices.SortStableFunc(read, func(a, b reading) int { return b.usage.CostUSD.Cmp(a.usage.CostUSD) })
-	listed := append(slices.Clone(bad), read...)
-	n := min(len(listed), api.MaxNamespaces)
-	out := make([]api.NamespaceStatus, 0, n)
-	for _, r := range listed[:n] {
-		st := api.NamespaceStatus{Namespace: r.namespace, Reading: api.ReadingOK}
-		if r.reason != "" {
-			st.Reading, st.Message = r.reason, r.message
-		} else {
-			st.ObservedSpendUSD, st.SharePercent = r.usage.CostUSD.String(), new(r.usage.CostUSD.PercentOf(total.CostUSD))
-		}
-		out = append(out, st)
-	}
-	return out, int32(len(listed) - n)
+func (Controller) Sync(req metacontroller.CompositeRequest, now time.Time) (
+	metacontroller.CompositeResponse, metacontroller.Summary, error,
+) {
+	return kind.Sync(req, now)
 }

@@ -15,8 +15,9 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 var now = time.Date(2026, 12, 10, 12, 0, 0, 0, time.UTC)
@@ -67,7 +68,7 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 	return b
 }
 
-func (r request) build(t testing.TB) hookwire.CompositeRequest {
+func (r request) build(t testing.TB) metacontroller.CompositeRequest {
 	t.Helper()
 	spec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]string{"department": "ml"}},
@@ -90,15 +91,15 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 	if r.status != nil {
 		parent["status"] = r.status
 	}
-	req := hookwire.CompositeRequest{
+	req := metacontroller.CompositeRequest{
 		Parent:     mustJSON(t, parent),
-		Related:    hookwire.ObjectMap{hookwire.NamespaceGroup: {}, hookwire.ConfigMapGroup: {}},
-		Children:   hookwire.ObjectMap{hookwire.ResourceQuotaGroup: {}},
+		Related:    metacontroller.ObjectMap{metacontroller.NamespaceGroup: {}, metacontroller.ConfigMapGroup: {}},
+		Children:   metacontroller.ObjectMap{metacontroller.ResourceQuotaGroup: {}},
 		Finalizing: r.finalizing,
 	}
 	for name, labels := range r.namespaces {
 		md := map[string]any{"name": name, "labels": labels}
-		req.Related[hookwire.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": md})
+		req.Related[metacontroller.NamespaceGroup][name] = mustJSON(t, map[string]any{"metadata": md})
 	}
 	for _, cm := range r.configMaps {
 		md := map[string]any{
@@ -106,19 +107,20 @@ func (r request) build(t testing.TB) hookwire.CompositeRequest {
 			"labels": map[string]string{api.LabelSpendSource: cm.source},
 		}
 		obj := mustJSON(t, map[string]any{"metadata": md, "data": cm.data})
-		req.Related[hookwire.ConfigMapGroup][hookwire.Key(cm.namespace, cm.name)] = obj
+		req.Related[metacontroller.ConfigMapGroup][metacontroller.Key(cm.namespace, cm.name)] = obj
 	}
 	for _, ns := range r.quotasIn {
 		const name = "llmbudget-cluster-ml-department"
 		md := map[string]any{"name": name, "namespace": ns}
-		req.Children[hookwire.ResourceQuotaGroup][hookwire.Key(ns, name)] = mustJSON(t, map[string]any{"metadata": md})
+		quota := mustJSON(t, map[string]any{"metadata": md})
+		req.Children[metacontroller.ResourceQuotaGroup][metacontroller.Key(ns, name)] = quota
 	}
 	return req
 }
 
-func sync(t testing.TB, r request) (api.Status, []any, hookwire.CompositeResponse) {
+func sync(t testing.TB, r request) (api.Status, []any, metacontroller.CompositeResponse) {
 	t.Helper()
-	resp, _, err := Sync(r.build(t), now)
+	resp, _, err := Controller{}.Sync(r.build(t), now)
 	require.NoError(t, err)
 	st, ok := resp.Status.(api.Status)
 	if !ok {
@@ -338,7 +340,7 @@ func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
 	req := request{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
 		map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}},
 	}}}}
-	resp, err := Customize(hookwire.CustomizeRequest{Parent: req.build(t).Parent})
+	resp, err := Controller{}.Customize(metacontroller.CustomizeRequest{Parent: req.build(t).Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 2)
 	ns, cms := resp.RelatedResources[0], resp.RelatedResources[1]
@@ -350,10 +352,10 @@ func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
 }
 
 func TestARequestWithoutParentIsRefused(t *testing.T) {
-	_, _, err := Sync(hookwire.CompositeRequest{}, now)
-	require.ErrorAs(t, err, new(*hookwire.RequestError))
-	_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{}}`)})
-	require.ErrorAs(t, err, new(*hookwire.RequestError))
+	_, _, err := Controller{}.Sync(metacontroller.CompositeRequest{}, now)
+	require.ErrorAs(t, err, new(*metacontroller.RequestError))
+	_, err = Controller{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{}}`)})
+	require.ErrorAs(t, err, new(*metacontroller.RequestError))
 }
 
 // TestNoRelatedObjectIsSkippedSilently reads related objects written as raw JSON, which can carry what only a
@@ -423,14 +425,15 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 	w := period.Window{Start: start, End: start.AddDate(0, 1, 0)}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			related := hookwire.ObjectMap{hookwire.NamespaceGroup: {}, hookwire.ConfigMapGroup: {}}
+			related := metacontroller.ObjectMap{metacontroller.NamespaceGroup: {}, metacontroller.ConfigMapGroup: {}}
 			for k, v := range tc.namespaces {
-				related[hookwire.NamespaceGroup][k] = json.RawMessage(v)
+				related[metacontroller.NamespaceGroup][k] = json.RawMessage(v)
 			}
 			for k, v := range tc.configMaps {
-				related[hookwire.ConfigMapGroup][k] = json.RawMessage(v)
+				related[metacontroller.ConfigMapGroup][k] = json.RawMessage(v)
 			}
-			sp, ns := sumOf(readAll(members(spec, related), spec.CostSource, w), spec, w)
+			sp := source.ReadCluster(api.LLMCostBudget{Kind: api.ClusterKind, Spec: spec}, related, w)
+			ns := sp.Namespaces
 			assert.Equal(t, tc.reason, sp.Reason)
 			if tc.reason != "" {
 				assert.Equal(t, tc.message, sp.Message)

@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // recordsSpec is a department budget of the TaskRecords labelled kelos.dev/agent=yes.
@@ -17,11 +18,12 @@ var recordsSpec = map[string]any{"costSource": map[string]any{"format": "TaskRec
 	"selector": map[string]any{"matchLabels": map[string]string{"kelos.dev/agent": "yes"}}}}
 
 // withRecord adds a TaskRecord to a built request: raw JSON, so that a case can carry a record that does not read.
-func withRecord(req hookwire.CompositeRequest, ns, name, labels, completed, cost string) hookwire.CompositeRequest {
-	if req.Related[hookwire.TaskRecordGroup] == nil {
-		req.Related[hookwire.TaskRecordGroup] = map[string]json.RawMessage{}
+func withRecord(req metacontroller.CompositeRequest, ns, name, labels, completed, cost string,
+) metacontroller.CompositeRequest {
+	if req.Related[source.TaskRecordGroup] == nil {
+		req.Related[source.TaskRecordGroup] = map[string]json.RawMessage{}
 	}
-	req.Related[hookwire.TaskRecordGroup][hookwire.Key(ns, name)] = json.RawMessage(`{"metadata": {"name": "` +
+	req.Related[source.TaskRecordGroup][metacontroller.Key(ns, name)] = json.RawMessage(`{"metadata": {"name": "` +
 		name + `", "namespace": "` + ns + `", "labels": ` + labels + `}, "spec": {"completionTime": "` + completed +
 		`", "usage": {"costUSD": "` + cost + `"}}}`)
 	return req
@@ -29,7 +31,7 @@ func withRecord(req hookwire.CompositeRequest, ns, name, labels, completed, cost
 
 func TestCustomizeRelatesTheRecordsOfTheSelectedNamespaces(t *testing.T) {
 	req := request{spec: recordsSpec}.build(t)
-	resp, err := Customize(hookwire.CustomizeRequest{Parent: req.Parent})
+	resp, err := Controller{}.Customize(metacontroller.CustomizeRequest{Parent: req.Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 2)
 	assert.Equal(t, "namespaces", resp.RelatedResources[0].Resource)
@@ -44,13 +46,13 @@ func TestTheRecordsOfTheSelectedNamespacesAreSummed(t *testing.T) {
 	const agent = `{"kelos.dev/agent": "yes"}`
 	cases := map[string]struct {
 		policy  api.FailurePolicy
-		add     func(hookwire.CompositeRequest) hookwire.CompositeRequest
+		add     func(metacontroller.CompositeRequest) metacontroller.CompositeRequest
 		reason  string
 		spent   string
 		message string
 	}{
 		"records of the period in each namespace, and none elsewhere": {
-			add: func(r hookwire.CompositeRequest) hookwire.CompositeRequest {
+			add: func(r metacontroller.CompositeRequest) metacontroller.CompositeRequest {
 				r = withRecord(r, "ml-a", "r1", agent, "2026-12-05T10:00:00Z", "2.5")
 				r = withRecord(r, "ml-b", "r2", agent, "2026-12-06T10:00:00Z", "1500m")
 				r = withRecord(r, "ml-b", "r3", agent, "2026-11-30T23:59:59Z", "100")   // last period
@@ -62,7 +64,7 @@ func TestTheRecordsOfTheSelectedNamespacesAreSummed(t *testing.T) {
 		},
 		"a record that does not read makes its namespace unreadable, and the sum unknown when Closed": {
 			policy: api.FailClosed,
-			add: func(r hookwire.CompositeRequest) hookwire.CompositeRequest {
+			add: func(r metacontroller.CompositeRequest) metacontroller.CompositeRequest {
 				r = withRecord(r, "ml-a", "r1", agent, "2026-12-05T10:00:00Z", "2.5")
 				return withRecord(r, "ml-b", "bad", agent, "2026-12-06T10:00:00Z", "-1")
 			},
@@ -71,7 +73,7 @@ func TestTheRecordsOfTheSelectedNamespacesAreSummed(t *testing.T) {
 		},
 		"a record that does not read is skipped with its namespace, and said, when Open": {
 			policy: api.FailOpen,
-			add: func(r hookwire.CompositeRequest) hookwire.CompositeRequest {
+			add: func(r metacontroller.CompositeRequest) metacontroller.CompositeRequest {
 				r = withRecord(r, "ml-a", "r1", agent, "2026-12-05T10:00:00Z", "2.5")
 				return withRecord(r, "ml-b", "bad", agent, "2026-12-06T10:00:00Z", "-1")
 			},
@@ -89,8 +91,8 @@ func TestTheRecordsOfTheSelectedNamespacesAreSummed(t *testing.T) {
 				delete(spec, "enforcement")
 			}
 			req := request{spec: spec, namespaces: ml("ml-a", "ml-b")}.build(t)
-			req.Related[hookwire.NamespaceGroup]["web"] = json.RawMessage(`{"metadata": {"name": "web"}}`)
-			resp, _, err := Sync(tc.add(req), now)
+			req.Related[metacontroller.NamespaceGroup]["web"] = json.RawMessage(`{"metadata": {"name": "web"}}`)
+			resp, _, err := Controller{}.Sync(tc.add(req), now)
 			require.NoError(t, err)
 			st, ok := resp.Status.(api.Status)
 			require.True(t, ok)

@@ -12,6 +12,7 @@ package decode
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -23,14 +24,25 @@ import (
 
 // Lenient decodes data into v, ignoring members v does not model. root names data in errors ("parent", "spec").
 func Lenient(data []byte, v any, root string) error {
-	return describe(root, kjson.UnmarshalCaseSensitivePreserveInts(data, v))
+	return describe(root, data, v, kjson.UnmarshalCaseSensitivePreserveInts(data, v))
 }
 
 // Strict is Lenient that also refuses unknown and repeated members.
 func Strict(data []byte, v any, root string) error {
 	strict, err := kjson.UnmarshalStrict(data, v)
 	if err != nil {
-		return describe(root, err)
+		return describe(root, data, v, err)
+	}
+	return strictErrors(root, strict)
+}
+
+// Unique is Lenient that also refuses a member repeated within one object, as the API server does: for a related
+// object, whose unknown members are Kubernetes' and none of ours, a repeated member would otherwise be read
+// last-wins, and a crafted request could hide one value behind another.
+func Unique(data []byte, v any, root string) error {
+	strict, err := kjson.UnmarshalStrict(data, v, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return describe(root, data, v, err)
 	}
 	return strictErrors(root, strict)
 }
@@ -51,13 +63,14 @@ func strictErrors(root string, strict []error) error {
 	return errors.New(strings.Join(msgs, ", "))
 }
 
-func describe(root string, err error) error {
+// describe words err, from decoding data into v, under root.
+func describe(root string, data []byte, v any, err error) error {
 	if err == nil {
 		return nil
 	}
 	if ok, offset := kjson.SyntaxErrorOffset(err); ok {
 		err = fmt.Errorf("malformed JSON at byte %d: %v", offset, err)
-	} else if path, want, got, ok := TypeMismatch(err); ok {
+	} else if path, want, got, ok := TypeMismatch(data, v); ok {
 		return TypeError(join(root, path), want, got)
 	}
 	if root == "" {
@@ -81,21 +94,22 @@ func TypeError(path, want, got string) error {
 	return field.TypeInvalid(field.NewPath(names[0], names[1:]...), got, "must be of type "+want)
 }
 
-// TypeMismatch reads a value of the wrong JSON type from a decoding error: the field's JSON path
-// ("spec.period.startDay"), the type wanted as an OpenAPI schema names it ("integer", "array") and the JSON value
-// found ("string", "number 1.5"). sigs.k8s.io/json returns its own copy of encoding/json's UnmarshalTypeError,
-// whose fields are exported but whose type cannot be imported.
-func TypeMismatch(err error) (field, want, got string, ok bool) {
-	v := reflect.ValueOf(err)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
+// TypeMismatch reads the first value of the wrong JSON type in data, for a v that data failed to decode into: the
+// field's JSON path ("spec.period.startDay"), the type wanted as an OpenAPI schema names it ("integer", "array") and
+// the JSON value found ("string", "number 1.5"). sigs.k8s.io/json reports a mismatch as its own copy of
+// encoding/json's UnmarshalTypeError, a type that cannot be imported; so data is decoded again, by encoding/json,
+// into a new value of v's type, and the mismatch read from encoding/json's exported error. ok is false when that
+// decoding finds none: the caller keeps the decoder's own words.
+func TypeMismatch(data []byte, v any) (field, want, got string, ok bool) {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
 		return "", "", "", false
 	}
-	s := v.Elem()
-	t, isType := s.FieldByName("Type").Interface().(reflect.Type)
-	if !isType || t == nil {
+	e, ok := errors.AsType[*json.UnmarshalTypeError](json.Unmarshal(data, reflect.New(t.Elem()).Interface()))
+	if !ok || e.Type == nil {
 		return "", "", "", false
 	}
-	return s.FieldByName("Field").String(), cmp.Or(schemaTypes[t.Kind()], "object"), s.FieldByName("Value").String(), true
+	return e.Field, cmp.Or(schemaTypes[e.Type.Kind()], "object"), e.Value, true
 }
 
 // schemaTypes names a Go kind as an OpenAPI schema does; the rest (maps, structs, interfaces) are objects.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // enforce decides whether the budget closes its namespaces to new workloads, and by which gates. A block on spend
@@ -63,7 +64,7 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 		reading = last
 		unreadable := "cannot be read now (" + v.reason + ": " + v.message + ")"
 		if v.evaluated() {
-			unreadable = "cannot be read in full now (" + api.Abbreviate(in.Spend.Skipped, maxMessage) + ")"
+			unreadable = "cannot be read in full now (" + money.Abbreviate(in.Spend.Skipped, maxMessage) + ")"
 		}
 		readAt := last.ReadAt.UTC().Format(time.RFC3339)
 		why = fmt.Sprintf("%s keeps blocking: it read %s at %s in this period, and its spend %s; an unreadable "+
@@ -88,8 +89,8 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
 	}
 	closes := []string{in.Budget.Metadata.Namespace}
-	if in.Namespaces != nil {
-		st.Namespaces, closes = in.Namespaces.Selected, in.Namespaces.Selected
+	if in.Spend.Namespaces != nil {
+		st.Namespaces, closes = in.Spend.Namespaces.Selected, in.Spend.Namespaces.Selected
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 )
@@ -29,36 +30,12 @@ type Input struct {
 	// wrote: nil, or partly foreign, on the first sync.
 	Budget api.LLMCostBudget
 	// Invalid is why the spec did not decode or validate: the budget is then Unknown (InvalidSpec) with it as the
-	// message, and Window, Spend and Namespaces are not looked at.
+	// message, and Window and Spend are not looked at.
 	Invalid error
 	Subject Subject
 	Window  period.Window // the current period, from the spec's calendar
-	Spend   Spend
-	// Namespaces is, for a ClusterLLMCostBudget, the namespaces it covers; nil for an LLMCostBudget.
-	Namespaces *Namespaces
-	Now        time.Time
-}
-
-// Spend is the budget's spend in the current period as its caller read it: the usage, or why it is unknown.
-type Spend struct {
-	Usage spend.Usage
-	// Reason is empty when Usage was read; otherwise the BudgetEvaluated reason why it could not be.
-	Reason string
-	// Message says what was read, or what could not be, naming the ConfigMap and key.
-	Message string
-	// Skipped says what could not be read and was left out of Usage (a cluster budget's unreadable namespaces
-	// under failurePolicy Open); empty when everything was read.
-	Skipped string
-	// Stamp is when the figures are for, as their source says (of a sum of sources, the oldest's): checked
-	// against spec.costSource.maxAge when one applies.
-	Stamp spend.Stamp
-}
-
-// Namespaces is what a ClusterLLMCostBudget's caller found in the namespaces it selects.
-type Namespaces struct {
-	Selected  []string              // sorted; each is closed while the budget blocks
-	Breakdown []api.NamespaceStatus // status.namespaces
-	Omitted   int32                 // how many namespaces Breakdown leaves out
+	Spend   spend.Reading
+	Now     time.Time
 }
 
 // Subject is how messages name the budget and where it enforces, with the names of the ResourceQuota it keeps
@@ -152,13 +129,13 @@ func (v verdict) invalidSpec() bool { return v.reason == api.ReasonInvalidSpec }
 func verdictOf(in Input, f freshness) verdict {
 	switch {
 	case in.Invalid != nil:
-		return verdict{api.ReasonInvalidSpec, api.Abbreviate(in.Invalid.Error(), maxMessage)}
+		return verdict{api.ReasonInvalidSpec, money.Abbreviate(in.Invalid.Error(), maxMessage)}
 	case in.Spend.Reason != "":
-		return verdict{in.Spend.Reason, api.Abbreviate(in.Spend.Message, maxMessage)}
+		return verdict{in.Spend.Reason, money.Abbreviate(in.Spend.Message, maxMessage)}
 	case f.unknown(in):
 		return verdict{api.ReasonSpendStale, f.message}
 	}
-	return verdict{api.ReasonEvaluated, api.Abbreviate(in.Spend.Message, maxMessage)}
+	return verdict{api.ReasonEvaluated, money.Abbreviate(in.Spend.Message, maxMessage)}
 }
 
 // The most of a message from the caller that the status repeats: its callers abbreviate each value they echo,
@@ -185,11 +162,11 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 		Enforcement:        enf,
 		History:            p.history,
 	}
-	if ns := in.Namespaces; ns != nil && in.Invalid == nil {
+	if ns := in.Spend.Namespaces; ns != nil && in.Invalid == nil {
 		st.NamespaceCount, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Omitted
 		st.Namespaces = slices.Clone(ns.Breakdown)
 		for i := range st.Namespaces {
-			st.Namespaces[i].Message = api.Abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
+			st.Namespaces[i].Message = money.Abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
 		}
 	}
 	return st

@@ -14,6 +14,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 var (
@@ -62,15 +63,15 @@ func eval(b api.LLMCostBudget, data map[string]string, at time.Time) evaluate.Re
 	return evaluate.Evaluate(in)
 }
 
-func spent(cs api.CostSource, data map[string]string, w period.Window) evaluate.Spend {
+func spent(cs api.CostSource, data map[string]string, w period.Window) spend.Reading {
 	if data == nil {
-		return evaluate.Spend{Reason: api.ReasonCostSourceMissing, Message: "ConfigMap llm-spend not found"}
+		return spend.Reading{Reason: api.ReasonCostSourceMissing, Message: "ConfigMap llm-spend not found"}
 	}
-	u, err := spend.Read(spend.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}, data, w)
+	u, err := source.Data(source.Source{Format: cs.Format, Key: cs.Key, KeyPrefix: cs.KeyPrefix}, data, w)
 	if err != nil {
-		return evaluate.Spend{Reason: spend.ReasonOf(err), Message: err.Error()}
+		return spend.Reading{Reason: source.ReasonOf(err), Message: err.Error()}
 	}
-	return evaluate.Spend{Usage: u, Message: "spend read"}
+	return spend.Reading{Usage: u, Message: "spend read"}
 }
 
 func condition(t *testing.T, st api.Status, typ string) metav1.Condition {

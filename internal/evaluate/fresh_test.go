@@ -10,7 +10,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // stampedAt is the spend ConfigMap's annotations with the figures' time asOf.
@@ -25,7 +25,7 @@ func evalStamped(b api.LLMCostBudget, data, annotations map[string]string, at ti
 	if in.Invalid == nil {
 		in.Window = b.Spec.PeriodSpec().Containing(at)
 		in.Spend = spent(b.Spec.CostSource, data, in.Window)
-		in.Spend.Stamp = spend.StampOf("ConfigMap team-ml/llm-spend", annotations)
+		in.Spend.Stamp = source.StampOf("ConfigMap team-ml/llm-spend", annotations)
 	}
 	return evaluate.Evaluate(in)
 }

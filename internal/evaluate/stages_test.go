@@ -13,6 +13,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 var (
@@ -38,14 +39,14 @@ func TestVerdict(t *testing.T) {
 		want verdict
 	}{
 		"an invalid spec wins over any spend": {
-			Input{Invalid: errors.New("spec.limitUSD: bad"), Spend: Spend{Reason: api.ReasonCostKeyMissing}},
+			Input{Invalid: errors.New("spec.limitUSD: bad"), Spend: spend.Reading{Reason: api.ReasonCostKeyMissing}},
 			verdict{api.ReasonInvalidSpec, "spec.limitUSD: bad"},
 		},
 		"unknown spend carries its reason": {
-			Input{Spend: Spend{Reason: api.ReasonCostKeyMissing, Message: "no key"}},
+			Input{Spend: spend.Reading{Reason: api.ReasonCostKeyMissing, Message: "no key"}},
 			verdict{api.ReasonCostKeyMissing, "no key"},
 		},
-		"read spend is evaluated": {Input{Spend: Spend{Message: "read"}}, verdict{api.ReasonEvaluated, "read"}},
+		"read spend is evaluated": {Input{Spend: spend.Reading{Message: "read"}}, verdict{api.ReasonEvaluated, "read"}},
 		"stale spend is evaluated under failurePolicy Open": {
 			staleInput(api.FailOpen), verdict{api.ReasonEvaluated, "read"},
 		},
@@ -65,7 +66,7 @@ func TestVerdict(t *testing.T) {
 
 // staleInput has spend stamped an hour before at, under a maxAge of 15 minutes.
 func staleInput(policy api.FailurePolicy) Input {
-	in := Input{Now: at, Spend: Spend{Message: "read", Stamp: spend.Stamp{
+	in := Input{Now: at, Spend: spend.Reading{Message: "read", Stamp: spend.Stamp{
 		Source: "ConfigMap team-ml/llm-spend", AsOf: at.Add(-time.Hour),
 	}}}
 	in.Budget.Spec.CostSource.MaxAge = "15m"
@@ -74,13 +75,13 @@ func staleInput(policy api.FailurePolicy) Input {
 }
 
 func TestFreshness(t *testing.T) {
-	stamped := func(asOf time.Time) Spend {
-		return Spend{Message: "read", Stamp: spend.Stamp{Source: "ConfigMap team-ml/llm-spend", AsOf: asOf}}
+	stamped := func(asOf time.Time) spend.Reading {
+		return spend.Reading{Message: "read", Stamp: spend.Stamp{Source: "ConfigMap team-ml/llm-spend", AsOf: asOf}}
 	}
 	cases := map[string]struct {
 		maxAge  string
 		invalid error
-		spend   Spend
+		spend   spend.Reading
 		want    freshness
 	}{
 		"no maxAge, no check": {spend: stamped(at.Add(-time.Hour)), want: freshness{}},
@@ -88,7 +89,7 @@ func TestFreshness(t *testing.T) {
 			maxAge: "15m", invalid: errors.New("bad"), spend: stamped(at), want: freshness{},
 		},
 		"unread spend has no age": {
-			maxAge: "15m", spend: Spend{Reason: api.ReasonCostSourceMissing}, want: freshness{applies: true},
+			maxAge: "15m", spend: spend.Reading{Reason: api.ReasonCostSourceMissing}, want: freshness{applies: true},
 		},
 		"spend a second short of maxAge is fresh until it reaches it": {
 			maxAge: "15m", spend: stamped(at.Add(-15*time.Minute + time.Second)), want: freshness{
@@ -114,7 +115,7 @@ func TestFreshness(t *testing.T) {
 			},
 		},
 		"spend without a stamp is stale": {
-			maxAge: "15m", spend: Spend{Message: "read", Stamp: spend.StampOf("ConfigMap team-ml/llm-spend", nil)},
+			maxAge: "15m", spend: spend.Reading{Message: "read", Stamp: source.StampOf("ConfigMap team-ml/llm-spend", nil)},
 			want: freshness{
 				applies: true, known: true, stale: true,
 				message: "ConfigMap team-ml/llm-spend has no llmbudget.dev/spend-as-of annotation, so the age of its " +
@@ -125,7 +126,7 @@ func TestFreshness(t *testing.T) {
 			},
 		},
 		"no source at all is not stale": {
-			maxAge: "15m", spend: Spend{Message: "read"},
+			maxAge: "15m", spend: spend.Reading{Message: "read"},
 			want: freshness{applies: true, known: true, message: "no spend source was read, so none is stale"},
 		},
 	}
@@ -310,7 +311,7 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 		Budget: api.LLMCostBudget{Spec: api.Spec{Enforcement: api.Enforcement{
 			Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"}, Gate: api.GateBoth,
 		}}},
-		Namespaces: &Namespaces{Selected: []string{"a", "b"}},
+		Spend: spend.Reading{Namespaces: &spend.Namespaces{Selected: []string{"a", "b"}}},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
 	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)

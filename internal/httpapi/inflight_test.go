@@ -15,16 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 // tightHandler admits one call at a time, of at most MinCallWeight bytes.
-func tightHandler(t *testing.T, observe func(httpapi.HookCall)) http.Handler {
+func tightHandler(t *testing.T, observe func(metacontroller.Call)) http.Handler {
 	t.Helper()
-	h, err := httpapi.New(httpapi.Config{
+	h, err := httpapi.New(metacontroller.Config{
 		Now:              func() time.Time { return fixed },
 		Logger:           slog.New(slog.DiscardHandler),
-		MaxBodyBytes:     httpapi.MinCallWeight,
-		MaxInFlightBytes: httpapi.MinCallWeight,
+		MaxBodyBytes:     metacontroller.MinCallWeight,
+		MaxInFlightBytes: metacontroller.MinCallWeight,
 		Observe:          observe,
 	})
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func holdTheBound(t *testing.T, h http.Handler) (*io.PipeWriter, <-chan *httptes
 		h.ServeHTTP(w, held)
 		done <- w
 	}()
-	pad := strings.Repeat(" ", httpapi.MinCallWeight-len(minimalSync))
+	pad := strings.Repeat(" ", metacontroller.MinCallWeight-len(minimalSync))
 	_, err := io.WriteString(send, pad)
 	require.NoError(t, err)
 	// The handler reads again only after it has counted what it read before.
@@ -58,8 +59,8 @@ func holdTheBound(t *testing.T, h http.Handler) (*io.PipeWriter, <-chan *httptes
 }
 
 func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
-	var calls []httpapi.HookCall
-	h := tightHandler(t, func(c httpapi.HookCall) { calls = append(calls, c) })
+	var calls []metacontroller.Call
+	h := tightHandler(t, func(c metacontroller.Call) { calls = append(calls, c) })
 	send, heldDone := holdTheBound(t, h)
 
 	busy := do(h, http.MethodPost, "/budget/sync", "application/json", minimalSync)
@@ -83,10 +84,10 @@ func TestCallsPastTheInFlightBoundAre429WithRetryAfter(t *testing.T) {
 }
 
 func TestTheInFlightBoundMustAdmitTheLargestBody(t *testing.T) {
-	_, err := httpapi.New(httpapi.Config{
+	_, err := httpapi.New(metacontroller.Config{
 		Now: time.Now, Logger: slog.Default(), MaxBodyBytes: 2 << 20, MaxInFlightBytes: 1 << 20,
 	})
-	assert.EqualError(t, err, "httpapi: Config.MaxInFlightBytes (1048576) must be at least MaxBodyBytes (2097152)")
+	assert.EqualError(t, err, "metacontroller: Config.MaxInFlightBytes (1048576) must be at least MaxBodyBytes (2097152)")
 }
 
 func TestARefusedCallsBodyIsReadSoTheCallerSeesThe429(t *testing.T) {
@@ -147,7 +148,9 @@ func trickle(t *testing.T, addr string, length int, interval time.Duration) {
 // 429 until the server's read timeout. A body now counts only the bytes that have
 // arrived, so ten such callers leave the bound to everyone else.
 func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
-	h, err := httpapi.New(httpapi.Config{Now: func() time.Time { return fixed }, Logger: slog.New(slog.DiscardHandler)})
+	h, err := httpapi.New(metacontroller.Config{
+		Now: func() time.Time { return fixed }, Logger: slog.New(slog.DiscardHandler),
+	})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	active := make(chan struct{}, 64)
@@ -163,7 +166,7 @@ func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
 	for i := range trickling {
 		length := 0
 		if i%2 == 0 {
-			length = httpapi.DefaultMaxBodyBytes
+			length = metacontroller.DefaultMaxBodyBytes
 		}
 		trickle(t, srv.Listener.Addr().String(), length, 20*time.Millisecond)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 var fixed = time.Date(2026, 11, 29, 7, 30, 0, 0, time.UTC)
@@ -24,7 +25,7 @@ func newHandler(t testing.TB, logs io.Writer, maxBody int64) http.Handler {
 	if logs == nil {
 		logs = io.Discard
 	}
-	h, err := httpapi.New(httpapi.Config{
+	h, err := httpapi.New(metacontroller.Config{
 		Now:          func() time.Time { return fixed },
 		Logger:       slog.New(slog.NewJSONHandler(logs, nil)),
 		MaxBodyBytes: maxBody,
@@ -154,7 +155,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, do(h, http.MethodGet, "/budget/sync", "", "").Code)
 	assert.Equal(t, http.StatusNotFound, do(h, http.MethodPost, "/nope", "application/json", "{}").Code)
 
-	notReady, err := httpapi.New(httpapi.Config{
+	notReady, err := httpapi.New(metacontroller.Config{
 		Now: time.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Ready: func() bool { return false },
 	})
 	require.NoError(t, err)
@@ -162,10 +163,10 @@ func TestHealthAndReadiness(t *testing.T) {
 }
 
 func TestConfigIsValidatedFirst(t *testing.T) {
-	_, err := httpapi.New(httpapi.Config{Logger: slog.Default()})
-	assert.EqualError(t, err, "httpapi: Config.Now is required")
-	_, err = httpapi.New(httpapi.Config{Now: time.Now})
-	assert.EqualError(t, err, "httpapi: Config.Logger is required")
-	_, err = httpapi.New(httpapi.Config{Now: time.Now, Logger: slog.Default(), MaxBodyBytes: -1})
-	assert.EqualError(t, err, "httpapi: Config.MaxBodyBytes must not be negative, got -1")
+	_, err := httpapi.New(metacontroller.Config{Logger: slog.Default()})
+	assert.EqualError(t, err, "metacontroller: Config.Now is required")
+	_, err = httpapi.New(metacontroller.Config{Now: time.Now})
+	assert.EqualError(t, err, "metacontroller: Config.Logger is required")
+	_, err = httpapi.New(metacontroller.Config{Now: time.Now, Logger: slog.Default(), MaxBodyBytes: -1})
+	assert.EqualError(t, err, "metacontroller: Config.MaxBodyBytes must not be negative, got -1")
 }

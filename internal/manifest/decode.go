@@ -358,7 +358,7 @@ func (d Doc) Decode(v any, object string) (errs Errors, ok bool) {
 	strict, err := kjson.UnmarshalStrict(d.JSON, v)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "json: ")
-		path, want, got, ok := decode.TypeMismatch(err)
+		path, want, got, ok := decode.TypeMismatch(d.JSON, v)
 		if ok && path != "" { // worded as the API server words it
 			msg = fmt.Sprintf("%s: must be of type %s, got %s", path, want, got)
 			if want == "string" && (got == "number" || got == "bool") {

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 // Metrics holds the collectors, on a registry of their own.
@@ -54,7 +54,7 @@ func New(version string) *Metrics {
 }
 
 // ObserveHook records one hook call.
-func (m *Metrics) ObserveHook(c httpapi.HookCall) {
+func (m *Metrics) ObserveHook(c metacontroller.Call) {
 	m.requests.WithLabelValues(c.Hook, strconv.Itoa(c.Status)).Inc()
 	if c.Status == http.StatusTooManyRequests {
 		// A refusal is not an answer: its time (reading the body it refuses) stays out of the latency the alerts watch.

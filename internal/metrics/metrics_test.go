@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/metrics"
 )
 
@@ -25,16 +25,16 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 
 func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 	m := metrics.New("v1.2.3")
-	m.ObserveHook(httpapi.HookCall{
+	m.ObserveHook(metacontroller.Call{
 		Hook: "budget/sync", Status: 200, Duration: 3 * time.Millisecond, State: "OverBudget", Reason: "Evaluated",
 	})
-	m.ObserveHook(httpapi.HookCall{
+	m.ObserveHook(metacontroller.Call{
 		Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "Unknown", Reason: "CostKeyMissing",
 	})
-	m.ObserveHook(httpapi.HookCall{
+	m.ObserveHook(metacontroller.Call{
 		Hook: "workload/sync", Status: 200, Duration: time.Millisecond, State: "OverBudget", Reason: "",
 	})
-	m.ObserveHook(httpapi.HookCall{
+	m.ObserveHook(metacontroller.Call{
 		Hook: "budget/sync", Status: 400, Duration: time.Millisecond, State: "", Reason: "malformed JSON",
 	})
 	text := scrape(t, m)
@@ -52,9 +52,9 @@ func TestHookCallsAreCountedByHookCodeAndOutcome(t *testing.T) {
 
 func TestCallsRefusedForLoadAreCountedApartFromLatency(t *testing.T) {
 	m := metrics.New("v1.2.3")
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
-	m.ObserveHook(httpapi.HookCall{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
-	m.ObserveHook(httpapi.HookCall{
+	m.ObserveHook(metacontroller.Call{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
+	m.ObserveHook(metacontroller.Call{Hook: "budget/sync", Status: 429, Duration: time.Second, State: "", Reason: "busy"})
+	m.ObserveHook(metacontroller.Call{
 		Hook: "budget/sync", Status: 200, Duration: time.Millisecond, State: "UnderBudget", Reason: "Evaluated",
 	})
 	text := scrape(t, m)

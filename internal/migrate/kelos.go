@@ -11,7 +11,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
-	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // The Kelos TaskBudget API, as read from github.com/kelos-dev/kelos at commit 77d9ad8e9c8d
@@ -220,7 +220,7 @@ func kelosUsed(in *input, b *taskBudget) (string, error) {
 // quantity reads a Kubernetes quantity ("12500m", "50", "1.5e2", "2Ki") as the exact plain decimal it stands for,
 // without trailing zeros ("12.5"), as spend reads a TaskRecord's cost.
 func quantity(s string) (string, money.Amount, error) {
-	a, err := spend.ParseQuantity(s)
+	a, err := source.ParseQuantity(s)
 	if err != nil {
 		return "", money.Amount{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDecimals is the precision of an Amount: nano-dollars.
@@ -170,11 +171,38 @@ func digits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// Quote quotes an input for an error message, shortened past 48 bytes so that the message stays readable.
+// The one truncator of what a message echoes from its input, by bytes (the API server stores bytes) and never
+// inside a character.
+
+// Abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...": what a status
+// echoes from its input stays small enough for the API server to store, whatever the input.
+func Abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return prefix(s, n-len("...")) + "..."
+}
+
+// Quote quotes an input for an error message, shortened past quoteAt bytes so that the message stays readable.
 func Quote(s string) string {
-	const limit = 48
-	if len(s) > limit {
-		return strconv.Quote(s[:limit]) + "..."
+	if len(s) > quoteAt {
+		return strconv.Quote(prefix(s, quoteAt)) + "..."
 	}
 	return strconv.Quote(s)
+}
+
+const quoteAt = 48
+
+// prefix is the longest start of s of at most n bytes that ends on a character boundary.
+func prefix(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -17,7 +17,14 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/money"
+)
+
+// The object-map keys of the budgets this decorator reads.
+var (
+	budgetGroup        = metacontroller.GroupKey(api.APIVersion, api.Kind)
+	clusterBudgetGroup = metacontroller.GroupKey(api.APIVersion, api.ClusterKind)
 )
 
 // What this package sets on a Namespace.
@@ -26,9 +33,7 @@ const (
 	LabelBlocked = api.Group + "/blocked"
 	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
 	AnnotationBlockedBy = api.Group + "/blocked-by"
-	// ClusterBudgetGroup is the object-map key of the related ClusterLLMCostBudgets.
-	ClusterBudgetGroup = api.ClusterKind + "." + api.APIVersion
-	clusterResource    = "clusterllmcostbudgets"
+	clusterResource     = "clusterllmcostbudgets"
 )
 
 // The annotation stays small whatever the budgets say: each reason is cut to maxReason bytes and at most
@@ -39,32 +44,28 @@ const (
 	settleRetry = 10 * time.Second // as the workload decorator: look again while an update is pending
 )
 
-// Summary is what a hook call did, for the log line.
-type Summary struct {
-	Namespace string
-	Blocking  []string // the blocking budgets, "LLMCostBudget team-ml/chatbot"
-}
+// Controller is the Namespace DecoratorController's hooks. It has no finalize hook, so no finalize route: a
+// Namespace never waits on this service.
+type Controller struct{}
+
+var _ metacontroller.DecoratorHook = Controller{}
 
 type namespace struct {
-	Metadata struct {
-		Name        string            `json:"name"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
 }
 
 func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
-	return hookwire.DecodeObject(raw, field, func(ns namespace) string { return ns.Metadata.Name })
+	return metacontroller.DecodeObject(raw, field, func(ns namespace) string { return ns.Metadata.Name })
 }
 
 // Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget: which cluster budgets close
 // the namespace is in their status, which a selector cannot match.
-func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	ns, err := decodeNamespace(req.Parent, "parent")
 	if err != nil {
-		return hookwire.CustomizeResponse{}, err
+		return metacontroller.CustomizeResponse{}, err
 	}
-	return hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{
+	return metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{
 		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name},
 		{APIVersion: api.APIVersion, Resource: clusterResource},
 	}}, nil
@@ -72,32 +73,30 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 
 // Sync answers the decorator's sync hook: the label and annotation while a budget blocks the namespace, their
 // removal while none does. A warn-mode budget blocks nothing, so it never labels a namespace.
-func Sync(req hookwire.DecoratorRequest) (hookwire.DecoratorResponse, Summary, error) {
+func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
+	metacontroller.DecoratorResponse, metacontroller.Summary, error,
+) {
 	ns, err := decodeNamespace(req.Object, "object")
 	if err != nil {
-		return hookwire.DecoratorResponse{}, Summary{}, err
+		return metacontroller.DecoratorResponse{}, metacontroller.Summary{}, err
 	}
 	name := ns.Metadata.Name
 	var blocks []block
-	for _, raw := range req.Related[hookwire.BudgetGroup] {
+	for _, raw := range req.Related[budgetGroup] {
 		if b, ok := blocking(raw, api.Kind); ok && b.namespace == name {
 			blocks = append(blocks, b)
 		}
 	}
-	for _, raw := range req.Related[ClusterBudgetGroup] {
+	for _, raw := range req.Related[clusterBudgetGroup] {
 		if b, ok := blocking(raw, api.ClusterKind); ok && slices.Contains(b.closes, name) {
 			blocks = append(blocks, b)
 		}
 	}
 	slices.SortFunc(blocks, func(a, b block) int { return strings.Compare(a.who, b.who) })
-	resp := hookwire.DecoratorResponse{
+	resp := metacontroller.DecoratorResponse{
 		Labels:      map[string]*string{LabelBlocked: nil},
 		Annotations: map[string]*string{AnnotationBlockedBy: nil},
 		Attachments: []any{},
-	}
-	sum := Summary{Namespace: name}
-	for _, b := range blocks {
-		sum.Blocking = append(sum.Blocking, b.who)
 	}
 	if len(blocks) > 0 {
 		resp.Labels[LabelBlocked] = new("true")
@@ -106,7 +105,25 @@ func Sync(req hookwire.DecoratorRequest) (hookwire.DecoratorResponse, Summary, e
 	if !resp.CarriedBy(ns.Metadata.Labels, ns.Metadata.Annotations) {
 		resp.ResyncAfterSeconds = settleRetry.Seconds()
 	}
-	return resp, sum, nil
+	return resp, summary(name, blocks), nil
+}
+
+// summary logs the namespace's posture and the budgets that block it: a log line, not a list (the annotation names
+// them), so at most three.
+func summary(namespace string, blocks []block) metacontroller.Summary {
+	state, budgets := "NotBlocked", make([]string, 0, min(len(blocks), 4))
+	for _, b := range blocks[:min(len(blocks), 3)] {
+		budgets = append(budgets, b.who)
+	}
+	if len(blocks) > 0 {
+		state = "Blocked"
+	}
+	if len(blocks) > 3 {
+		budgets = append(budgets, fmt.Sprintf("and %d more", len(blocks)-3))
+	}
+	return metacontroller.Summary{State: state,
+		Attrs: metacontroller.Attrs("budget", strings.Join(budgets, ", "), "state", state,
+			"workload", "Namespace "+namespace)}
 }
 
 // block is a budget that blocks: who it is, its namespace (a team budget's) or the namespaces it closes (a cluster
@@ -120,11 +137,8 @@ type block struct {
 // budget this version cannot read blocks nothing here: the admission policy reads it on its own.
 func blocking(raw json.RawMessage, kind string) (block, bool) {
 	var b struct {
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Status struct {
+		Metadata metacontroller.ObjectMeta `json:"metadata"`
+		Status   struct {
 			Enforcement *api.EnforcementStatus `json:"enforcement"`
 		} `json:"status"`
 	}
@@ -150,7 +164,7 @@ func blockedBy(blocks []block) string {
 		if why == "" {
 			why = b.who + " is blocking"
 		}
-		parts = append(parts, api.Abbreviate(why, maxReason))
+		parts = append(parts, money.Abbreviate(why, maxReason))
 	}
 	if n := len(blocks) - maxListed; n > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", n))

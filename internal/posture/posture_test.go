@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 func teamBudget(ns, name, enforcement string) json.RawMessage {
@@ -21,10 +22,10 @@ func clusterBudget(name, enforcement string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"enforcement":%s}}`, name, enforcement))
 }
 
-func request(labels string, team, cluster map[string]json.RawMessage) hookwire.DecoratorRequest {
-	return hookwire.DecoratorRequest{
+func request(labels string, team, cluster map[string]json.RawMessage) metacontroller.DecoratorRequest {
+	return metacontroller.DecoratorRequest{
 		Object:  json.RawMessage(`{"metadata":{"name":"team-ml","labels":` + labels + `}}`),
-		Related: hookwire.ObjectMap{hookwire.BudgetGroup: team, ClusterBudgetGroup: cluster},
+		Related: metacontroller.ObjectMap{budgetGroup: team, clusterBudgetGroup: cluster},
 	}
 }
 
@@ -61,9 +62,9 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, sum, err := Sync(request(`{"team":"ml"}`, tc.team, tc.cluster))
+			resp, sum, err := Controller{}.Sync(request(`{"team":"ml"}`, tc.team, tc.cluster), time.Time{})
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, sum.Blocking)
+			assert.Equal(t, strings.Join(tc.want, ", "), logged(sum, "budget"))
 			require.Len(t, resp.Labels, 1, "only its own label")
 			require.Len(t, resp.Annotations, 1, "only its own annotation")
 			if tc.want == nil {
@@ -86,9 +87,10 @@ func TestTheAnnotationStaysSmallWhateverTheBudgetsSay(t *testing.T) {
 		cluster[fmt.Sprint("b", i)] = clusterBudget(fmt.Sprintf("b%03d", i),
 			`{"blocking":true,"namespaces":["team-ml"],"message":`+string(msg)+`}`)
 	}
-	resp, sum, err := Sync(request(`{}`, nil, cluster))
+	resp, sum, err := Controller{}.Sync(request(`{}`, nil, cluster), time.Time{})
 	require.NoError(t, err)
-	assert.Len(t, sum.Blocking, 100)
+	assert.Equal(t, "ClusterLLMCostBudget b000, ClusterLLMCostBudget b001, ClusterLLMCostBudget b002, and 97 more",
+		logged(sum, "budget"), "a log line names three")
 	got := *resp.Annotations[AnnotationBlockedBy]
 	assert.Less(t, len(got), (maxListed+1)*(maxReason+2))
 	assert.True(t, strings.HasSuffix(got, "; and 92 more"), got)
@@ -96,18 +98,19 @@ func TestTheAnnotationStaysSmallWhateverTheBudgetsSay(t *testing.T) {
 
 func TestASettledNamespaceIsNotLookedAtAgainAndAnUnsettledOneIs(t *testing.T) {
 	team := map[string]json.RawMessage{"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}
-	resp, _, err := Sync(request(`{}`, team, nil))
+	resp, _, err := Controller{}.Sync(request(`{}`, team, nil), time.Time{})
 	require.NoError(t, err)
 	assert.Equal(t, settleRetry.Seconds(), resp.ResyncAfterSeconds, "the label is still to be set")
-	resp, _, err = Sync(request(`{}`, nil, nil))
+	resp, _, err = Controller{}.Sync(request(`{}`, nil, nil), time.Time{})
 	require.NoError(t, err)
 	assert.Zero(t, resp.ResyncAfterSeconds, "nothing to remove")
 }
 
 func TestCustomizeRelatesTheNamespacesBudgetsAndEveryClusterBudget(t *testing.T) {
-	resp, err := Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"team-ml"}}`)})
+	req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"team-ml"}}`)}
+	resp, err := Controller{}.Customize(req)
 	require.NoError(t, err)
-	assert.Equal(t, []hookwire.RelatedResourceRule{
+	assert.Equal(t, []metacontroller.RelatedResourceRule{
 		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "llmcostbudgets", Namespace: "team-ml"},
 		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "clusterllmcostbudgets"},
 	}, resp.RelatedResources)
@@ -115,10 +118,10 @@ func TestCustomizeRelatesTheNamespacesBudgetsAndEveryClusterBudget(t *testing.T)
 
 func TestARequestWithoutANamespaceIsRefused(t *testing.T) {
 	for _, body := range []string{``, `null`, `{"metadata":{}}`, `{"metadata":{"name":7}}`} {
-		_, _, err := Sync(hookwire.DecoratorRequest{Object: json.RawMessage(body)})
-		var re *hookwire.RequestError
+		_, _, err := Controller{}.Sync(metacontroller.DecoratorRequest{Object: json.RawMessage(body)}, time.Time{})
+		var re *metacontroller.RequestError
 		assert.ErrorAs(t, err, &re, "%q", body)
-		_, err = Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(body)})
+		_, err = Controller{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(body)})
 		assert.ErrorAs(t, err, &re, "%q", body)
 	}
 }
@@ -127,10 +130,10 @@ func FuzzSync(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"team-ml","labels":{"llmbudget.dev/blocked":"true"}}}`),
 		[]byte(`{"metadata":{"name":"ml"},"status":{"enforcement":{"blocking":true,"namespaces":["team-ml"]}}}`))
 	f.Fuzz(func(t *testing.T, object, budget []byte) {
-		req := hookwire.DecoratorRequest{Object: object, Related: hookwire.ObjectMap{
-			ClusterBudgetGroup: {"ml": budget}, hookwire.BudgetGroup: {"team-ml/b": budget},
+		req := metacontroller.DecoratorRequest{Object: object, Related: metacontroller.ObjectMap{
+			clusterBudgetGroup: {"ml": budget}, budgetGroup: {"team-ml/b": budget},
 		}}
-		resp, _, err := Sync(req)
+		resp, _, err := Controller{}.Sync(req, time.Time{})
 		if err != nil {
 			return
 		}
@@ -138,4 +141,14 @@ func FuzzSync(f *testing.F) {
 			t.Fatalf("touched keys not its own: %v %v", resp.Labels, resp.Annotations)
 		}
 	})
+}
+
+// logged is the value of a hook call's log attribute.
+func logged(sum metacontroller.Summary, key string) string {
+	for _, a := range sum.Attrs {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
 }

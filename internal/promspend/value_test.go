@@ -12,7 +12,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
-	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // mustParse is money.Parse for amounts a test writes out.
@@ -65,7 +65,7 @@ func TestLiteLLMSpendIsItsOwnCostCounterRoundedToAMicroDollar(t *testing.T) {
 	assert.JSONEq(t, `{"costUSD": "12.645679", "inputTokens": 6200, "outputTokens": 340, "models": {
 		"gpt-4o": {"costUSD": "0.30", "inputTokens": 1200, "outputTokens": 340},
 		"claude-3-5-sonnet": {"costUSD": "12.345679", "inputTokens": 5000, "outputTokens": 0}}}`, data["total"])
-	u, err := spend.ParseValue(data["total"])
+	u, err := source.ParseValue(data["total"])
 	require.NoError(t, err, "the hooks read what Data writes")
 	assert.Equal(t, mustParse("12.645679"), u.CostUSD)
 	assert.Equal(t, int64(1200), u.Models["gpt-4o"].InputTokens)
@@ -86,7 +86,7 @@ func TestAFloatCounterOfManySmallCostsReadsAsItsExactDecimalSum(t *testing.T) {
 		byModel("model", map[string]float64{"m": 0}),
 	}, nil)
 	require.NoError(t, err)
-	u, err := spend.ParseValue(data["total"])
+	u, err := source.ParseValue(data["total"])
 	require.NoError(t, err)
 	assert.Equal(t, mustParse("15"), u.CostUSD)
 }

@@ -42,7 +42,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +54,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
@@ -74,16 +74,11 @@ const maxMessage = 1024
 // budgets is the resource the writer lists.
 var budgets = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
 
-// Querier answers PromQL at an instant with a vector and Prometheus' warnings (package promquery).
-type Querier interface {
-	Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error)
-}
-
 // Writer writes the spend of the budgets with a Prometheus source.
 type Writer struct {
 	Kube       kubernetes.Interface // ConfigMaps and Events
 	Dynamic    dynamic.Interface    // LLMCostBudgets
-	Prometheus Querier
+	Prometheus promspend.Querier
 	Log        *slog.Logger
 	Timeout    time.Duration // for one budget's reads, queries and writes; 0 is none
 	Force      bool          // take over keys another manager owns
@@ -154,17 +149,12 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, t
 			return err
 		}
 	}
-	answers := make([]model.Vector, len(plan.Queries))
-	for i, q := range plan.Queries {
-		vec, warnings, err := w.Prometheus.Query(ctx, q.PromQL, now)
-		if err != nil {
-			return fmt.Errorf("key %q, %s: query %s: %w", plan.Windows[q.Window].Key, q.Measure, q.PromQL, err)
-		}
-		for _, warning := range warnings {
-			w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
-				"query", q.PromQL, "warning", warning)
-		}
-		answers[i] = vec
+	answers, err := plan.Ask(ctx, w.Prometheus, func(q promspend.Query, warning string) {
+		w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
+			"query", q.PromQL, "warning", warning)
+	})
+	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
+		return fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
 	}
 	figures, err := plan.Figures(answers, prices)
 	if err != nil {
@@ -264,13 +254,13 @@ func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTabl
 
 // fail logs a budget's failure and posts the Warning Event on it.
 func (w Writer) fail(ctx context.Context, b api.LLMCostBudget, name string, cause error, now time.Time) {
-	reason := api.Abbreviate(cause.Error(), maxMessage)
+	reason := money.Abbreviate(cause.Error(), maxMessage)
 	attrs := []any{"budget", name, "reason", reason}
 	if b.Metadata.Name != "" && b.Spec.CostSource.ConfigMapName != "" {
 		attrs = append(attrs, "configMap", b.Metadata.Namespace+"/"+b.Spec.CostSource.ConfigMapName)
 	}
 	if err := w.event(ctx, b, reason, now); err != nil {
-		attrs = append(attrs, "eventError", api.Abbreviate(err.Error(), maxMessage))
+		attrs = append(attrs, "eventError", money.Abbreviate(err.Error(), maxMessage))
 	}
 	w.Log.Error("spend not written", attrs...)
 }
@@ -287,7 +277,7 @@ func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, n
 	if b.Spec.CostSource.ConfigMapName != "" {
 		message += " into ConfigMap " + b.Spec.CostSource.ConfigMapName
 	}
-	message = api.Abbreviate(message+": "+reason, maxMessage)
+	message = money.Abbreviate(message+": "+reason, maxMessage)
 	name := eventName(b.Metadata)
 	ev, err := events.Get(ctx, name, metav1.GetOptions{})
 	if err == nil {

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/promspend"
 	"github.com/llmbudget/llmbudget/internal/spendwriter"
 )
 
@@ -106,7 +107,7 @@ type run struct {
 	w    spendwriter.Writer
 }
 
-func newRun(t *testing.T, prom spendwriter.Querier, budgets []*unstructured.Unstructured, objs ...runtime.Object) run {
+func newRun(t *testing.T, prom promspend.Querier, budgets []*unstructured.Unstructured, objs ...runtime.Object) run {
 	t.Helper()
 	var items []runtime.Object
 	for _, b := range budgets {

@@ -17,9 +17,11 @@ import (
 	"github.com/llmbudget/llmbudget/internal/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
-	"github.com/llmbudget/llmbudget/internal/finalizer"
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
+
+// budgetGroup is the object-map key of the budgets this decorator reads.
+var budgetGroup = metacontroller.GroupKey(api.APIVersion, api.Kind)
 
 // What this package sets on a workload labelled api.LabelBudget.
 const (
@@ -46,39 +48,28 @@ const (
 // its resync period.
 const settleRetry = 10 * time.Second
 
-// Summary is what a hook call did, for the log line.
-type Summary struct {
-	Namespace, Name, Kind, Budget, State string
-}
-
 // object is the part of a workload the hooks read; nothing else of it (spec, status, timestamps) can fail a request.
 type object struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		UID         string            `json:"uid"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
+	APIVersion string                    `json:"apiVersion"`
+	Kind       string                    `json:"kind"`
+	Metadata   metacontroller.ObjectMeta `json:"metadata"`
 }
 
 func decodeObject(raw json.RawMessage, field string) (object, error) {
-	return hookwire.DecodeObject(raw, field, func(o object) string { return o.Metadata.Name })
+	return metacontroller.DecodeObject(raw, field, func(o object) string { return o.Metadata.Name })
 }
 
 // Customize relates the workload's budget; objects that lost the label (it is called for them too) get none.
-func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error) {
+func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	o, err := decodeObject(req.Parent, "parent")
 	if err != nil {
-		return hookwire.CustomizeResponse{}, err
+		return metacontroller.CustomizeResponse{}, err
 	}
-	resp := hookwire.CustomizeResponse{RelatedResources: []hookwire.RelatedResourceRule{}}
+	resp := metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{}}
 	if o.Metadata.Labels[api.LabelBudget] != "" {
 		// Every budget of the namespace, not just the labelled one: Metacontroller caches this answer per generation,
 		// and changing a label does not change the generation. Sync picks the budget the label names.
-		rule := hookwire.RelatedResourceRule{
+		rule := metacontroller.RelatedResourceRule{
 			APIVersion: api.APIVersion,
 			Resource:   api.Resource,
 			Namespace:  o.Metadata.Namespace,
@@ -88,35 +79,53 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	return resp, nil
 }
 
-// Sync answers the decorator's sync hook, and the finalize hook of installs from earlier commits, whose decorator
-// had one: that answer removes the decorations and releases the object at once, so that no deletion waits for us.
-func Sync(req hookwire.DecoratorRequest, now time.Time) (hookwire.DecoratorResponse, Summary, error) {
+// Controller is the workload DecoratorController's hooks.
+type Controller struct{}
+
+var (
+	_ metacontroller.DecoratorHook      = Controller{}
+	_ metacontroller.DecoratorFinalizer = Controller{}
+)
+
+// Sync answers the decorator's sync hook with the posture of the workload's budget. A request that is finalizing
+// (see Finalize) is answered with the decorations removed and the object released at once.
+func (Controller) Sync(req metacontroller.DecoratorRequest, now time.Time) (
+	metacontroller.DecoratorResponse, metacontroller.Summary, error,
+) {
 	o, err := decodeObject(req.Object, "object")
 	if err != nil {
-		return hookwire.DecoratorResponse{}, Summary{}, err
+		return metacontroller.DecoratorResponse{}, metacontroller.Summary{}, err
 	}
-	sum := Summary{
-		Namespace: o.Metadata.Namespace,
-		Name:      o.Metadata.Name,
-		Kind:      o.Kind,
-		Budget:    o.Metadata.Labels[api.LabelBudget],
+	resp, state := undecorated(), ""
+	if req.Finalizing {
+		resp.Finalized = true
+	} else {
+		var requeue time.Duration
+		resp, state, requeue = apply(o, req.Related, now)
+		resp.ResyncAfterSeconds = metacontroller.RequeueAfter(requeue).Seconds()
 	}
-	res := finalizer.Controller[hookwire.DecoratorResponse]{
-		Apply: func() (hookwire.DecoratorResponse, finalizer.Action) {
-			resp, requeue := apply(o, req.Related, now, &sum)
-			return resp, finalizer.RequeueAfter(requeue)
-		},
-		// An old install's finalize hook: Metacontroller removes the keys and its finalizer in the same update.
-		Cleanup: undecorated,
-		Remains: func() bool { return false }, // the decorator owns no objects, only the keys Cleanup removes
-	}.Reconcile(finalizer.EventOf(req.Finalizing))
-	res.Response.Tail = res.Tail()
-	return res.Response, sum, nil
+	return resp, summary(o, state), nil
+}
+
+// Finalize answers a finalize hook, should a DecoratorController for workloads be configured with one: it removes
+// the decorations, and Metacontroller its finalizer, in the same update, so that no deletion waits for this service.
+func (c Controller) Finalize(req metacontroller.DecoratorRequest, now time.Time) (
+	metacontroller.DecoratorResponse, metacontroller.Summary, error,
+) {
+	return c.Sync(req, now)
+}
+
+func summary(o object, state string) metacontroller.Summary {
+	budget := o.Metadata.Labels[api.LabelBudget]
+	workload := o.Kind + " " + o.Metadata.Namespace + "/" + o.Metadata.Name
+	return metacontroller.Summary{State: state,
+		Attrs: metacontroller.Attrs("budget", metacontroller.Qualified(o.Metadata.Namespace, budget),
+			"state", state, "workload", workload)}
 }
 
 // undecorated is the answer that removes every key Apply may set.
-func undecorated() hookwire.DecoratorResponse {
-	return hookwire.DecoratorResponse{
+func undecorated() metacontroller.DecoratorResponse {
+	return metacontroller.DecoratorResponse{
 		Labels: map[string]*string{LabelState: nil},
 		Annotations: map[string]*string{AnnotationPercent: nil, AnnotationSpend: nil, AnnotationLimit: nil,
 			AnnotationPeriodEnd: nil, AnnotationReason: nil, AnnotationExceededAt: nil,
@@ -126,13 +135,13 @@ func undecorated() hookwire.DecoratorResponse {
 }
 
 // apply is the posture of the workload's budget, and how soon to look again (0: only on a change).
-func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
-	hookwire.DecoratorResponse, time.Duration,
+func apply(o object, related metacontroller.ObjectMap, now time.Time) (
+	resp metacontroller.DecoratorResponse, state string, requeue time.Duration,
 ) {
-	resp := undecorated()
+	resp = undecorated()
 	name := o.Metadata.Labels[api.LabelBudget]
 	setValue(resp.Annotations, AnnotationPostureBudget, name)
-	raw, found := related[hookwire.BudgetGroup][hookwire.Key(o.Metadata.Namespace, name)]
+	raw, found := related[budgetGroup][metacontroller.Key(o.Metadata.Namespace, name)]
 	var budget struct {
 		Status api.Status `json:"status"`
 	}
@@ -148,12 +157,10 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
 		reason = ReasonNotEvaluated
 	}
 	if reason != "" {
-		sum.State = reason
 		setValue(resp.Labels, LabelState, string(api.Unknown))
 		setValue(resp.Annotations, AnnotationReason, reason)
-		return resp, 0
+		return resp, reason, 0
 	}
-	sum.State = string(st.State)
 	if st.LastEvaluatedTime != nil {
 		setValue(resp.Annotations, AnnotationPostureAt, st.LastEvaluatedTime.UTC().Format(time.RFC3339))
 	}
@@ -166,7 +173,6 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
 	if st.Period != nil {
 		setValue(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
 	}
-	var requeue time.Duration
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
 		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
 		owner := children.Owner{
@@ -181,7 +187,7 @@ func apply(o object, related hookwire.ObjectMap, now time.Time, sum *Summary) (
 	if !resp.CarriedBy(o.Metadata.Labels, o.Metadata.Annotations) {
 		requeue = settleRetry
 	}
-	return resp, requeue
+	return resp, string(st.State), requeue
 }
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.

@@ -8,19 +8,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/hookwire"
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
 const deployment = `{"apiVersion":"apps/v1","kind":"Deployment",` +
 	`"metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"llmbudget.dev/budget":"b"}},"spec":{"replicas":1}}`
 
-func related(status string) hookwire.ObjectMap {
+func related(status string) metacontroller.ObjectMap {
 	if status == "" {
-		return hookwire.ObjectMap{hookwire.BudgetGroup: {}}
+		return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {}}
 	}
 	budget := json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)
-	return hookwire.ObjectMap{hookwire.BudgetGroup: {"ns/b": budget}}
+	return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {"ns/b": budget}}
 }
 
 func str(p *string) string {
@@ -35,7 +36,7 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 		`"period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"},` +
 		`"thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-29T07:00:00Z"}]}`
 	cases := map[string]struct {
-		related     hookwire.ObjectMap
+		related     metacontroller.ObjectMap
 		state       string
 		reason      string
 		spend       string
@@ -48,8 +49,8 @@ func TestSyncReflectsTheBudget(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			now := time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC)
-			req := hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: tc.related}
-			resp, _, err := workload.Sync(req, now)
+			req := metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: tc.related}
+			resp, _, err := workload.Controller{}.Sync(req, now)
 			require.NoError(t, err)
 			assert.Equal(t, tc.state, str(resp.Labels[workload.LabelState]))
 			assert.Equal(t, tc.reason, str(resp.Annotations[workload.AnnotationReason]))
@@ -76,41 +77,41 @@ func TestTheExceededEventIsToldOncePerPeriodWhateverTheBudgetDoes(t *testing.T) 
 	under := related(`{"state":"UnderBudget",` + period + `}`)
 	t0 := time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)
 
-	first, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: over}, t0)
+	first, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: over}, t0)
 	require.NoError(t, err)
 	require.Len(t, first.Attachments, 1)
 	assert.Equal(t, "2026-11-29T07:00:00Z", str(first.Annotations[workload.AnnotationExceededAt]))
 	assert.Equal(t, 10.0, first.ResyncAfterSeconds, "look again until the object carries the decorations")
 
 	marked := withAnnotations(`{"llmbudget.dev/exceeded-at":"2026-11-29T07:00:00Z"}`)
-	later, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: under}, t0.Add(30*time.Minute))
+	later, _, err := sync(metacontroller.DecoratorRequest{Object: marked, Related: under}, t0.Add(30*time.Minute))
 	require.NoError(t, err)
 	require.Len(t, later.Attachments, 1, "the budget recovered, the Event stays for its window")
 	assert.Equal(t, first.Attachments[0], later.Attachments[0])
 
-	gone, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: over}, t0.Add(55*time.Minute))
+	gone, _, err := sync(metacontroller.DecoratorRequest{Object: marked, Related: over}, t0.Add(55*time.Minute))
 	require.NoError(t, err)
 	assert.Empty(t, gone.Attachments, "told once: not again this period")
 	assert.Equal(t, "2026-11-29T07:00:00Z", str(gone.Annotations[workload.AnnotationExceededAt]))
 
 	december := related(`{"state":"UnderBudget","period":{"start":"2026-12-01T00:00:00Z","end":"2027-01-01T00:00:00Z"}}`)
-	next, _, err := workload.Sync(hookwire.DecoratorRequest{Object: marked, Related: december},
+	next, _, err := sync(metacontroller.DecoratorRequest{Object: marked, Related: december},
 		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	assert.Empty(t, next.Attachments)
 	assert.Nil(t, next.Annotations[workload.AnnotationExceededAt], "last period's mark goes")
 }
 
-// An install older than this version still calls the finalize hook: its answer must never hold the object.
-func TestAnOldInstallsFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testing.T) {
+// A finalize hook, where a DecoratorController has one, must never hold the object.
+func TestFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testing.T) {
 	for name, obj := range map[string]string{
 		"decorated": `{"metadata":{"name":"web","namespace":"ns","labels":{"llmbudget.dev/state":"OverBudget"},` +
 			`"annotations":{"llmbudget.dev/posture-budget":"b","other":"kept"}}}`,
 		"clean": `{"metadata":{"name":"web","namespace":"ns","labels":{"app":"web"},"annotations":{"other":"kept"}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			req := hookwire.DecoratorRequest{Object: json.RawMessage(obj), Finalizing: true}
-			resp, _, err := workload.Sync(req, time.Now())
+			req := metacontroller.DecoratorRequest{Object: json.RawMessage(obj), Finalizing: true}
+			resp, _, err := workload.Controller{}.Finalize(req, time.Now())
 			require.NoError(t, err)
 			assert.True(t, resp.Finalized, "released in the same update that removes the keys")
 			assert.Zero(t, resp.ResyncAfterSeconds)
@@ -128,7 +129,7 @@ func TestAnOldInstallsFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testi
 }
 
 func TestSyncNeverReleasesALiveObject(t *testing.T) {
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)},
+	resp, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)},
 		time.Now())
 	require.NoError(t, err)
 	assert.False(t, resp.Finalized)
@@ -136,21 +137,21 @@ func TestSyncNeverReleasesALiveObject(t *testing.T) {
 
 func TestThePostureNamesItsBudgetAndWhenTheBudgetTookIt(t *testing.T) {
 	st := `{"state":"Warning","lastEvaluatedTime":"2026-11-29T06:55:00Z"}`
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(st)},
+	resp, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(st)},
 		time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
 	require.NoError(t, err)
 	assert.Equal(t, "b", str(resp.Annotations[workload.AnnotationPostureBudget]))
 	assert.Equal(t, "2026-11-29T06:55:00Z", str(resp.Annotations[workload.AnnotationPostureAt]),
 		"the budget's status.lastEvaluatedTime, not the clock: a resync changes nothing")
 
-	resp, _, err = workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related("")},
+	resp, _, err = sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related("")},
 		time.Now())
 	require.NoError(t, err)
 	assert.Nil(t, resp.Annotations[workload.AnnotationPostureAt], "no budget, no time")
 }
 
 func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T) {
-	resp, err := workload.Customize(hookwire.CustomizeRequest{Parent: json.RawMessage(deployment)})
+	resp, err := workload.Controller{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(deployment)})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 1)
 	assert.Empty(t, resp.RelatedResources[0].Names,
@@ -159,7 +160,7 @@ func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T)
 	assert.Equal(t, "llmcostbudgets", resp.RelatedResources[0].Resource)
 
 	unlabelled := json.RawMessage(`{"metadata":{"name":"web","namespace":"ns"}}`)
-	resp, err = workload.Customize(hookwire.CustomizeRequest{Parent: unlabelled})
+	resp, err = workload.Controller{}.Customize(metacontroller.CustomizeRequest{Parent: unlabelled})
 	require.NoError(t, err)
 	assert.Empty(t, resp.RelatedResources)
 	assert.NotNil(t, resp.RelatedResources, "an empty list, not null")
@@ -167,7 +168,7 @@ func TestCustomizeRelatesTheNamespacesBudgetsToLabelledObjectsOnly(t *testing.T)
 
 func TestAWorkloadLabelledAfterTheCrossingIsStillTold(t *testing.T) {
 	over := `{"state":"OverBudget","thresholds":[{"percent":100,"basis":"Actual","crossedAt":"2026-11-28T07:00:00Z"}]}`
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)},
+	resp, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(over)},
 		time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
 	require.NoError(t, err)
 	require.Len(t, resp.Attachments, 1)
@@ -182,7 +183,9 @@ func TestAnObjectThatCarriesItsDecorationsNeedsNoRetry(t *testing.T) {
 		`"llmbudget.dev/state":"UnderBudget"},` +
 		`"annotations":{"llmbudget.dev/limit-usd":"500.00","llmbudget.dev/spend-usd":"1.00",` +
 		`"llmbudget.dev/percent-used":"0","llmbudget.dev/posture-budget":"b"}}}`)
-	resp, _, err := workload.Sync(hookwire.DecoratorRequest{Object: obj, Related: related(st)}, time.Now())
+	resp, _, err := sync(metacontroller.DecoratorRequest{Object: obj, Related: related(st)}, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, resp.ResyncAfterSeconds)
 }
+
+var sync = workload.Controller{}.Sync

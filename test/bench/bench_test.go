@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 // captureTime is when the wire captures were taken (as in test/golden).
@@ -142,7 +143,7 @@ func TestSyntheticBodiesHaveTheirAdvertisedShape(t *testing.T) {
 
 func newHandler(t testing.TB, now time.Time, maxBody int64) http.Handler {
 	t.Helper()
-	h, err := httpapi.New(httpapi.Config{
+	h, err := httpapi.New(metacontroller.Config{
 		Now:          func() time.Time { return now },
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		MaxBodyBytes: maxBody,

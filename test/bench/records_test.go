@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 // A budget with a TaskRecords source is sent every matching TaskRecord on every sync. The record bodies are the
@@ -112,13 +112,13 @@ func TestTheBodyLimitBoundsTheRecordsOfABudget(t *testing.T) {
 	small, large := recordsBody(t, 100), recordsBody(t, 1_000)
 	perRecord := (len(large.req) - len(small.req)) / 900
 	rest := len(small.req) - 100*perRecord
-	fit := (httpapi.DefaultMaxBodyBytes - rest) / perRecord
+	fit := (metacontroller.DefaultMaxBodyBytes - rest) / perRecord
 	t.Logf("each record adds %d bytes to a request of %d: %d records fit in %d bytes",
-		perRecord, rest, fit, httpapi.DefaultMaxBodyBytes)
+		perRecord, rest, fit, metacontroller.DefaultMaxBodyBytes)
 	assert.Greater(t, fit, 2_500, "docs/benchmarks.md states the bound")
 
 	past := recordsBody(t, 10_000)
-	require.Greater(t, len(past.req), httpapi.DefaultMaxBodyBytes)
+	require.Greater(t, len(past.req), metacontroller.DefaultMaxBodyBytes)
 	h := newHandler(t, past.now, 0)
 	r, err := http.NewRequest(http.MethodPost, past.path, nil)
 	require.NoError(t, err)

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden response files")
@@ -77,7 +78,7 @@ func hookPath(name string) string {
 
 // serve posts body to path through the real router, its clock stopped at now, as Metacontroller would.
 func serve(now time.Time, path string, body []byte) (*httptest.ResponseRecorder, error) {
-	h, err := httpapi.New(httpapi.Config{
+	h, err := httpapi.New(metacontroller.Config{
 		Now:    func() time.Time { return now },
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})

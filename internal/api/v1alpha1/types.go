@@ -6,7 +6,6 @@ package v1alpha1
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -374,17 +373,4 @@ func ValidModelName(name string) bool {
 	return name != "" && len(name) <= MaxModelNameLength && !strings.ContainsFunc(name, func(c rune) bool {
 		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\'
 	})
-}
-
-// Abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...": what a status
-// echoes from its input stays small enough for the API server to store, whatever the input.
-func Abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

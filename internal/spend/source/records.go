@@ -1,19 +1,26 @@
-package spend
+package source
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
+	"github.com/llmbudget/llmbudget/internal/spend"
 )
 
 // Record is the part of a Kelos TaskRecord (taskrecords.kelos.dev, kelos.dev/v1alpha2) that spend is read from:
@@ -21,19 +28,15 @@ import (
 type Record struct {
 	Namespace, Name string
 	Labels          map[string]string
-	Model           string    // spec.model; "" when Kelos did not know it
-	Completed       time.Time // spec.completionTime; zero when absent
-	Usage           *Usage    // spec.usage; nil when absent
+	Model           string       // spec.model; "" when Kelos did not know it
+	Completed       time.Time    // spec.completionTime; zero when absent
+	Usage           *spend.Usage // spec.usage; nil when absent
 }
 
 // recordJSON is a TaskRecord as Metacontroller sends it; everything else Kelos writes is ignored.
 type recordJSON struct {
-	Metadata struct {
-		Name      string            `json:"name"`
-		Namespace string            `json:"namespace"`
-		Labels    map[string]string `json:"labels"`
-	} `json:"metadata"`
-	Spec *struct {
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
+	Spec     *struct {
 		Model          string       `json:"model"`
 		CompletionTime *string      `json:"completionTime"`
 		Usage          *recordUsage `json:"usage"`
@@ -106,34 +109,34 @@ type recordUsage struct {
 }
 
 // usage reads spec.usage; an error names the field by its path from the record.
-func (j *recordUsage) usage() (Usage, error) {
-	var u Usage
+func (j *recordUsage) usage() (spend.Usage, error) {
+	var u spend.Usage
 	switch c := j.CostUSD; {
 	case len(c) == 0 || string(c) == "null":
 	case c[0] == '"':
 		var s string
 		if err := json.Unmarshal(c, &s); err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		a, err := ParseQuantity(s)
 		if err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		u.CostUSD = a
 	case c[0] == '-' || c[0] >= '0' && c[0] <= '9':
 		a, err := ParseQuantity(string(c))
 		if err != nil {
-			return Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
+			return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %w", err)
 		}
 		u.CostUSD = a
 	default:
-		return Usage{}, fmt.Errorf("spec.usage.costUSD: %s is not a quantity (a string or a number)", describe(c))
+		return spend.Usage{}, fmt.Errorf("spec.usage.costUSD: %s is not a quantity (a string or a number)", describe(c))
 	}
 	switch {
 	case j.InputTokens.err != nil:
-		return Usage{}, fmt.Errorf("spec.usage.inputTokens: %w", j.InputTokens.err)
+		return spend.Usage{}, fmt.Errorf("spec.usage.inputTokens: %w", j.InputTokens.err)
 	case j.OutputTokens.err != nil:
-		return Usage{}, fmt.Errorf("spec.usage.outputTokens: %w", j.OutputTokens.err)
+		return spend.Usage{}, fmt.Errorf("spec.usage.outputTokens: %w", j.OutputTokens.err)
 	}
 	u.InputTokens, u.OutputTokens = j.InputTokens.n, j.OutputTokens.n
 	return u, nil
@@ -172,7 +175,7 @@ func ParseQuantity(s string) (money.Amount, error) {
 
 // RecordSum is what a budget's records add up to in a period, and how many of them did not count, and why.
 type RecordSum struct {
-	Usage Usage
+	Usage spend.Usage
 	// Counted records completed in the period; Outside ones completed before or after it. Kelos counts nothing for
 	// a record without spec.completionTime (Incomplete) or, in the period, without spec.usage (NoUsage).
 	Counted, Outside, Incomplete, NoUsage int
@@ -202,11 +205,107 @@ func SumRecords(rs []Record, w period.Window) (RecordSum, error) {
 		}
 		u := *r.Usage
 		if r.Model != "" {
-			u.Models = map[string]Usage{r.Model: {CostUSD: u.CostUSD, InputTokens: u.InputTokens,
+			u.Models = map[string]spend.Usage{r.Model: {CostUSD: u.CostUSD, InputTokens: u.InputTokens,
 				OutputTokens: u.OutputTokens}}
 		}
 		s.Usage = s.Usage.Add(u)
 		s.Counted++
 	}
 	return s, nil
+}
+
+// What a budget with a TaskRecords source relates: Kelos's records, at the version Kelos stores them.
+const (
+	KelosAPIVersion     = "kelos.dev/v1alpha2"
+	TaskRecordsResource = "taskrecords"
+	TaskRecordGroup     = "TaskRecord." + KelosAPIVersion
+)
+
+// RecordsRule relates the TaskRecords sel matches: in namespace, or (namespace "") in the namespaces nsSel selects.
+func RecordsRule(namespace string, nsSel, sel *metav1.LabelSelector) metacontroller.RelatedResourceRule {
+	return metacontroller.RelatedResourceRule{
+		APIVersion: KelosAPIVersion, Resource: TaskRecordsResource,
+		Namespace: namespace, NamespaceSelector: nsSel, LabelSelector: sel,
+	}
+}
+
+// Selector is a validated spec's label selector (of namespaces, or of records); an absent or invalid one (which
+// validation reports) selects nothing.
+func Selector(s *metav1.LabelSelector) labels.Selector {
+	sel, err := metav1.LabelSelectorAsSelector(s) // nil selects nothing
+	if err != nil {
+		return labels.Nothing()
+	}
+	return sel
+}
+
+// Usable reports whether a related-resource rule can carry s: it is given, and valid.
+func Usable(s *metav1.LabelSelector) bool {
+	_, err := metav1.LabelSelectorAsSelector(s)
+	return s != nil && err == nil
+}
+
+// DecodeRecords reads the related TaskRecords in the namespaces member admits that sel matches, in key order.
+// Metacontroller selected them already; they are matched again so that eval, which reads every record it is given,
+// counts the same ones. A record that does not decode is the first error of its namespace (a record whose labels
+// did not decode is taken as Metacontroller's match), never skipped: bad maps namespace to it.
+func DecodeRecords(related metacontroller.ObjectMap, member func(string) bool,
+	sel labels.Selector) (rs []Record, bad map[string]error) {
+	bad = map[string]error{}
+	objs := related[TaskRecordGroup]
+	for _, key := range slices.Sorted(maps.Keys(objs)) {
+		r, err := DecodeRecord(key, objs[key])
+		ns := r.Namespace
+		if r.Name == "" {
+			ns, _, _ = strings.Cut(key, "/")
+		}
+		switch {
+		case !member(ns), r.Name != "" && !sel.Matches(labels.Set(r.Labels)):
+		case err != nil:
+			if bad[ns] == nil {
+				bad[ns] = err
+			}
+		default:
+			rs = append(rs, r)
+		}
+	}
+	return rs, bad
+}
+
+// RecordsRead words what a sum of records is: the period's records summed (where: " over 3 namespaces", or ""),
+// and those that count nothing.
+func RecordsRead(s RecordSum, sel labels.Selector, where string) string {
+	which := "every TaskRecord"
+	if !sel.Empty() {
+		which = "the TaskRecords labelled " + sel.String()
+	}
+	msg := fmt.Sprintf("spend summed%s from %d of %s, those completed in the period", where, s.Counted, which)
+	if s.Outside > 0 {
+		msg += fmt.Sprintf("; %d completed outside it", s.Outside)
+	}
+	var none []string
+	if s.NoUsage > 0 {
+		none = append(none, fmt.Sprintf("%d without spec.usage", s.NoUsage))
+	}
+	if s.Incomplete > 0 {
+		none = append(none, fmt.Sprintf("%d without spec.completionTime", s.Incomplete))
+	}
+	if len(none) > 0 {
+		msg += "; " + strings.Join(none, " and ") + " count nothing, as in Kelos"
+	}
+	return msg
+}
+
+// readRecords sums the budget's TaskRecords completed in w.
+func readRecords(b api.LLMCostBudget, related metacontroller.ObjectMap, w period.Window) spend.Reading {
+	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector)
+	rs, bad := DecodeRecords(related, func(n string) bool { return n == ns }, sel)
+	if err := bad[ns]; err != nil {
+		return spend.Reading{Reason: api.ReasonInvalidCostData, Message: err.Error()}
+	}
+	sum, err := SumRecords(rs, w)
+	if err != nil {
+		return spend.Reading{Reason: api.ReasonInvalidCostData, Message: err.Error()}
+	}
+	return spend.Reading{Usage: sum.Usage, Message: RecordsRead(sum, sel, "")}
 }

@@ -1,4 +1,4 @@
-package promquery_test
+package promspend_test
 
 import (
 	"compress/gzip"
@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/promquery"
+	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
-var at = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+var instant = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
 // vector is a successful answer holding series, each written as its metric's JSON.
 func vector(series ...string) string {
@@ -43,19 +43,19 @@ func answer(status int, body string) http.HandlerFunc {
 	}
 }
 
-func query(t *testing.T, url string, limits promquery.Limits) (int, []string, error) {
+func query(t *testing.T, url string, limits promspend.Limits) (int, []string, error) {
 	t.Helper()
-	c, err := promquery.New(url, limits)
+	c, err := promspend.NewClient(url, limits)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	vec, warnings, err := c.Query(ctx, "up", at)
+	vec, warnings, err := c.Query(ctx, "up", instant)
 	return len(vec), warnings, err
 }
 
 func TestAnAnswerWithinTheLimitsIsReturned(t *testing.T) {
 	url := serve(t, answer(200, vector(`{"model":"gpt-4o"}`, `{"model":"claude"}`)))
-	n, warnings, err := query(t, url, promquery.DefaultLimits)
+	n, warnings, err := query(t, url, promspend.DefaultLimits)
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	assert.Empty(t, warnings)
@@ -85,13 +85,13 @@ func TestAnAnswerLargerThanTheLimitFailsNamingItWithoutBeingReadToItsEnd(t *test
 	}
 	tests := map[string]struct {
 		handler http.HandlerFunc
-		limits  promquery.Limits
+		limits  promspend.Limits
 		want    string
 	}{
-		"a plain answer past 32 MiB": {endless(false), promquery.DefaultLimits, "more than 32 MiB, the limit of one answer"},
-		"a gzip bomb, bounded after decompression": {endless(true), promquery.Limits{Body: 1 << 20, Series: 10},
+		"a plain answer past 32 MiB": {endless(false), promspend.DefaultLimits, "more than 32 MiB, the limit of one answer"},
+		"a gzip bomb, bounded after decompression": {endless(true), promspend.Limits{Body: 1 << 20, Series: 10},
 			"more than 1 MiB, the limit of one answer"},
-		"an answer one byte past a small limit": {answer(200, vector()), promquery.Limits{Body: int64(len(vector()) - 1)},
+		"an answer one byte past a small limit": {answer(200, vector()), promspend.Limits{Body: int64(len(vector()) - 1)},
 			fmt.Sprintf("more than %d bytes, the limit of one answer", len(vector())-1)},
 	}
 	for name, tc := range tests {
@@ -99,13 +99,13 @@ func TestAnAnswerLargerThanTheLimitFailsNamingItWithoutBeingReadToItsEnd(t *test
 			start := time.Now()
 			_, _, err := query(t, serve(t, tc.handler), tc.limits)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, promquery.ErrTooLarge)
+			assert.ErrorIs(t, err, promspend.ErrTooLarge)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Less(t, time.Since(start), 20*time.Second, "the rest of the answer was not read")
 		})
 	}
 	t.Run("an answer of exactly the limit is whole", func(t *testing.T) {
-		_, _, err := query(t, serve(t, answer(200, vector())), promquery.Limits{Body: int64(len(vector())), Series: 1})
+		_, _, err := query(t, serve(t, answer(200, vector())), promspend.Limits{Body: int64(len(vector())), Series: 1})
 		assert.NoError(t, err)
 	})
 }
@@ -116,7 +116,7 @@ func TestAnAnswerWithTooManySeriesOrTooLongALabelValueFails(t *testing.T) {
 		many[i] = fmt.Sprintf(`{"model":"m%d"}`, i)
 	}
 	long := strings.Repeat("x", 100_000)
-	limits := promquery.Limits{Body: 1 << 20, Series: 10, LabelValue: 1024}
+	limits := promspend.Limits{Body: 1 << 20, Series: 10, LabelValue: 1024}
 	tests := map[string]struct {
 		body string
 		want string
@@ -132,7 +132,7 @@ func TestAnAnswerWithTooManySeriesOrTooLongALabelValueFails(t *testing.T) {
 			_, _, err := query(t, serve(t, answer(200, tc.body)), limits)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.Less(t, len(err.Error()), 2*promquery.Excerpt, "quotes an excerpt only")
+			assert.Less(t, len(err.Error()), 2*promspend.Excerpt, "quotes an excerpt only")
 		})
 	}
 	t.Run("10 series and a value of 1024 bytes pass", func(t *testing.T) {
@@ -152,7 +152,7 @@ func TestARedirectIsFollowedOnlyWithinTheSameHost(t *testing.T) {
 		url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other+r.URL.Path, http.StatusTemporaryRedirect)
 		})
-		_, _, err := query(t, url, promquery.DefaultLimits)
+		_, _, err := query(t, url, promspend.DefaultLimits)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "refused: only redirects within the same host are followed")
 		assert.Zero(t, elsewhere.Load())
@@ -166,7 +166,7 @@ func TestARedirectIsFollowedOnlyWithinTheSameHost(t *testing.T) {
 			}
 			answer(200, vector(`{"model":"gpt-4o"}`))(w, r)
 		})
-		n, _, err := query(t, url, promquery.DefaultLimits)
+		n, _, err := query(t, url, promspend.DefaultLimits)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 	})
@@ -183,9 +183,9 @@ func TestWhatTheServerSaysIsQuotedAsAnExcerptOnly(t *testing.T) {
 	}
 	for name, h := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := query(t, serve(t, h), promquery.DefaultLimits)
+			_, _, err := query(t, serve(t, h), promspend.DefaultLimits)
 			require.Error(t, err)
-			assert.LessOrEqual(t, len(err.Error()), promquery.Excerpt)
+			assert.LessOrEqual(t, len(err.Error()), promspend.Excerpt)
 		})
 	}
 	t.Run("a thousand warnings of 16 KiB", func(t *testing.T) {
@@ -194,11 +194,11 @@ func TestWhatTheServerSaysIsQuotedAsAnExcerptOnly(t *testing.T) {
 			warnings[i] = `"` + huge[:16<<10] + `"`
 		}
 		body := strings.TrimSuffix(vector(), "}") + `,"warnings":[` + strings.Join(warnings, ",") + `]}`
-		_, said, err := query(t, serve(t, answer(200, body)), promquery.DefaultLimits)
+		_, said, err := query(t, serve(t, answer(200, body)), promspend.DefaultLimits)
 		require.NoError(t, err)
 		require.Len(t, said, 11)
 		for _, w := range said {
-			assert.LessOrEqual(t, len(w), promquery.Excerpt)
+			assert.LessOrEqual(t, len(w), promspend.Excerpt)
 		}
 		assert.Equal(t, "and 990 more warnings", said[10])
 	})

@@ -1,16 +1,4 @@
-// Package promquery asks Prometheus (or Thanos, Mimir: the same query API) for instant vectors, bounding what a
-// broken or hostile server can make the spend writer hold, follow or print.
-//
-// Guarantees:
-//   - An answer is read up to Limits.Body bytes after decompression, so a gzip bomb is bounded too; past it the
-//     query fails with an error naming the limit, without the rest being read.
-//   - An answer of more than Limits.Series series, or with a label value longer than Limits.LabelValue bytes,
-//     fails: the writer's queries sum by model, so a model name is the only label value an answer carries. Its
-//     series are decoded one at a time, and none past the limit is.
-//   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus
-//     URL never sends the query, or credentials in it, elsewhere.
-//   - An error, and a warning, quotes at most Excerpt bytes of what the server said.
-package promquery
+package promspend
 
 import (
 	"bytes"
@@ -28,7 +16,7 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
 
-	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // Limits bounds one answer.
@@ -54,8 +42,8 @@ type Client struct {
 	limits Limits
 }
 
-// New returns a client of the Prometheus at address (like http://prometheus:9090) with limits.
-func New(address string, limits Limits) (*Client, error) {
+// NewClient returns a client of the Prometheus at address (like http://prometheus:9090) with limits.
+func NewClient(address string, limits Limits) (*Client, error) {
 	hc := &http.Client{
 		Transport:     bounded{next: promapi.DefaultRoundTripper, limit: limits.Body},
 		CheckRedirect: sameOrigin,
@@ -136,13 +124,13 @@ func (c *Client) vector(data json.RawMessage) (model.Vector, error) {
 		}
 		if s.Histogram != nil {
 			return nil, fmt.Errorf("answered a histogram for %s, not a number",
-				api.Abbreviate(s.Metric.String(), Excerpt/2))
+				money.Abbreviate(s.Metric.String(), Excerpt/2))
 		}
 		for name, value := range s.Metric {
 			if len(value) > c.limits.LabelValue {
 				return nil, fmt.Errorf("answered a series whose label %s holds %d bytes, more than the %d "+
-					"allowed: %q", api.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
-					api.Abbreviate(string(value), Excerpt/4))
+					"allowed: %q", money.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
+					money.Abbreviate(string(value), Excerpt/4))
 			}
 		}
 		vec = append(vec, s)
@@ -157,7 +145,7 @@ func warnings(ws []string) []string {
 		if i == maxWarnings {
 			return append(said, fmt.Sprintf("and %d more warnings", len(ws)-i))
 		}
-		said = append(said, api.Abbreviate(w, Excerpt))
+		said = append(said, money.Abbreviate(w, Excerpt))
 	}
 	return said
 }
@@ -165,7 +153,7 @@ func warnings(ws []string) []string {
 // excerpt is an error quoting at most Excerpt bytes of its cause, which errors.Is and errors.As still see.
 type excerpt struct{ err error }
 
-func (e excerpt) Error() string { return api.Abbreviate(e.err.Error(), Excerpt) }
+func (e excerpt) Error() string { return money.Abbreviate(e.err.Error(), Excerpt) }
 func (e excerpt) Unwrap() error { return e.err }
 
 // sameOrigin refuses a redirect to another scheme or host, and stops after 10 as net/http's default does.
@@ -173,7 +161,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 		return fmt.Errorf("redirect from %s://%s to %s://%s refused: only redirects within the same host are followed",
-			first.Scheme, first.Host, req.URL.Scheme, api.Abbreviate(req.URL.Host, Excerpt))
+			first.Scheme, first.Host, req.URL.Scheme, money.Abbreviate(req.URL.Host, Excerpt))
 	}
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")

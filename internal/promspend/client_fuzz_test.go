@@ -1,4 +1,4 @@
-package promquery_test
+package promspend_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmbudget/llmbudget/internal/promquery"
+	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
 // FuzzQuery: whatever a server answers, Query returns a vector within the limits or an error
@@ -30,8 +30,8 @@ func FuzzQuery(f *testing.F) {
 		_, _ = w.Write(body)
 	}))
 	defer srv.Close()
-	limits := promquery.Limits{Body: 1 << 16, Series: 5, LabelValue: 64}
-	c, err := promquery.New(srv.URL, limits)
+	limits := promspend.Limits{Body: 1 << 16, Series: 5, LabelValue: 64}
+	c, err := promspend.NewClient(srv.URL, limits)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func FuzzQuery(f *testing.F) {
 		mu.Unlock()
 		vec, warnings, err := c.Query(context.Background(), "up", time.Unix(1795176000, 0))
 		if err != nil {
-			if len(err.Error()) > 2*promquery.Excerpt {
+			if len(err.Error()) > 2*promspend.Excerpt {
 				t.Fatalf("error of %d bytes: %.300s", len(err.Error()), err)
 			}
 			return

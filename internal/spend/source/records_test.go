@@ -1,4 +1,4 @@
-package spend_test
+package source_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // taskRecord is a TaskRecord as Kelos writes it, with spec fields as JSON text.
@@ -25,35 +26,35 @@ func TestDecodeRecordReadsKelosUsageExactly(t *testing.T) {
 	done := time.Date(2026, 11, 30, 23, 30, 0, 0, time.UTC)
 	tests := map[string]struct {
 		spec string
-		want spend.Record
+		want source.Record
 	}{
 		"a quantity string, tokens and a model": {
 			`, "model": "opus", "completionTime": "2026-11-30T23:30:00Z", ` +
 				`"usage": {"costUSD": "1.25", "inputTokens": 1200, "outputTokens": 340}`,
-			spend.Record{Model: "opus", Completed: done,
+			source.Record{Model: "opus", Completed: done,
 				Usage: &spend.Usage{CostUSD: mustParse("1.25"), InputTokens: 1200, OutputTokens: 340}},
 		},
 		"a milli quantity is exact": {
 			`, "completionTime": "2026-11-30T23:30:00Z", "usage": {"costUSD": "12500m"}`,
-			spend.Record{Completed: done, Usage: &spend.Usage{CostUSD: mustParse("12.5")}},
+			source.Record{Completed: done, Usage: &spend.Usage{CostUSD: mustParse("12.5")}},
 		},
 		"a whole number cost": {
 			`, "completionTime": "2026-11-30T23:30:00Z", "usage": {"costUSD": 3}`,
-			spend.Record{Completed: done, Usage: &spend.Usage{CostUSD: mustParse("3")}},
+			source.Record{Completed: done, Usage: &spend.Usage{CostUSD: mustParse("3")}},
 		},
 		"nine decimals are kept": {
 			`, "completionTime": "2026-11-30T23:30:00Z", "usage": {"costUSD": "0.123456789"}`,
-			spend.Record{Completed: done, Usage: &spend.Usage{CostUSD: money.FromNanos(123_456_789)}},
+			source.Record{Completed: done, Usage: &spend.Usage{CostUSD: money.FromNanos(123_456_789)}},
 		},
 		"usage without a cost has tokens only": {
 			`, "completionTime": "2026-11-30T23:30:00Z", "usage": {"outputTokens": 7}`,
-			spend.Record{Completed: done, Usage: &spend.Usage{OutputTokens: 7}},
+			source.Record{Completed: done, Usage: &spend.Usage{OutputTokens: 7}},
 		},
-		"no usage and no completion time are kept absent": {``, spend.Record{}},
+		"no usage and no completion time are kept absent": {``, source.Record{}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := spend.DecodeRecord("team-ml/r", taskRecord("r", tc.spec))
+			got, err := source.DecodeRecord("team-ml/r", taskRecord("r", tc.spec))
 			require.NoError(t, err)
 			tc.want.Namespace, tc.want.Name, tc.want.Labels = "team-ml", "r", map[string]string{"team": "ml"}
 			assert.Equal(t, tc.want, got)
@@ -89,7 +90,7 @@ func TestDecodeRecordNamesTheRecordAndFieldThatDoNotRead(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.DecodeRecord("team-ml/broken", tc.raw)
+			_, err := source.DecodeRecord("team-ml/broken", tc.raw)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
@@ -97,7 +98,7 @@ func TestDecodeRecordNamesTheRecordAndFieldThatDoNotRead(t *testing.T) {
 }
 
 func TestARecordWithoutNamespaceIsInTheNamespaceOfItsKey(t *testing.T) {
-	r, err := spend.DecodeRecord("team-ml/r", []byte(`{"metadata": {"name": "r"}, "spec": {}}`))
+	r, err := source.DecodeRecord("team-ml/r", []byte(`{"metadata": {"name": "r"}, "spec": {}}`))
 	require.NoError(t, err)
 	assert.Equal(t, "team-ml", r.Namespace)
 }
@@ -111,15 +112,15 @@ func TestSumRecordsCountsWhatKelosCountsInThePeriod(t *testing.T) {
 	use := func(cost string, in, out int64) *spend.Usage {
 		return &spend.Usage{CostUSD: mustParse(cost), InputTokens: in, OutputTokens: out}
 	}
-	rec := func(model, at string, u *spend.Usage) spend.Record {
-		r := spend.Record{Namespace: "team-ml", Name: model + at, Model: model, Usage: u}
+	rec := func(model, at string, u *spend.Usage) source.Record {
+		r := source.Record{Namespace: "team-ml", Name: model + at, Model: model, Usage: u}
 		if at != "" {
 			r.Completed, err = time.Parse(time.RFC3339, at)
 			require.NoError(t, err)
 		}
 		return r
 	}
-	rs := []spend.Record{
+	rs := []source.Record{
 		rec("opus", "2026-11-30T23:00:00Z", use("1.5", 100, 10)),  // Berlin's midnight: the period's first instant
 		rec("opus", "2026-12-01T12:00:00Z", use("2.25", 200, 20)), // inside
 		rec("haiku", "2026-12-01T22:59:59Z", use("0.25", 50, 5)),  // the last second of the Berlin day
@@ -129,9 +130,9 @@ func TestSumRecordsCountsWhatKelosCountsInThePeriod(t *testing.T) {
 		rec("opus", "2026-12-01T13:00:00Z", nil),                  // no usage
 		rec("opus", "", use("100", 1, 1)),                         // no completion time
 	}
-	got, err := spend.SumRecords(rs, w)
+	got, err := source.SumRecords(rs, w)
 	require.NoError(t, err)
-	assert.Equal(t, spend.RecordSum{
+	assert.Equal(t, source.RecordSum{
 		Usage: spend.Usage{CostUSD: mustParse("5"), InputTokens: 350, OutputTokens: 35, Models: map[string]spend.Usage{
 			"opus":  {CostUSD: mustParse("3.75"), InputTokens: 300, OutputTokens: 30},
 			"haiku": {CostUSD: mustParse("0.25"), InputTokens: 50, OutputTokens: 5},
@@ -142,10 +143,10 @@ func TestSumRecordsCountsWhatKelosCountsInThePeriod(t *testing.T) {
 
 func TestSumRecordsRefusesASumPastTheLargestAmount(t *testing.T) {
 	w := period.Window{Start: time.Unix(0, 0), End: time.Unix(100, 0)}
-	big := spend.Record{Namespace: "ns", Name: "a", Completed: time.Unix(1, 0), Usage: &spend.Usage{CostUSD: money.Max}}
-	more := spend.Record{Namespace: "ns", Name: "b", Completed: time.Unix(2, 0),
+	big := source.Record{Namespace: "ns", Name: "a", Completed: time.Unix(1, 0), Usage: &spend.Usage{CostUSD: money.Max}}
+	more := source.Record{Namespace: "ns", Name: "b", Completed: time.Unix(2, 0),
 		Usage: &spend.Usage{CostUSD: money.FromNanos(1), InputTokens: math.MaxInt64}}
-	_, err := spend.SumRecords([]spend.Record{big, more}, w)
+	_, err := source.SumRecords([]source.Record{big, more}, w)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TaskRecord ns/b: the period's spend passes")
 }
@@ -167,7 +168,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	w := period.Window{Start: day, End: day.AddDate(0, 0, 1)}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		r, err := spend.DecodeRecord("ns/key", raw)
+		r, err := source.DecodeRecord("ns/key", raw)
 		if err != nil {
 			assert.Contains(t, err.Error(), "TaskRecord ")
 			return
@@ -178,7 +179,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			require.GreaterOrEqual(t, r.Usage.InputTokens, int64(0))
 			require.GreaterOrEqual(t, r.Usage.OutputTokens, int64(0))
 		}
-		sum, err := spend.SumRecords([]spend.Record{r, r}, w)
+		sum, err := source.SumRecords([]source.Record{r, r}, w)
 		if err == nil {
 			assert.Equal(t, 2, sum.Counted+sum.Outside+sum.Incomplete+sum.NoUsage)
 		}

@@ -1,4 +1,4 @@
-package httpapi
+package metacontroller
 
 import (
 	"errors"
@@ -14,8 +14,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/stretchr/testify/assert"
 	"golang.org/x/sync/semaphore"
-
-	"github.com/llmbudget/llmbudget/internal/hookwire"
 )
 
 func TestAHookErrorIs400WhenTheRequestIsAtFaultAnd500WhenTheServiceIs(t *testing.T) {
@@ -25,13 +23,13 @@ func TestAHookErrorIs400WhenTheRequestIsAtFaultAnd500WhenTheServiceIs(t *testing
 		body   string
 	}{
 		"a request no hook can answer": {
-			hookwire.BadRequest("request has no parent"), http.StatusBadRequest, "request has no parent",
+			BadRequest("request has no parent"), http.StatusBadRequest, "request has no parent",
 		},
 		"a request error wrapped with context": {
-			fmt.Errorf("budget: %w", hookwire.BadRequest("no name")), http.StatusBadRequest, "budget: no name",
+			fmt.Errorf("budget: %w", BadRequest("no name")), http.StatusBadRequest, "budget: no name",
 		},
 		"a request error joined with another": {
-			errors.Join(errors.New("x"), hookwire.BadRequest("y")), http.StatusBadRequest, "x y",
+			errors.Join(errors.New("x"), BadRequest("y")), http.StatusBadRequest, "x y",
 		},
 		"an error no one marked as the caller's": {
 			errors.New("parent: malformed JSON at byte 3"), http.StatusInternalServerError, "parent: malformed JSON at byte 3",
@@ -47,7 +45,7 @@ func TestAHookErrorIs400WhenTheRequestIsAtFaultAnd500WhenTheServiceIs(t *testing
 				inFlight: semaphore.NewWeighted(DefaultMaxInFlightBytes),
 			}
 			router := httprouter.New()
-			s.handle(router, "hook", func([]byte, time.Time) (any, HookCall, error) { return nil, HookCall{}, tc.err })
+			s.handle(router, "hook", func([]byte, time.Time) (any, Summary, error) { return nil, Summary{}, tc.err })
 			r := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader("{}"))
 			r.Header.Set("Content-Type", "application/json")
 			w := httptest.NewRecorder()

@@ -1,4 +1,4 @@
-package spend_test
+package source_test
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 // mustParse is money.Parse for amounts a test writes out.
@@ -46,16 +47,16 @@ func window(t testing.TB, kind period.Kind, startDay int, now string) period.Win
 func requireSpendError(t *testing.T, err error, reason string, key, msg string) {
 	t.Helper()
 	require.Error(t, err)
-	assert.Equal(t, reason, spend.ReasonOf(err))
+	assert.Equal(t, reason, source.ReasonOf(err))
 	assert.Equal(t, msg, err.Error())
 	assert.Contains(t, err.Error(), strconv.Quote(key), "the message names the key")
 }
 
 func TestReadTotal(t *testing.T) {
-	src := spend.Source{Format: api.Total, Key: "total-usd"}
+	src := source.Source{Format: api.Total, Key: "total-usd"}
 	w := window(t, period.Monthly, 1, "2026-03-15T12:00:00Z")
 	tests := map[string]struct {
-		src  spend.Source
+		src  source.Source
 		data map[string]string
 		want spend.Usage
 	}{
@@ -75,19 +76,19 @@ func TestReadTotal(t *testing.T) {
 			want: spend.Usage{},
 		},
 		"an empty format means Total": {
-			src:  spend.Source{Key: "total-usd"},
+			src:  source.Source{Key: "total-usd"},
 			data: map[string]string{"total-usd": "5"},
 			want: spend.Usage{CostUSD: mustParse("5")},
 		},
 		"a key prefix does not matter for Total": {
-			src:  spend.Source{Format: api.Total, Key: "total-usd", KeyPrefix: "spend-"},
+			src:  source.Source{Format: api.Total, Key: "total-usd", KeyPrefix: "spend-"},
 			data: map[string]string{"total-usd": "5", "spend-bogus": "bogus"},
 			want: spend.Usage{CostUSD: mustParse("5")},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := spend.Read(tc.src, tc.data, w)
+			got, err := source.Data(tc.src, tc.data, w)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -95,9 +96,9 @@ func TestReadTotal(t *testing.T) {
 }
 
 func TestReadTotalErrors(t *testing.T) {
-	src := spend.Source{Format: api.Total, Key: "total-usd"}
+	src := source.Source{Format: api.Total, Key: "total-usd"}
 	tests := map[string]struct {
-		src    spend.Source
+		src    source.Source
 		data   map[string]string
 		reason string
 		key    string
@@ -143,13 +144,13 @@ func TestReadTotalErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.Read(tc.src, tc.data, period.Window{})
+			_, err := source.Data(tc.src, tc.data, period.Window{})
 			requireSpendError(t, err, tc.reason, tc.key, tc.msg)
 		})
 	}
 	t.Run("an invalid value unwraps to the parse error", func(t *testing.T) {
-		_, err := spend.Read(src, map[string]string{"total-usd": "x"}, period.Window{})
-		_, parseErr := spend.ParseValue("x")
+		_, err := source.Data(src, map[string]string{"total-usd": "x"}, period.Window{})
+		_, parseErr := source.ParseValue("x")
 		require.Error(t, parseErr)
 		assert.Equal(t, parseErr.Error(), errors.Unwrap(err).Error())
 	})
@@ -213,7 +214,7 @@ func TestReadDailyLedger(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, tc.data, tc.w)
+			got, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, tc.data, tc.w)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -291,13 +292,13 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			if tc.prefix == "" {
 				delete(data, "other")
 			}
-			_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, data, march)
+			_, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: tc.prefix}, data, march)
 			requireSpendError(t, err, api.ReasonInvalidCostData, tc.key, tc.msg)
 		})
 	}
 	t.Run("a period whose spend passes what money holds is refused", func(t *testing.T) {
 		data := map[string]string{"spend-2026-03-01": "9000000000", "spend-2026-03-02": "9000000000"}
-		_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
+		_, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
 		requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02",
 			`key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
 	})
@@ -307,7 +308,7 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			"spend-2026-03-02": "also bad", "spend-2026-03-04": "-1",
 		}
 		for range 20 {
-			_, err := spend.Read(spend.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
+			_, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
 			requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02",
 				`key "spend-2026-03-02": "also bad" is not a decimal number`)
 		}
@@ -327,7 +328,7 @@ func FuzzParseValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		u, err := spend.ParseValue(s)
+		u, err := source.ParseValue(s)
 		if err != nil {
 			assert.NotContains(t, err.Error(), "\n", "error for %q spans lines", s)
 			return
@@ -361,9 +362,9 @@ func FuzzRead(f *testing.F) {
 	kinds := []period.Kind{period.Daily, period.Weekly, period.Monthly}
 	f.Fuzz(func(t *testing.T, ledger bool, prefix, k1, v1, k2, v2 string, unix int64, kind uint8) {
 		data := map[string]string{k1: v1, k2: v2}
-		src := spend.Source{Format: api.Total, Key: k1}
+		src := source.Source{Format: api.Total, Key: k1}
 		if ledger {
-			src = spend.Source{Format: api.DailyLedger, KeyPrefix: prefix}
+			src = source.Source{Format: api.DailyLedger, KeyPrefix: prefix}
 		}
 		// Keep now within 1900-2100 so it is a plausible clock.
 		const span = 200 * 365 * 86400
@@ -371,10 +372,10 @@ func FuzzRead(f *testing.F) {
 		spec := period.Spec{Kind: kinds[int(kind)%len(kinds)], StartDay: 1 + int(kind)%7, Location: loc}
 		w := spec.Containing(now)
 
-		u, err := spend.Read(src, data, w)
+		u, err := source.Data(src, data, w)
 		if err != nil {
 			assert.NotContains(t, err.Error(), "\n")
-			if spend.ReasonOf(err) == api.ReasonCostKeyMissing {
+			if source.ReasonOf(err) == api.ReasonCostKeyMissing {
 				assert.NotContains(t, data, src.Key)
 				assert.Equal(t, fmt.Sprintf("key %q is missing", src.Key), err.Error())
 				return
@@ -393,7 +394,7 @@ func FuzzRead(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, 0, back.Cmp(u.CostUSD))
 		if !ledger {
-			want, err := spend.ParseValue(data[k1])
+			want, err := source.ParseValue(data[k1])
 			require.NoError(t, err)
 			assert.Equal(t, want, u, "Total reads exactly the key's value")
 		}
@@ -401,13 +402,13 @@ func FuzzRead(f *testing.F) {
 }
 
 func TestDecodeConfigMapReadsStringValues(t *testing.T) {
-	cm, err := spend.DecodeConfigMap([]byte(`{"kind":"ConfigMap","metadata":{"name":"s","namespace":"ns",` +
+	cm, err := source.DecodeConfigMap([]byte(`{"kind":"ConfigMap","metadata":{"name":"s","namespace":"ns",` +
 		`"labels":{"l":"v"}},"data":{"total-usd":"12.5"},"binaryData":{"b":"AA=="}}`))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"total-usd": "12.5"}, cm.Data)
 	assert.Equal(t, "ns", cm.Metadata.Namespace)
 	assert.Equal(t, map[string]string{"l": "v"}, cm.Metadata.Labels)
-	cm, err = spend.DecodeConfigMap([]byte(`{"metadata":{"name":"s"}}`))
+	cm, err = source.DecodeConfigMap([]byte(`{"metadata":{"name":"s"}}`))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{}, cm.Data, "no data is no keys")
 }
@@ -429,9 +430,9 @@ func TestDecodeConfigMapNamesWhatItCannotRead(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.DecodeConfigMap([]byte(tc.in))
+			_, err := source.DecodeConfigMap([]byte(tc.in))
 			require.Error(t, err)
-			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
+			assert.Equal(t, api.ReasonInvalidCostData, source.ReasonOf(err))
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
@@ -441,9 +442,9 @@ func FuzzDecodeConfigMap(f *testing.F) {
 	f.Add([]byte(`{"kind":"ConfigMap","data":{"total-usd":"12.5","k":"{\"costUSD\": \"1\"}"},"binaryData":{"b":"AA=="}}`))
 	f.Add([]byte(`{"DATA":{"a":"\u00e9"},"data":{"a":1}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		cm, err := spend.DecodeConfigMap(raw)
+		cm, err := source.DecodeConfigMap(raw)
 		if err != nil {
-			assert.Equal(t, api.ReasonInvalidCostData, spend.ReasonOf(err))
+			assert.Equal(t, api.ReasonInvalidCostData, source.ReasonOf(err))
 			assert.Nil(t, cm.Data)
 		} else {
 			assert.NotNil(t, cm.Data)

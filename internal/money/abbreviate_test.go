@@ -1,4 +1,4 @@
-package v1alpha1
+package money
 
 import (
 	"strings"
@@ -28,4 +28,10 @@ func TestAbbreviateKeepsEchoedInputSmall(t *testing.T) {
 			assert.LessOrEqual(t, len(got), tc.n)
 		})
 	}
+}
+
+func TestQuoteShortensALongInputWithoutSplittingACharacter(t *testing.T) {
+	long := strings.Repeat("a", quoteAt-1) + "é" + "tail"
+	assert.Equal(t, `"`+strings.Repeat("a", quoteAt-1)+`"...`, Quote(long))
+	assert.Equal(t, `"short"`, Quote("short"))
 }

@@ -1,4 +1,4 @@
-package spend_test
+package source_test
 
 import (
 	"strings"
@@ -10,9 +10,10 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
-const source = "ConfigMap team-ml/llm-spend"
+const where = "ConfigMap team-ml/llm-spend"
 
 func TestAStampIsTheRFC3339TimeOfTheSpendAsOfAnnotation(t *testing.T) {
 	cases := map[string]struct {
@@ -26,8 +27,8 @@ func TestAStampIsTheRFC3339TimeOfTheSpendAsOfAnnotation(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := spend.StampOf(source, map[string]string{api.AnnotationSpendAsOf: tc.value, "other": "x"})
-			assert.Equal(t, source, st.Source)
+			st := source.StampOf(where, map[string]string{api.AnnotationSpendAsOf: tc.value, "other": "x"})
+			assert.Equal(t, where, st.Source)
 			assert.True(t, tc.want.Equal(st.AsOf), "%v", st.AsOf)
 			assert.Empty(t, st.Problem)
 		})
@@ -52,19 +53,19 @@ func TestAStampThatIsMissingOrNoTimeSaysWhatIsWrong(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := spend.StampOf(source, tc.annotations)
-			assert.Equal(t, spend.Stamp{Source: source, Problem: tc.want}, st)
+			st := source.StampOf(where, tc.annotations)
+			assert.Equal(t, spend.Stamp{Source: where, Problem: tc.want}, st)
 		})
 	}
 }
 
 func TestTheOlderOfTwoStampsIsTheOneWhoseFiguresAreOlderOrOfUnknownAge(t *testing.T) {
 	at := func(name, asOf string) spend.Stamp {
-		return spend.StampOf("ConfigMap "+name, map[string]string{api.AnnotationSpendAsOf: asOf})
+		return source.StampOf("ConfigMap "+name, map[string]string{api.AnnotationSpendAsOf: asOf})
 	}
 	early, late := at("a/early", "2026-11-29T07:00:00Z"), at("b/late", "2026-11-29T07:20:00Z")
-	unstamped := spend.StampOf("ConfigMap c/unstamped", nil)
-	otherUnstamped := spend.StampOf("ConfigMap d/unstamped", nil)
+	unstamped := source.StampOf("ConfigMap c/unstamped", nil)
+	otherUnstamped := source.StampOf("ConfigMap d/unstamped", nil)
 	cases := map[string]struct{ s, t, want spend.Stamp }{
 		"the earlier time, either way round":           {late, early, early},
 		"the earlier time, the other way round":        {early, late, early},
@@ -98,8 +99,8 @@ func FuzzStampOf(f *testing.F) {
 		if present {
 			annotations[api.AnnotationSpendAsOf] = value
 		}
-		st := spend.StampOf(source, annotations)
-		assert.Equal(t, source, st.Source)
+		st := source.StampOf(where, annotations)
+		assert.Equal(t, where, st.Source)
 		if st.Problem != "" {
 			assert.True(t, st.AsOf.IsZero(), "a time and a problem")
 			assert.NotContains(t, st.Problem, "\n")

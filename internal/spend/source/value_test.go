@@ -1,4 +1,4 @@
-package spend_test
+package source_test
 
 import (
 	"math"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
 
 func TestParseValueAcceptsEveryValidForm(t *testing.T) {
@@ -56,7 +57,7 @@ func TestParseValueAcceptsEveryValidForm(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := spend.ParseValue(tc.in)
+			got, err := source.ParseValue(tc.in)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -171,13 +172,13 @@ func TestParseValueRefusesEveryInvalidForm(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.ParseValue(tc.in)
+			_, err := source.ParseValue(tc.in)
 			require.Error(t, err)
 			assert.Equal(t, tc.wantErr, err.Error())
 		})
 	}
 	t.Run("a very long token count is shortened in the message", func(t *testing.T) {
-		_, err := spend.ParseValue(`{"costUSD": "1", "inputTokens": ` + strings.Repeat("9", 100) + `}`)
+		_, err := source.ParseValue(`{"costUSD": "1", "inputTokens": ` + strings.Repeat("9", 100) + `}`)
 		require.Error(t, err)
 		assert.Equal(t, "inputTokens: "+strings.Repeat("9", 48)+"... is too large", err.Error())
 	})
@@ -228,7 +229,7 @@ func TestUsageTotalTokens(t *testing.T) {
 }
 
 func TestParseValueReadsAPerModelBreakdown(t *testing.T) {
-	u, err := spend.ParseValue(`{"costUSD": "9", "models": {` +
+	u, err := source.ParseValue(`{"costUSD": "9", "models": {` +
 		`"gpt-4o": {"costUSD": "7", "inputTokens": 10, "outputTokens": 2}, "llama3.1:70b": {"costUSD": 2}}}`)
 	require.NoError(t, err)
 	assert.Equal(t, "9.00", u.CostUSD.String())
@@ -272,7 +273,7 @@ func TestParseValueRefusesABrokenBreakdown(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := spend.ParseValue(tc.in)
+			_, err := source.ParseValue(tc.in)
 			require.Error(t, err)
 			assert.Equal(t, tc.want, err.Error())
 		})
@@ -280,9 +281,9 @@ func TestParseValueRefusesABrokenBreakdown(t *testing.T) {
 }
 
 func TestUsageAddSumsModels(t *testing.T) {
-	a, err := spend.ParseValue(`{"costUSD": "1", "models": {"m": {"costUSD": "1", "inputTokens": 5}}}`)
+	a, err := source.ParseValue(`{"costUSD": "1", "models": {"m": {"costUSD": "1", "inputTokens": 5}}}`)
 	require.NoError(t, err)
-	b, err := spend.ParseValue(`{"costUSD": "2", "models": {"m": {"costUSD": "2"}, "n": {"costUSD": "0.5"}}}`)
+	b, err := source.ParseValue(`{"costUSD": "2", "models": {"m": {"costUSD": "2"}, "n": {"costUSD": "0.5"}}}`)
 	require.NoError(t, err)
 	sum := a.Add(b)
 	assert.Equal(t, "3.00", sum.Models["m"].CostUSD.String())
