@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,11 +114,11 @@ func Data(src Source, data map[string]string, w period.Window) (spend.Usage, err
 	}
 	value, ok := data[src.Key]
 	if !ok {
-		return spend.Usage{}, fmt.Errorf("key %s is %w", money.Quote(src.Key), errMissing)
+		return spend.Usage{}, fmt.Errorf("key %s is %w", quoteKey(src.Key), errMissing)
 	}
 	u, err := ParseValue(value)
 	if err != nil {
-		return spend.Usage{}, fmt.Errorf("key %s: %w", money.Quote(src.Key), err)
+		return spend.Usage{}, fmt.Errorf("key %s: %w", quoteKey(src.Key), err)
 	}
 	return u, nil
 }
@@ -144,13 +145,26 @@ func readLedger(prefix string, data map[string]string, w period.Window) (spend.U
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
 		if err != nil {
-			return spend.Usage{}, fmt.Errorf("key %s: %w", money.Quote(k), err)
+			return spend.Usage{}, fmt.Errorf("key %s: %w", quoteKey(k), err)
 		}
 		if inPeriod {
 			sum = sum.Add(u)
 		}
 	}
 	return sum, nil
+}
+
+// maxKeyQuoted is the longest data key an error quotes whole: Kubernetes's own limit on a ConfigMap key.
+const maxKeyQuoted = 253
+
+// quoteKey quotes a data key for an error. A key Kubernetes accepts is quoted whole, so a ledger key keeps its day
+// however long its prefix; a longer one (only a crafted request carries it) is cut in the middle, keeping its end.
+func quoteKey(k string) string {
+	if len(k) <= maxKeyQuoted {
+		return strconv.Quote(k)
+	}
+	head, tail := k[:maxKeyQuoted/2], k[len(k)-maxKeyQuoted/2:]
+	return strconv.Quote(head) + "..." + strconv.Quote(tail)
 }
 
 // ConfigMap is the part of a spend ConfigMap that is read.
