@@ -10,6 +10,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // budgetGroup is the object-map key of the budgets this decorator reads.
@@ -157,8 +159,8 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	switch {
 	case !found || name == "":
 		reason = ReasonBudgetNotFound
-	case st.State == "":
-		reason = ReasonNotEvaluated
+	case !slices.Contains(states, st.State):
+		reason = ReasonNotEvaluated // none yet, or one this version does not know
 	}
 	if reason != "" {
 		setValue(resp.Labels, LabelState, string(api.Unknown))
@@ -172,10 +174,10 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	if st.PercentUsed != nil {
 		setValue(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
 	}
-	setValue(resp.Annotations, AnnotationSpend, st.ObservedSpendUSD)
-	setValue(resp.Annotations, AnnotationLimit, st.LimitUSD)
+	setValue(resp.Annotations, AnnotationSpend, amount(st.ObservedSpendUSD))
+	setValue(resp.Annotations, AnnotationLimit, amount(st.LimitUSD))
 	if st.Period != nil {
-		setValue(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
+		setValue(resp.Annotations, AnnotationPeriodEnd, instant(st.Period.End))
 	}
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
 		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
@@ -192,6 +194,29 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 		requeue = settleRetry
 	}
 	return resp, string(st.State), requeue
+}
+
+// A budget's status is written by whoever may write its status subresource, and a crafted one can say anything:
+// only a known state becomes the label, and an annotation copies a value only when it is one of its kind and at
+// most maxValue bytes (else the annotation is removed), so the decorations are always valid and small.
+var states = []api.State{api.UnderBudget, api.Warning, api.OverBudget, api.Unknown}
+
+const maxValue = 64
+
+// amount is s when it is a USD amount of at most maxValue bytes, else empty.
+func amount(s string) string {
+	if _, err := money.Parse(s); err != nil || len(s) > maxValue {
+		return ""
+	}
+	return s
+}
+
+// instant is s when it is an RFC 3339 time of at most maxValue bytes, else empty.
+func instant(s string) string {
+	if _, err := time.Parse(time.RFC3339, s); err != nil || len(s) > maxValue {
+		return ""
+	}
+	return s
 }
 
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
