@@ -232,10 +232,18 @@ func setValue(m map[string]*string, key, v string) {
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
+	// The mark is the workload's, which its owner may write: only one inside the current period, and not in the
+	// future, is trusted, lest a mark dated ahead suppress the announcement of every later period.
+	if at.After(now) {
+		at = time.Time{}
+	}
 	if p := st.Period; p != nil {
 		msg += fmt.Sprintf(" for the period %s to %s", p.Start, p.End)
 		if start, err := time.Parse(time.RFC3339, p.Start); err == nil && at.Before(start) {
 			at = time.Time{} // one of an earlier period
+		}
+		if end, err := time.Parse(time.RFC3339, p.End); err == nil && !at.Before(end) {
+			at = time.Time{} // one dated in a later period
 		}
 	}
 	if at.IsZero() {

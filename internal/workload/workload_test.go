@@ -241,3 +241,32 @@ func TestACraftedStatusNeverMakesAnInvalidOrLargeDecoration(t *testing.T) {
 		})
 	}
 }
+
+func TestAnExceededMarkOutsideTheCurrentPeriodIsNotTrusted(t *testing.T) {
+	over := related(`{"state":"OverBudget","period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"}}`)
+	now := time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC)
+	cases := map[string]struct {
+		mark, want string
+		told       bool
+	}{
+		"a mark in a later period":           {"2099-01-01T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark later in the current period": {"2026-11-30T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark at the period's end":         {"2026-12-01T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark of an earlier period":        {"2026-10-15T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark earlier in this period":      {"2026-11-29T07:00:00Z", "2026-11-29T07:00:00Z", true},
+		"an old mark of this period, told":   {"2026-11-02T00:00:00Z", "2026-11-02T00:00:00Z", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := withAnnotations(`{"llmbudget.dev/exceeded-at":"` + tc.mark + `"}`)
+			resp, _, err := sync(metacontroller.DecoratorRequest{Object: obj, Related: over}, now)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, str(resp.Annotations[workload.AnnotationExceededAt]))
+			if tc.told {
+				assert.Len(t, resp.Attachments, 1, "BudgetExceeded is announced")
+			} else {
+				assert.Empty(t, resp.Attachments)
+			}
+		})
+	}
+}
