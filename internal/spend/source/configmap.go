@@ -15,7 +15,8 @@
 //     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
 //   - Keys and models are read in sorted order, so the same data always reports the same fault.
 //   - No related object is skipped silently: a Namespace, ConfigMap or TaskRecord that does not decode makes its
-//     namespace unreadable, and the message names it; a ConfigMap that the request lists twice counts once.
+//     namespace unreadable, and the message names it; a TaskRecord with a label of the wrong type is named, not
+//     dropped as unmatched. A ConfigMap or TaskRecord that the request lists twice, under two keys, counts once.
 //   - For a cluster budget, a Total source is summed only when its annotation llmbudget.dev/period-start declares
 //     the budget's current period; any other makes the sum Unknown (never silently wrong) under either
 //     failurePolicy. An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is
