@@ -92,7 +92,7 @@ manifests: ## render the kustomize base, components, overlays, monitoring and Me
 	  $(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 
-bench: build ## benchmarks of the hook handlers against their JSON floor, then a load run
+bench: build ## benchmarks of the hook handlers against their JSON floor, a load run, then memory under attack
 	$(GO) test -c -o bin/bench.test ./test/bench
 	@# Each round runs every body's handler and floor benchmarks back to back,
 	@# so the ratio compares figures taken under the same machine load.
@@ -101,6 +101,7 @@ bench: build ## benchmarks of the hook handlers against their JSON floor, then a
 	done | tee ../../bin/bench.txt
 	$(GO) run ./test/bench/cmd/ratio bin/bench.txt
 	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
+	$(GO) run ./test/attack -bin $(BIN)
 
 # Minimising each new input the fuzzer finds can take most of a short run (the default allows 60 s): a bound in
 # executions keeps the run fuzzing, on a busy machine too.

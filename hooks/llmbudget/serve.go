@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"golang.org/x/net/netutil"
 
 	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
@@ -27,11 +29,26 @@ import (
 // shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s termination grace period.
 const shutdownTimeout = 20 * time.Second
 
+// Bounds on connections, beside the handler's on bodies; docs/operations.md ("Sizing the service") derives them.
+const (
+	// defaultMaxConnections caps the connections each listener holds open at once; Metacontroller keeps one per
+	// worker. Past it, new connections wait in the kernel's backlog, costing the process nothing.
+	defaultMaxConnections = 512
+	// maxHeaderBytes bounds a request's header: Metacontroller sends Content-Type, Accept-Encoding, User-Agent,
+	// Content-Length and, with a token, Authorization, well under 1 KiB. Larger headers are answered 431.
+	maxHeaderBytes = 8 << 10
+	// readHeaderTimeout bounds the wait for a request's header, and idleTimeout for the next request on a
+	// kept-alive connection, so that neither an unfinished header nor an idle connection is held for long.
+	readHeaderTimeout = 5 * time.Second
+	idleTimeout       = 30 * time.Second
+)
+
 type serveOptions struct {
 	addr, level       string
 	metricsAddr       string // empty: /metrics on addr, beside the hooks
 	maxBody           int64
 	maxInFlight       int64
+	maxConns          int
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
@@ -60,11 +77,16 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090",
 		"serve /metrics on this address, apart from the hooks; empty serves it on --addr")
-	fs.Int64Var(&o.maxBody, "max-body-bytes", metacontroller.DefaultMaxBodyBytes, "largest hook request accepted (at least 1)")
+	fs.Int64Var(&o.maxBody, "max-body-bytes", metacontroller.DefaultMaxBodyBytes,
+		"largest hook request accepted (at least 1)")
 	fs.Int64Var(&o.maxInFlight, "max-in-flight-bytes", metacontroller.DefaultMaxInFlightBytes,
 		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); "+
 			"calls past it are answered 429 with Retry-After; at least --max-body-bytes and %d",
 			metacontroller.MinCallWeight, metacontroller.MinCallWeight))
+	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConnections,
+		fmt.Sprintf("connections held open at once on each listener; past it, new ones wait to be accepted "+
+			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
+			maxHeaderBytes, readHeaderTimeout, idleTimeout))
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -77,6 +99,9 @@ func parseServe(args []string) (serveOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if o.maxConns < 1 {
+		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
@@ -164,6 +189,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
+		ln = netutil.LimitListener(ln, cmp.Or(o.maxConns, defaultMaxConnections))
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
@@ -174,7 +200,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		o.onListen(addrs[0], addrs[1])
 	}
 	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
-		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight)
+		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
+		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections))
 	select {
 	case err := <-errc:
 		return err
@@ -246,15 +273,16 @@ func routePprof(router *httprouter.Router) {
 }
 
 // newServer serves h on addr. Hook calls are small and fast: the timeouts only cut off clients that stall, so
-// that a slow peer cannot hold a connection forever.
+// that a slow peer cannot hold a connection forever, and the header bound keeps an unfinished header small.
 func newServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }

@@ -29,13 +29,27 @@ var hookSeeds = map[string][]string{
 		`{"parent":` + budgetParent + `,"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"12.5"}}}}}`,
 		`{"parent":` + ledgerParent + `,"related":{"ConfigMap.v1":{"ns/cm":{"data":` +
 			`{"d-2026-11-29":"{\"costUSD\":\"2\",\"inputTokens\":5,\"models\":{\"m\":{\"costUSD\":\"1\"}}}"}}}}}`,
+		// TaskRecords: one with a wrong-typed label, one under two keys.
+		`{"parent":{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":` +
+			`{"format":"TaskRecords","selector":{"matchLabels":{"team":"ml"}}}}},"related":{"TaskRecord.kelos.dev/v1alpha2":{` +
+			`"ns/a":{"metadata":{"name":"a","namespace":"ns","labels":{"team":1}},"spec":{}},` +
+			`"ns/c":{"metadata":{"name":"c","namespace":"ns","labels":{"team":"ml"}},"spec":{"usage":{"costUSD":"1"}}},` +
+			`"c":{"metadata":{"name":"c","namespace":"ns","labels":{"team":"ml"}},"spec":{"usage":{"costUSD":"1"}}}}}}`,
 	},
 	"/budget/finalize": {
 		`{"parent":` + budgetParent + `,"children":{"ResourceQuota.v1":{"ns/b":{"metadata":{"name":"b"}}}},` +
 			`"finalizing":true}`,
 	},
 	"/workload/customize": {`{"parent":` + workloadObject + `}`},
-	"/workload/sync":      {`{"object":` + workloadObject + `,"related":` + relatedBudget + `}`},
+	"/workload/sync": {
+		`{"object":` + workloadObject + `,"related":` + relatedBudget + `}`,
+		// A crafted status (no label value, an amount too long) and a workload marked exceeded in a later period.
+		`{"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"ns",` +
+			`"labels":{"llmbudget.dev/budget":"b"},"annotations":{"llmbudget.dev/exceeded-at":"2099-01-01T00:00:00Z"}}},` +
+			`"related":{"LLMCostBudget.llmbudget.dev/v1alpha1":{"ns/b":{"metadata":{"name":"b","namespace":"ns"},` +
+			`"status":{"state":"Over Budget!","observedSpendUSD":"1.0000000000000000000000000000000000000000000000000001",` +
+			`"period":{"start":"2026-11-01T00:00:00Z","end":"x"}}}}}}`,
+	},
 	"/workload/finalize": {
 		`{"object":{"metadata":{"name":"w","namespace":"ns","labels":{"llmbudget.dev/state":"OverBudget"},` +
 			`"annotations":{"llmbudget.dev/percent-used":"120"}}},"related":{},"finalizing":true}`,
@@ -44,6 +58,10 @@ var hookSeeds = map[string][]string{
 	"/namespace/customize":     {`{"parent":{"metadata":{"name":"ns"}}}`},
 	"/namespace/sync": {
 		`{"object":{"metadata":{"name":"ns"}},"related":` + relatedBudget + `}`,
+		// One budget under two keys.
+		`{"object":{"metadata":{"name":"ns"}},"related":{"LLMCostBudget.llmbudget.dev/v1alpha1":{` +
+			`"ns/b":{"metadata":{"name":"b","namespace":"ns"},"status":{"enforcement":{"blocking":true}}},` +
+			`"b":{"metadata":{"name":"b","namespace":"ns"},"status":{"enforcement":{"blocking":true}}}}}}`,
 		`{"object":{"metadata":{"name":"ml"}},"related":{"ClusterLLMCostBudget.llmbudget.dev/v1alpha1":{"d":` +
 			`{"metadata":{"name":"d"},"status":{"enforcement":{"blocking":true,"namespaces":["ml"]}}}}}}`,
 	},

@@ -103,21 +103,22 @@ func TestARefusedCallsBodyIsReadSoTheCallerSeesThe429(t *testing.T) {
 	assert.Zero(t, refused.Len(), "the refused body was read to its end")
 }
 
-// trickle opens a connection to addr and sends a sync's headers and then one byte of its
-// body at a time, every interval, until the test ends: chunked, or declaring length bytes.
-// It returns once the headers and the first byte are sent.
-func trickle(t *testing.T, addr string, length int, interval time.Duration) {
+// trickle opens a connection to addr and sends a sync's headers, head bytes of its body at
+// once and then one byte at a time, every interval, until the test ends: chunked, or
+// declaring length bytes. It returns once the headers and the first bytes are sent.
+func trickle(t *testing.T, addr string, length, head int, interval time.Duration) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	framing := "Transfer-Encoding: chunked\r\n"
-	next := func() string { return "1\r\n \r\n" }
+	send := func(n int) string { return fmt.Sprintf("%x\r\n%s\r\n", n, strings.Repeat(" ", n)) }
 	if length > 0 {
 		framing = fmt.Sprintf("Content-Length: %d\r\n", length)
-		next = func() string { return " " }
+		send = func(n int) string { return strings.Repeat(" ", n) }
 	}
+	next := func() string { return send(1) }
 	_, err = io.WriteString(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\nContent-Type: application/json\r\n"+
-		framing+"\r\n"+next())
+		framing+"\r\n"+send(max(head, 1)))
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -143,11 +144,37 @@ func trickle(t *testing.T, addr string, length int, interval time.Duration) {
 	})
 }
 
-// Slow callers used to hold the bound for the declared (or, chunked, the largest) body
-// from its first byte: five callers trickling a byte a second refused every real sync
-// 429 until the server's read timeout. A body now counts only the bytes that have
-// arrived, so ten such callers leave the bound to everyone else.
+// A body counts only the bytes that have arrived, from the first byte on and past 64 KiB,
+// declared or chunked: callers that trickle their bodies leave the bound to everyone else.
+// They used to be charged their whole declared length once they had sent 64 KiB (four
+// refused every real sync), and a chunked body the fourfold room it was read into (four
+// callers of 1.1 MB held 16 MiB).
 func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
+	cases := []struct {
+		name      string
+		trickling int
+		length    func(i int) int // declared length; 0: chunked
+		head      int             // bytes sent at once before the trickle
+	}{
+		{"ten callers trickling from their first byte", 10, func(i int) int {
+			return (1 - i%2) * metacontroller.DefaultMaxBodyBytes
+		}, 1},
+		{"four callers declaring 4 MiB and trickling after 64 KiB", 4, func(int) int {
+			return metacontroller.DefaultMaxBodyBytes
+		}, metacontroller.MinCallWeight + 1},
+		{"four chunked callers trickling after 1.1 MB", 4, func(int) int { return 0 }, 1_100_000},
+		{"four callers declaring 4 MiB and trickling after 1.1 MB", 4, func(int) int {
+			return metacontroller.DefaultMaxBodyBytes
+		}, 1_100_000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			syncBesideTricklingCallers(t, tc.trickling, tc.length, tc.head)
+		})
+	}
+}
+
+func syncBesideTricklingCallers(t *testing.T, trickling int, length func(int) int, head int) {
 	h, err := httpapi.New(metacontroller.Config{
 		Now: func() time.Time { return fixed }, Logger: slog.New(slog.DiscardHandler),
 	})
@@ -162,13 +189,8 @@ func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	const trickling = 10
 	for i := range trickling {
-		length := 0
-		if i%2 == 0 {
-			length = metacontroller.DefaultMaxBodyBytes
-		}
-		trickle(t, srv.Listener.Addr().String(), length, 20*time.Millisecond)
+		trickle(t, srv.Listener.Addr().String(), length(i), head, 20*time.Millisecond)
 	}
 	for range trickling {
 		select {
@@ -177,8 +199,8 @@ func TestCallersTricklingTheirBodiesDoNotStarveRealSyncs(t *testing.T) {
 			require.FailNow(t, "the trickling callers did not reach the server")
 		}
 	}
-	// Long enough for every trickling call to reach its handler and send a few bytes.
-	time.Sleep(100 * time.Millisecond)
+	// Long enough for every trickling call to reach its handler and read what it sent at once.
+	time.Sleep(300 * time.Millisecond)
 
 	client := srv.Client()
 	for i := range 20 {

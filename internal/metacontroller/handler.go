@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -178,9 +177,6 @@ func customize(hook func(CustomizeRequest) (CustomizeResponse, error)) hookFunc 
 	})
 }
 
-// bufPool holds request buffers (*[]byte) for reuse.
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
-
 func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
@@ -216,23 +212,19 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c C
 			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", c.Status)
 		}
 	}()
-	buf := bufPool.Get().(*[]byte)
-	req, code, reason := readBody((*buf)[:0], body, r, s.cfg.MaxBodyBytes)
+	req, code, reason := readBody(body, r, s.cfg.MaxBodyBytes)
 	if code == 0 && !body.hold(MinCallWeight) {
 		code = http.StatusTooManyRequests
 	}
 	if code == http.StatusTooManyRequests {
-		// Read the rest first, through a small buffer and bounded by the body limit: a server that answers and
-		// closes while the caller still sends makes the caller see a reset connection, not the 429. What is read
-		// now is discarded, so it holds nothing; what was held is given back first, and the buffer is left to
-		// the collector: kept in the pool, the buffers of many refused calls would outgrow the bound.
+		// Read the rest first, bounded by the body limit: a server that answers and closes while the caller still
+		// sends makes the caller see a reset connection, not the 429. What is read now is discarded through
+		// io.Copy's small buffer, so it holds nothing; what was held is given back first.
 		body.release()
 		_, _ = io.Copy(io.Discard, body.r)
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		reason = fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s",
 			s.cfg.MaxInFlightBytes, retryAfterSeconds)
-	} else {
-		defer func() { *buf = req[:0]; bufPool.Put(buf) }()
 	}
 	if code != 0 {
 		return refuse(w, code, reason, c)
@@ -261,18 +253,18 @@ func refuse(w http.ResponseWriter, status int, reason string, c Call) Call {
 	return c
 }
 
-// readBody reads r's JSON body from body into buf, or returns a refusal's status and reason (429 when the in-flight
-// bound has no room for the body's bytes).
-func readBody(buf []byte, body *meteredBody, r *http.Request, limit int64) ([]byte, int, string) {
+// readBody reads r's JSON body from body, or returns a refusal's status and reason (429 when the in-flight bound
+// has no room for the body's bytes).
+func readBody(body *meteredBody, r *http.Request, limit int64) ([]byte, int, string) {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return buf, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
+		return nil, http.StatusUnsupportedMediaType, "Content-Type must be application/json, got " + cmp.Or(ct, "none")
 	}
 	if r.ContentLength > limit {
-		return buf, http.StatusRequestEntityTooLarge,
+		return nil, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
-	buf, err := body.readAll(buf, r.ContentLength)
+	buf, err := body.readAll()
 	if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
 		return buf, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
 	}

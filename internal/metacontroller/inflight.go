@@ -3,6 +3,7 @@ package metacontroller
 import (
 	"errors"
 	"io"
+	"sync"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -10,60 +11,74 @@ import (
 // errBusy stops a body's read when the in-flight bound has no room for more of it.
 var errBusy = errors.New("busy")
 
-// meteredBody reads a body while holding in-flight weight for the room it reads into, and makes that room as the
-// bytes arrive, not for the length the caller declares: a caller that trickles its body, or declares 4 MiB and
-// sends none of it, holds a few KiB (at most MinCallWeight), so slow callers cannot starve the others of the bound.
-// Room that does not fit fails the read at once with errBusy (never waits).
+// chunkSize is the step a body is read and held in: most syncs fit one chunk, and a body costs at most one
+// chunk more than what has arrived of it.
+const chunkSize = 16 << 10
+
+// chunkPool holds read chunks (*[chunkSize]byte) for reuse; every chunk in use is held against the bound.
+var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
+// meteredBody reads a body into chunks while holding in-flight weight for the chunks it fills, so a call holds
+// what has arrived of its body (rounded up to a chunk) and its memory grows only as the bytes arrive, whatever
+// the length it declares, chunked or not: a caller that trickles its body after 64 KiB, or declares 4 MiB and
+// sends none of it, holds what it sent, and slow callers cannot starve the others of the bound. A chunk that
+// does not fit fails the read at once with errBusy (never waits).
 type meteredBody struct {
 	r        io.Reader // bounded by limit
 	limit    int64
 	inFlight *semaphore.Weighted
 	held     int64
+	chunks   []*[chunkSize]byte
 }
 
-// readAll appends the body to buf until EOF; declared is the length the caller declared, or -1.
-func (m *meteredBody) readAll(buf []byte, declared int64) ([]byte, error) {
-	end := 0 // buf is read up to here: the room held so far
+// readAll reads the body until EOF. A body of one chunk is answered from the chunk itself; a longer one is joined
+// into one buffer of its length, which takes over the weight its chunks held (it is no larger than they were).
+func (m *meteredBody) readAll() ([]byte, error) {
+	n := 0 // bytes read
 	for {
-		if len(buf) == end {
-			// Never room past the limit and the one byte that reads EOF or trips it, which is not held.
-			end = int(min(int64(end+room(len(buf), declared)), m.limit+1))
-			if !m.hold(min(int64(end), m.limit)) {
-				return buf, errBusy
+		var p []byte
+		switch {
+		case int64(n) >= m.limit:
+			p = make([]byte, 1) // only sees EOF or trips the limit: never a byte of the body, so never held
+		case n == len(m.chunks)*chunkSize:
+			if !m.hold(min(int64(n+chunkSize), m.limit)) {
+				return nil, errBusy
 			}
-			if cap(buf) < end {
-				grown := make([]byte, len(buf), end)
-				buf = grown[:copy(grown, buf)]
-			}
+			c := chunkPool.Get().(*[chunkSize]byte)
+			m.chunks = append(m.chunks, c)
+			p = c[:]
+		default:
+			p = m.chunks[len(m.chunks)-1][n%chunkSize:]
 		}
-		n, err := m.r.Read(buf[len(buf):end])
-		buf = buf[:len(buf)+n]
+		k, err := m.r.Read(p)
+		n += k
 		if err == io.EOF {
-			return buf, nil
+			return m.join(n), nil
 		}
 		if err != nil {
-			return buf, err
+			return nil, err
 		}
 	}
 }
 
-// room is how many bytes to add to a full buffer of n bytes. A declared length is made room for, and held, whole
-// once the caller has sent MinCallWeight of it (what every call holds once read anyway), or at once when it is no
-// more: a caller that declares 4 MiB and trickles it holds at most 64 KiB, while a real large body is read into one
-// buffer of its size, and a call that cannot have it is refused after reading 64 KiB, not megabytes. Until then, and
-// for a body of undeclared length, the room grows fourfold each time it fills, from 4 KiB.
-func room(n int, declared int64) int {
-	if declared > int64(n) && (declared <= MinCallWeight || n >= MinCallWeight) {
-		return int(declared) - n + 1 // and the read that sees EOF
+// join is the n bytes read, in one slice.
+func (m *meteredBody) join(n int) []byte {
+	switch len(m.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return m.chunks[0][:n]
 	}
-	more := max(3*n, 4<<10)
-	if declared > int64(n) {
-		more = min(more, int(declared)-n+1)
+	body := make([]byte, n)
+	for i, c := range m.chunks {
+		copy(body[i*chunkSize:], c[:])
+		chunkPool.Put(c)
 	}
-	return more
+	m.chunks = nil
+	return body
 }
 
-// hold tops the weight held up to at least n: the room a body is read into, then what a call holds while its
+// hold tops the weight held up to at least n: the chunks a body is read into, then what a call holds while its
 // request is decoded and answered.
 func (m *meteredBody) hold(n int64) bool {
 	if m.held >= n {
@@ -76,7 +91,12 @@ func (m *meteredBody) hold(n int64) bool {
 	return true
 }
 
+// release gives back the weight held and the chunks, once nothing reads the body any more.
 func (m *meteredBody) release() {
 	m.inFlight.Release(m.held)
 	m.held = 0
+	for _, c := range m.chunks {
+		chunkPool.Put(c)
+	}
+	m.chunks = nil
 }

@@ -92,7 +92,9 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 			blocks = append(blocks, b)
 		}
 	}
+	// A budget can arrive under more than one key of the related map: each is named, and counted, once.
 	slices.SortFunc(blocks, func(a, b block) int { return strings.Compare(a.who, b.who) })
+	blocks = slices.CompactFunc(blocks, func(a, b block) bool { return a.who == b.who })
 	resp := metacontroller.DecoratorResponse{
 		Labels:      map[string]*string{LabelBlocked: nil},
 		Annotations: map[string]*string{AnnotationBlockedBy: nil},

@@ -59,6 +59,13 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 		{"a budget this version cannot read", map[string]json.RawMessage{
 			"team-ml/chatbot": json.RawMessage(`{"status":{"enforcement":{"blocking":"yes"}}}`)}, nil, nil},
 		{"no budgets at all", nil, nil, nil},
+		{"a team budget listed under two keys, named once", map[string]json.RawMessage{
+			"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks),
+			"chatbot":         teamBudget("team-ml", "chatbot", blocks),
+		}, nil, []string{"LLMCostBudget team-ml/chatbot"}},
+		{"a cluster budget listed under two keys, named once", nil, map[string]json.RawMessage{
+			"ml": clusterBudget("ml", closesIt), "/ml": clusterBudget("ml", closesIt),
+		}, []string{"ClusterLLMCostBudget ml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +81,8 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 			}
 			require.NotNil(t, resp.Labels[LabelBlocked])
 			assert.Equal(t, "true", *resp.Labels[LabelBlocked])
-			assert.Contains(t, *resp.Annotations[AnnotationBlockedBy], "is OverBudget")
+			assert.Equal(t, len(tc.want), strings.Count(*resp.Annotations[AnnotationBlockedBy], "is OverBudget"),
+				"each budget is named once")
 		})
 	}
 }

@@ -10,6 +10,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // budgetGroup is the object-map key of the budgets this decorator reads.
@@ -153,8 +155,8 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	switch {
 	case !found || name == "":
 		reason = ReasonBudgetNotFound
-	case st.State == "":
-		reason = ReasonNotEvaluated
+	case !slices.Contains(states, st.State):
+		reason = ReasonNotEvaluated // none yet, or one this version does not know
 	}
 	if reason != "" {
 		setValue(resp.Labels, LabelState, string(api.Unknown))
@@ -168,10 +170,10 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	if st.PercentUsed != nil {
 		setValue(resp.Annotations, AnnotationPercent, strconv.FormatInt(*st.PercentUsed, 10))
 	}
-	setValue(resp.Annotations, AnnotationSpend, st.ObservedSpendUSD)
-	setValue(resp.Annotations, AnnotationLimit, st.LimitUSD)
+	setValue(resp.Annotations, AnnotationSpend, amount(st.ObservedSpendUSD))
+	setValue(resp.Annotations, AnnotationLimit, amount(st.LimitUSD))
 	if st.Period != nil {
-		setValue(resp.Annotations, AnnotationPeriodEnd, st.Period.End)
+		setValue(resp.Annotations, AnnotationPeriodEnd, instant(st.Period.End))
 	}
 	if a, ok := exceeded(name, st, o.Metadata.Annotations[AnnotationExceededAt], now); ok {
 		setValue(resp.Annotations, AnnotationExceededAt, a.At.UTC().Format(time.RFC3339))
@@ -190,6 +192,29 @@ func apply(o object, related metacontroller.ObjectMap, now time.Time) (
 	return resp, string(st.State), requeue
 }
 
+// A budget's status is written by whoever may write its status subresource, and a crafted one can say anything:
+// only a known state becomes the label, and an annotation copies a value only when it is one of its kind and at
+// most maxValue bytes (else the annotation is removed), so the decorations are always valid and small.
+var states = []api.State{api.UnderBudget, api.Warning, api.OverBudget, api.Unknown}
+
+const maxValue = 64
+
+// amount is s when it is a USD amount of at most maxValue bytes, else empty.
+func amount(s string) string {
+	if _, err := money.Parse(s); err != nil || len(s) > maxValue {
+		return ""
+	}
+	return s
+}
+
+// instant is s when it is an RFC 3339 time of at most maxValue bytes, else empty.
+func instant(s string) string {
+	if _, err := time.Parse(time.RFC3339, s); err != nil || len(s) > maxValue {
+		return ""
+	}
+	return s
+}
+
 // setValue sets a label or annotation key to v, leaving it null (removed) when v is empty.
 func setValue(m map[string]*string, key, v string) {
 	if v != "" {
@@ -203,10 +228,18 @@ func setValue(m map[string]*string, key, v string) {
 func exceeded(budget string, st api.Status, marked string, now time.Time) (evaluate.Announcement, bool) {
 	msg := fmt.Sprintf("LLMCostBudget %s is OverBudget", budget)
 	at, _ := time.Parse(time.RFC3339, marked) // zero when none yet
+	// The mark is the workload's, which its owner may write: only one inside the current period, and not in the
+	// future, is trusted, lest a mark dated ahead suppress the announcement of every later period.
+	if at.After(now) {
+		at = time.Time{}
+	}
 	if p := st.Period; p != nil {
 		msg += fmt.Sprintf(" for the period %s to %s", p.Start, p.End)
 		if start, err := time.Parse(time.RFC3339, p.Start); err == nil && at.Before(start) {
 			at = time.Time{} // one of an earlier period
+		}
+		if end, err := time.Parse(time.RFC3339, p.End); err == nil && !at.Before(end) {
+			at = time.Time{} // one dated in a later period
 		}
 	}
 	if at.IsZero() {

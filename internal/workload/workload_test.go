@@ -2,11 +2,13 @@ package workload_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
@@ -189,3 +191,82 @@ func TestAnObjectThatCarriesItsDecorationsNeedsNoRetry(t *testing.T) {
 }
 
 var sync = workload.Controller{}.Sync
+
+func TestACraftedStatusNeverMakesAnInvalidOrLargeDecoration(t *testing.T) {
+	long := strings.Repeat("9", 100)
+	cases := map[string]struct {
+		status      string
+		state       string
+		spend, end  string
+		reasonGiven string
+	}{
+		"a state that is no valid label value is not evaluated": {
+			status: `{"state":"Over Budget!","observedSpendUSD":"1.00"}`, state: "Unknown", spend: "<null>",
+			reasonGiven: workload.ReasonNotEvaluated,
+		},
+		"a state this version does not know is not evaluated": {
+			status: `{"state":"Exhausted"}`, state: "Unknown", spend: "<null>", reasonGiven: workload.ReasonNotEvaluated,
+		},
+		"a spend that is no amount is left out": {
+			status: `{"state":"Warning","observedSpendUSD":"lots\nof it"}`, state: "Warning", spend: "<null>",
+			reasonGiven: "<null>",
+		},
+		"a spend longer than an annotation allows is left out": {
+			status: `{"state":"Warning","observedSpendUSD":"1.` + long + `"}`, state: "Warning", spend: "<null>",
+			reasonGiven: "<null>",
+		},
+		"a period end that is no time is left out": {
+			status: `{"state":"Warning","period":{"start":"2026-11-01T00:00:00Z","end":"` + long + `"}}`,
+			state:  "Warning", spend: "<null>", end: "<null>", reasonGiven: "<null>",
+		},
+		"valid values are copied as they are": {
+			status: `{"state":"Warning","observedSpendUSD":"1.00",` +
+				`"period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"}}`,
+			state: "Warning", spend: "1.00", end: "2026-12-01T00:00:00Z", reasonGiven: "<null>",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(tc.status)}
+			resp, _, err := sync(req, time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
+			require.NoError(t, err)
+			state := str(resp.Labels[workload.LabelState])
+			assert.Equal(t, tc.state, state)
+			assert.Empty(t, validation.IsValidLabelValue(state))
+			assert.Equal(t, tc.spend, str(resp.Annotations[workload.AnnotationSpend]))
+			assert.Equal(t, tc.reasonGiven, str(resp.Annotations[workload.AnnotationReason]))
+			if tc.end != "" {
+				assert.Equal(t, tc.end, str(resp.Annotations[workload.AnnotationPeriodEnd]))
+			}
+		})
+	}
+}
+
+func TestAnExceededMarkOutsideTheCurrentPeriodIsNotTrusted(t *testing.T) {
+	over := related(`{"state":"OverBudget","period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"}}`)
+	now := time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC)
+	cases := map[string]struct {
+		mark, want string
+		told       bool
+	}{
+		"a mark in a later period":           {"2099-01-01T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark later in the current period": {"2026-11-30T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark at the period's end":         {"2026-12-01T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark of an earlier period":        {"2026-10-15T00:00:00Z", "2026-11-29T07:10:00Z", true},
+		"a mark earlier in this period":      {"2026-11-29T07:00:00Z", "2026-11-29T07:00:00Z", true},
+		"an old mark of this period, told":   {"2026-11-02T00:00:00Z", "2026-11-02T00:00:00Z", false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := withAnnotations(`{"llmbudget.dev/exceeded-at":"` + tc.mark + `"}`)
+			resp, _, err := sync(metacontroller.DecoratorRequest{Object: obj, Related: over}, now)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, str(resp.Annotations[workload.AnnotationExceededAt]))
+			if tc.told {
+				assert.Len(t, resp.Attachments, 1, "BudgetExceeded is announced")
+			} else {
+				assert.Empty(t, resp.Attachments)
+			}
+		})
+	}
+}

@@ -15,7 +15,8 @@
 //     repeated JSON fields and trailing data are errors that name the key and say what is wrong.
 //   - Keys and models are read in sorted order, so the same data always reports the same fault.
 //   - No related object is skipped silently: a Namespace, ConfigMap or TaskRecord that does not decode makes its
-//     namespace unreadable, and the message names it; a ConfigMap that the request lists twice counts once.
+//     namespace unreadable, and the message names it; a TaskRecord with a label of the wrong type is named, not
+//     dropped as unmatched. A ConfigMap or TaskRecord that the request lists twice, under two keys, counts once.
 //   - For a cluster budget, a Total source is summed only when its annotation llmbudget.dev/period-start declares
 //     the budget's current period; any other makes the sum Unknown (never silently wrong) under either
 //     failurePolicy. An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,11 +115,11 @@ func Data(src Source, data map[string]string, w period.Window) (spend.Usage, err
 	}
 	value, ok := data[src.Key]
 	if !ok {
-		return spend.Usage{}, fmt.Errorf("key %s is %w", money.Quote(src.Key), errMissing)
+		return spend.Usage{}, fmt.Errorf("key %s is %w", quoteKey(src.Key), errMissing)
 	}
 	u, err := ParseValue(value)
 	if err != nil {
-		return spend.Usage{}, fmt.Errorf("key %s: %w", money.Quote(src.Key), err)
+		return spend.Usage{}, fmt.Errorf("key %s: %w", quoteKey(src.Key), err)
 	}
 	return u, nil
 }
@@ -144,13 +146,26 @@ func readLedger(prefix string, data map[string]string, w period.Window) (spend.U
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
 		if err != nil {
-			return spend.Usage{}, fmt.Errorf("key %s: %w", money.Quote(k), err)
+			return spend.Usage{}, fmt.Errorf("key %s: %w", quoteKey(k), err)
 		}
 		if inPeriod {
 			sum = sum.Add(u)
 		}
 	}
 	return sum, nil
+}
+
+// maxKeyQuoted is the longest data key an error quotes whole: Kubernetes's own limit on a ConfigMap key.
+const maxKeyQuoted = 253
+
+// quoteKey quotes a data key for an error. A key Kubernetes accepts is quoted whole, so a ledger key keeps its day
+// however long its prefix; a longer one (only a crafted request carries it) is cut in the middle, keeping its end.
+func quoteKey(k string) string {
+	if len(k) <= maxKeyQuoted {
+		return strconv.Quote(k)
+	}
+	head, tail := k[:maxKeyQuoted/2], k[len(k)-maxKeyQuoted/2:]
+	return strconv.Quote(head) + "..." + strconv.Quote(tail)
 }
 
 // ConfigMap is the part of a spend ConfigMap that is read.

@@ -247,11 +247,14 @@ func Usable(s *metav1.LabelSelector) bool {
 
 // DecodeRecords reads the related TaskRecords in the namespaces member admits that sel matches, in key order.
 // Metacontroller selected them already; they are matched again so that eval, which reads every record it is given,
-// counts the same ones. A record that does not decode is the first error of its namespace (a record whose labels
-// did not decode is taken as Metacontroller's match), never skipped: bad maps namespace to it.
+// counts the same ones. A record that does not decode is the first error of its namespace, never skipped (bad
+// maps namespace to it), unless its labels decode and sel does not match them: a wrong-typed label, say, is
+// taken as Metacontroller's match, so the record is named rather than dropped. A record the request lists under
+// two keys (one namespace/name) is read once, from its first key.
 func DecodeRecords(related metacontroller.ObjectMap, member func(string) bool,
 	sel labels.Selector) (rs []Record, bad map[string]error) {
 	bad = map[string]error{}
+	seen := map[string]bool{}
 	objs := related[TaskRecordGroup]
 	for _, key := range slices.Sorted(maps.Keys(objs)) {
 		r, err := DecodeRecord(key, objs[key])
@@ -259,17 +262,29 @@ func DecodeRecords(related metacontroller.ObjectMap, member func(string) bool,
 		if r.Name == "" {
 			ns, _, _ = strings.Cut(key, "/")
 		}
+		id := ns + "/" + r.Name
 		switch {
-		case !member(ns), r.Name != "" && !sel.Matches(labels.Set(r.Labels)):
+		case !member(ns), r.Name != "" && seen[id]:
 		case err != nil:
-			if bad[ns] == nil {
+			if labelsMatch(objs[key], sel) && bad[ns] == nil {
 				bad[ns] = err
 			}
-		default:
+		case sel.Matches(labels.Set(r.Labels)):
 			rs = append(rs, r)
 		}
+		seen[id] = seen[id] || r.Name != ""
 	}
 	return rs, bad
+}
+
+// labelsMatch reports whether sel matches a record's labels, or they do not decode, so that it cannot tell.
+func labelsMatch(raw []byte, sel labels.Selector) bool {
+	var j struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	return decode.Lenient(raw, &j, "") != nil || sel.Matches(labels.Set(j.Metadata.Labels))
 }
 
 // RecordsRead words what a sum of records is: the period's records summed (where: " over 3 namespaces", or ""),

@@ -1,13 +1,18 @@
 package source_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/llmbudget/llmbudget/internal/metacontroller"
 
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
@@ -184,4 +189,47 @@ func FuzzDecodeRecord(f *testing.F) {
 			assert.Equal(t, 2, sum.Counted+sum.Outside+sum.Incomplete+sum.NoUsage)
 		}
 	})
+}
+
+func TestDecodeRecordsNamesEveryRecordItCannotReadAndCountsEachOnce(t *testing.T) {
+	const done = `, "completionTime": "2026-12-01T10:00:00Z", "usage": {"costUSD": "2.75"}`
+	good, other := taskRecord("a", done), taskRecord("b", done)
+	wrongLabel := []byte(strings.Replace(string(taskRecord("c", done)), `"team": "ml"`, `"team": 1`, 1))
+	unmatched := []byte(strings.Replace(string(taskRecord("d", `, "usage": {"costUSD": {}}`)), `"ml"`, `"web"`, 1))
+	tests := map[string]struct {
+		objs  map[string]json.RawMessage
+		names []string
+		bad   string
+	}{
+		"a record with a wrong-typed label is named, not dropped": {
+			objs: map[string]json.RawMessage{"team-ml/a": good, "team-ml/c": wrongLabel},
+			bad:  "TaskRecord team-ml/c: ", names: []string{"a"},
+		},
+		"a record listed under two keys counts once": {
+			objs:  map[string]json.RawMessage{"team-ml/a": good, "a": good, "team-ml/b": other},
+			names: []string{"a", "b"},
+		},
+		"a record that does not decode and that the selector does not match is none of the budget's": {
+			objs:  map[string]json.RawMessage{"team-ml/a": good, "team-ml/d": unmatched},
+			names: []string{"a"},
+		},
+	}
+	sel := source.Selector(&metav1.LabelSelector{MatchLabels: map[string]string{"team": "ml"}})
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			related := metacontroller.ObjectMap{source.TaskRecordGroup: tc.objs}
+			rs, bad := source.DecodeRecords(related, func(ns string) bool { return ns == "team-ml" }, sel)
+			var names []string
+			for _, r := range rs {
+				names = append(names, r.Name)
+			}
+			assert.Equal(t, tc.names, names)
+			if tc.bad == "" {
+				assert.Empty(t, bad)
+				return
+			}
+			require.Error(t, bad["team-ml"])
+			assert.True(t, strings.HasPrefix(bad["team-ml"].Error(), tc.bad), bad["team-ml"])
+		})
+	}
 }

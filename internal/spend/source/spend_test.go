@@ -281,6 +281,10 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": "1", "model": "gpt"}`,
 			msg: `key "spend-2026-03-05": unknown field "model"`,
 		},
+		"a key with a long prefix keeps its day": {
+			prefix: strings.Repeat("p", 40) + "-", key: strings.Repeat("p", 40) + "-2026-03-05", value: "-1",
+			msg: `key "` + strings.Repeat("p", 40) + `-2026-03-05": "-1" is negative`,
+		},
 		"a JSON cost with ten decimals": {
 			prefix: "spend-", key: "spend-2026-03-05", value: `{"costUSD": 12.3456789012}`,
 			msg: `key "spend-2026-03-05": costUSD: "12.3456789012" has more than 9 decimals`,
@@ -301,6 +305,14 @@ func TestReadDailyLedgerErrors(t *testing.T) {
 		_, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: "spend-"}, data, march)
 		requireSpendError(t, err, api.ReasonInvalidCostData, "spend-2026-03-02",
 			`key "spend-2026-03-02": the period's spend passes 9223372036.854775807 USD, the most an amount holds`)
+	})
+	t.Run("a key longer than Kubernetes allows is cut in the middle, keeping its day", func(t *testing.T) {
+		prefix := strings.Repeat("p", 300)
+		data := map[string]string{prefix + "2026-03-05": "-1"}
+		_, err := source.Data(source.Source{Format: api.DailyLedger, KeyPrefix: prefix}, data, march)
+		require.Error(t, err)
+		assert.Equal(t, `key "`+strings.Repeat("p", 126)+`"..."`+strings.Repeat("p", 116)+`2026-03-05": "-1" is negative`,
+			err.Error())
 	})
 	t.Run("the first bad key in sorted order is reported, every time", func(t *testing.T) {
 		data := map[string]string{
@@ -382,7 +394,9 @@ func FuzzRead(f *testing.F) {
 			}
 			named := false
 			for k := range data {
-				named = named || strings.HasPrefix(err.Error(), fmt.Sprintf("key %q: ", k))
+				whole := strings.HasPrefix(err.Error(), fmt.Sprintf("key %q: ", k))
+				cut := len(k) > 253 && strings.HasPrefix(err.Error(), fmt.Sprintf("key %q...", k[:126]))
+				named = named || whole || cut
 			}
 			assert.True(t, named, "%q names no key of the data", err)
 			return

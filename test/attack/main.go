@@ -1,0 +1,274 @@
+// Command attack measures the hook service's memory under the attacks its bounds are for, against the
+// Deployment's 128 MiB limit: it starts the built binary (`llmbudget serve --addr 127.0.0.1:0`, GOMEMLIMIT set
+// to the limit as deployed) once per attack, runs the attack over loopback, and reports the server's peak
+// resident memory (VmHWM) and whether real syncs sent during the attack were answered.
+//
+//	make build && go run ./test/attack
+//
+// The attacks need no valid request: unfinished headers of 1 MB each, idle keep-alive connections, bodies
+// trickled a byte at a time after 64 KiB (declared) or 1.1 MB (chunked), and many small syncs at once. It exits
+// 1 if any peak passes the limit.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
+	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
+	`"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2"}}}}}`
+
+type attack struct {
+	name string
+	run  func(addr string, scale int) (stop func())
+}
+
+var attacks = []attack{
+	{"200 connections each sending 1 MB of an unfinished header", unfinishedHeaders},
+	{"10,000 idle keep-alive connections", idleConnections},
+	{"4 bodies trickled after 64 KiB of 4 MiB, 4 chunked after 1.1 MB", trickledBodies},
+	{"5,000 concurrent small syncs", concurrentSyncs},
+}
+
+func main() {
+	bin := flag.String("bin", "bin/llmbudget", "the llmbudget binary to attack")
+	limit := flag.Int64("limit", 128<<20, "the container's memory limit, in bytes (GOMEMLIMIT)")
+	scale := flag.Int("scale", 1, "divide every attack's connections by this (for a quick try)")
+	flag.Parse()
+	failed := false
+	fmt.Printf("%-66s %12s %14s %s\n", "attack", "peak RSS", "syncs beside", "")
+	for _, a := range attacks {
+		peak, answered, err := measure(*bin, *limit, a, *scale)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "attack:", a.name+":", err)
+			os.Exit(1)
+		}
+		verdict := "within the limit"
+		if peak > *limit {
+			verdict, failed = "FAILED", true
+		}
+		fmt.Printf("%-66s %8.1f MiB %8d of %d %s\n", a.name, float64(peak)/(1<<20), answered, realSyncs, verdict)
+	}
+	fmt.Printf("limit %.0f MiB\n", float64(*limit)/(1<<20))
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// realSyncs are sent, one at a time, while each attack holds: how many are answered 200 is reported, not
+// required, since connections past --max-connections wait until one closes (30 s for an idle one).
+const realSyncs = 5
+
+func measure(bin string, limit int64, a attack, scale int) (peak int64, answered int, err error) {
+	srv, err := start(bin, limit)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer srv.stop()
+	stop := a.run(srv.addr, scale)
+	defer stop()
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for range realSyncs {
+		resp, err := client.Post("http://"+srv.addr+"/budget/sync", "application/json", strings.NewReader(syncBody))
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				answered++
+			}
+		}
+	}
+	time.Sleep(time.Second) // the attack holds on a while after the last real sync
+	return srv.peak(), answered, nil
+}
+
+func dial(addr string) net.Conn {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return nil
+	}
+	return conn
+}
+
+// many runs n copies of f, each on a connection of its own, and returns once each has started its attack.
+func many(addr string, n int, f func(net.Conn)) (stop func()) {
+	var mu sync.Mutex
+	var conns []net.Conn
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			conn := dial(addr)
+			if conn == nil {
+				return // past the server's cap and the kernel's backlog: the attacker holds nothing of the server's
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+			f(conn)
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+}
+
+func unfinishedHeaders(addr string, scale int) func() {
+	return many(addr, 200/scale, func(conn net.Conn) {
+		_, _ = io.WriteString(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\nX-Pad: ")
+		chunk := strings.Repeat("x", 16<<10)
+		for range 64 {
+			_ = conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			if _, err := io.WriteString(conn, chunk); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func idleConnections(addr string, scale int) func() {
+	return many(addr, 10_000/scale, func(conn net.Conn) {
+		_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+		_, _ = fmt.Fprintf(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\nContent-Type: application/json\r\n"+
+			"Content-Length: %d\r\n\r\n%s", len(syncBody), syncBody)
+		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		_ = conn.SetDeadline(time.Time{}) // kept alive, idle
+	})
+}
+
+func trickledBodies(addr string, _ int) func() {
+	stopped := make(chan struct{})
+	trickle := func(header string, head string, next string) func(net.Conn) {
+		return func(conn net.Conn) {
+			if _, err := io.WriteString(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\n"+
+				"Content-Type: application/json\r\n"+header+"\r\n"+head); err != nil {
+				return
+			}
+			go func() {
+				for {
+					select {
+					case <-stopped:
+						return
+					case <-time.After(time.Second):
+						if _, err := io.WriteString(conn, next); err != nil {
+							return
+						}
+					}
+				}
+			}()
+		}
+	}
+	declared := many(addr, 4, trickle("Content-Length: 4194304\r\n", strings.Repeat(" ", 64<<10), " "))
+	const chunked = 1_100_000
+	chunk := fmt.Sprintf("%x\r\n%s\r\n", chunked, strings.Repeat(" ", chunked))
+	unbounded := many(addr, 4, trickle("Transfer-Encoding: chunked\r\n", chunk, "1\r\n \r\n"))
+	time.Sleep(500 * time.Millisecond) // the server reads what was sent at once
+	return func() { close(stopped); declared(); unbounded() }
+}
+
+func concurrentSyncs(addr string, scale int) func() {
+	return many(addr, 5_000/scale, func(conn net.Conn) {
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = fmt.Fprintf(conn, "POST /budget/sync HTTP/1.1\r\nHost: llmbudget\r\nContent-Type: application/json\r\n"+
+			"Content-Length: %d\r\n\r\n%s", len(syncBody), syncBody)
+		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+}
+
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+}
+
+// start runs `bin serve` on a loopback port, with GOMEMLIMIT the limit as the Deployment sets it.
+func start(path string, limit int64) (*server, error) {
+	bin, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "", "--log-level", "info")
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit, 10))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	s := &server{cmd: cmd, done: make(chan struct{})}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving hooks" {
+				addrc <- line.Addr
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case s.addr = <-addrc:
+		return s, nil
+	case <-s.done:
+		return nil, fmt.Errorf("%s exited before serving", bin)
+	case <-time.After(15 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("%s did not report its address within 15s", bin)
+	}
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// peak is the server's peak resident set size (VmHWM), in bytes.
+func (s *server) peak() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
