@@ -190,12 +190,35 @@ func skippedNote(skipped []manifest.Object) string {
 
 // evaluate is the sync hook's answer for a budget, as YAML under a headline that sums it up for a person, and the
 // state the budget ends in.
+// created gives a budget read from a file, which no API server has created, the creationTimestamp now: the hook
+// dates what a budget's first sync finds by its creation, and eval answers as that first sync would.
+func created(parent json.RawMessage, now time.Time) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(parent, &obj); err != nil {
+		return nil, fmt.Errorf("decode the budget: %w", err)
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(obj["metadata"], &meta); err != nil || meta == nil {
+		return parent, nil //nolint:nilerr // the hook names what is wrong with the metadata
+	}
+	if ts, ok := meta["creationTimestamp"]; ok && string(ts) != "null" {
+		return parent, nil
+	}
+	meta["creationTimestamp"], _ = json.Marshal(now.UTC().Format(time.RFC3339))
+	obj["metadata"], _ = json.Marshal(meta)
+	return json.Marshal(obj)
+}
+
 func evaluate(parent json.RawMessage, related hookwire.ObjectMap, now time.Time, cluster bool) (
 	[]byte, api.State, error,
 ) {
 	sync := budget.Sync
 	if cluster {
 		sync = clusterbudget.Sync
+	}
+	parent, err := created(parent, now)
+	if err != nil {
+		return nil, "", err
 	}
 	req := hookwire.CompositeRequest{Parent: parent, Related: related, Children: hookwire.ObjectMap{}}
 	resp, sum, err := sync(req, now)

@@ -106,11 +106,11 @@ func TestFreshness(t *testing.T) {
 		},
 		"spend exactly maxAge old is stale": {
 			maxAge: "15m", spend: stamped(at.Add(-15 * time.Minute)), want: freshness{
-				applies: true, known: true, stale: true,
+				applies: true, known: true, stale: true, turned: at,
 				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, which reached maxAge 15m " +
 					"at 2026-11-20T12:00:00Z",
-				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, 15m0s old: older than " +
-					"maxAge 15m; with failurePolicy Open the budget is still evaluated on these figures",
+				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, which reached maxAge 15m " +
+					"at 2026-11-20T12:00:00Z; with failurePolicy Open the budget is still evaluated on these figures",
 			},
 		},
 		"spend without a stamp is stale": {
@@ -245,7 +245,8 @@ func TestCrossings(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := crossings(thresholds, tc.carried, func(th api.Threshold) bool { return th.Percent <= tc.percent }, at)
+			got := crossings(thresholds, tc.carried, func(th api.Threshold) bool { return th.Percent <= tc.percent },
+				func(api.Threshold) time.Time { return at })
 			require.Len(t, got, len(tc.want))
 			for i, w := range tc.want {
 				assert.Equal(t, w, got[i].CrossedAt, "threshold %d", got[i].Percent)
@@ -375,11 +376,13 @@ func TestAnnounce(t *testing.T) {
 	}
 }
 
-func TestStampMovesOnlyWithTheStatus(t *testing.T) {
-	before := metaTime(at.Add(-time.Hour))
+func TestStampMovesOnlyWithTheStatusOrOnceItIsRestampOld(t *testing.T) {
+	before := metaTime(at.Add(-Restamp + time.Second))
 	prev := api.Status{State: api.Warning, LastEvaluatedTime: before}
 	assert.Equal(t, before, stamp(api.Status{State: api.Warning}, prev, at), "unchanged")
 	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.OverBudget}, prev, at), "changed")
+	prev.LastEvaluatedTime = metaTime(at.Add(-Restamp))
+	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.Warning}, prev, at), "unchanged, but Restamp old")
 	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.Warning}, api.Status{State: api.Warning}, at),
 		"never stamped before")
 }
