@@ -214,16 +214,27 @@ func slugOf(model string) string {
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
+// MaxAnnouncements is the most announcements a status records, and so the most Events a budget keeps. A budget
+// announces at most one crossing per threshold (10) for itself and each of its models (20), a few changes of its
+// spend and enforcement, and a new period; a status recording more was not written by this service.
+const MaxAnnouncements = 256
+
 // announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window, then
 // this sync's new ones (Evaluate finds none while suspended). An occurrence is its slug and the instant the inputs
 // place it, which is its Event's name: its first record wins, so an Event's content never changes, and the record in
 // the status keeps an Event until its window ends, whatever the budget does meanwhile, so it is never created twice.
-func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) []Announcement {
-	var out []Announcement
+// Past MaxAnnouncements the newest are kept; left is how many were left out.
+func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) (
+	out []Announcement, left int) {
+	type occurrence struct {
+		slug string
+		at   int64
+	}
+	seen := make(map[occurrence]bool, min(len(recorded), MaxAnnouncements)+len(occurring))
 	add := func(a Announcement) {
-		age := now.Sub(a.At)
-		kept := slices.ContainsFunc(out, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
-		if age >= 0 && age < AnnounceFor && !kept {
+		id := occurrence{a.Slug, a.At.Unix()}
+		if age := now.Sub(a.At); age >= 0 && age < AnnounceFor && !seen[id] {
+			seen[id] = true
 			out = append(out, a)
 		}
 	}
@@ -233,10 +244,23 @@ func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now t
 	for _, a := range occurring {
 		add(a)
 	}
+	if len(out) > MaxAnnouncements {
+		slices.SortStableFunc(out, func(a, b Announcement) int { return b.At.Compare(a.At) })
+		out, left = out[:MaxAnnouncements], len(out)-MaxAnnouncements
+	}
 	slices.SortFunc(out, func(a, b Announcement) int {
 		return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At))
 	})
-	return out
+	return out, left
+}
+
+// capped says in the BudgetEvaluated condition that left announcements were left out of the status, and so
+// have no Event.
+func capped(conds []metav1.Condition, left int) {
+	if c := meta.FindStatusCondition(conds, api.ConditionBudgetEvaluated); c != nil {
+		c.Message += fmt.Sprintf("; %d announcements left out: status.announcements keeps at most %d (MaxAnnouncements)",
+			left, MaxAnnouncements)
+	}
 }
 
 // records is status.announcements.

@@ -137,8 +137,11 @@ func Evaluate(in Input) Result {
 	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
 		occurring = occurrences(in, prev, v, f, p, m, enf)
 	}
-	anns := announce(prev.Announcements, occurring, in.Now)
+	anns, left := announce(prev.Announcements, occurring, in.Now)
 	st.Announcements = records(anns)
+	if left > 0 {
+		capped(st.Conditions, left)
+	}
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
 		ResyncAfter: resync(in, v, f, m, anns, st.LastEvaluatedTime.Time)}
