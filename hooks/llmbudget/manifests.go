@@ -231,6 +231,25 @@ func skippedNote(skipped []manifest.Object) string {
 	return "; skipped " + strings.Join(kinds, ", ")
 }
 
+// created gives a budget read from a file, which no API server has created, the creationTimestamp now: the hook
+// dates what a budget's first sync finds by its creation, and eval answers as that first sync would.
+func created(parent json.RawMessage, now time.Time) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(parent, &obj); err != nil {
+		return nil, fmt.Errorf("decode the budget: %w", err)
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(obj["metadata"], &meta); err != nil || meta == nil {
+		return parent, nil //nolint:nilerr // the hook names what is wrong with the metadata
+	}
+	if ts, ok := meta["creationTimestamp"]; ok && string(ts) != "null" {
+		return parent, nil
+	}
+	meta["creationTimestamp"], _ = json.Marshal(now.UTC().Format(time.RFC3339))
+	obj["metadata"], _ = json.Marshal(meta)
+	return json.Marshal(obj)
+}
+
 // evaluation is a budget's sync answer as eval prints it.
 type evaluation struct {
 	doc     []byte // YAML under a headline that sums it up for a person
@@ -244,6 +263,10 @@ func evaluate(parent json.RawMessage, related metacontroller.ObjectMap, now time
 	var c metacontroller.CompositeHook = budget.Controller{}
 	if cluster {
 		c = clusterbudget.Controller{}
+	}
+	parent, err := created(parent, now)
+	if err != nil {
+		return evaluation{}, err
 	}
 	req := metacontroller.CompositeRequest{Parent: parent, Related: related, Children: metacontroller.ObjectMap{}}
 	resp, sum, err := c.Sync(req, now)

@@ -137,9 +137,9 @@ func TestSync(t *testing.T) {
 		resync     float64
 	}{
 		"over budget, the quota closes the budget's namespace": {
-			spend: "600", quotas: []string{"team-ml"}, resync: 55 * 60, // until its Events' window ends
+			spend: "600", quotas: []string{"team-ml"}, resync: 15 * 60, // when its lastEvaluatedTime is evaluate.Restamp old
 		},
-		"under budget, no quota": {spend: "10", resync: 3600},
+		"under budget, no quota": {spend: "10", resync: 15 * 60},
 		"finalizing while the quota is observed waits": {
 			finalizing: true, children: quota, spend: "600", resync: 5,
 		},

@@ -84,7 +84,7 @@ func (r request) build(t testing.TB) metacontroller.CompositeRequest {
 	parent := map[string]any{
 		"apiVersion": api.APIVersion, "kind": api.ClusterKind,
 		"metadata": map[string]any{
-			"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-01T00:00:00Z",
+			"name": "ml-department", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-12-10T11:59:00Z",
 		},
 		"spec": spec,
 	}

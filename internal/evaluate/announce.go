@@ -24,7 +24,7 @@ func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
 		out = append(out, metav1.Condition{
 			Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
-			LastTransitionTime: metav1.NewTime(since(prev.Conditions, typ, status, in.Now)),
+			LastTransitionTime: metav1.NewTime(since(prev.Conditions, typ, status, transition(typ, status, f, m))),
 		})
 	}
 	evaluated := metav1.ConditionFalse
@@ -70,12 +70,21 @@ func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement
 	return out
 }
 
-// since is when a condition of type typ took status: the previous transition if it had status already, else now.
-func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, now time.Time) time.Time {
+// since is when a condition of type typ took status: the previous transition if it had status already, else at.
+func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, at time.Time) time.Time {
 	if old := meta.FindStatusCondition(prev, typ); old != nil && old.Status == status {
 		return old.LastTransitionTime.Time
 	}
-	return metaTime(now).Time
+	return metaTime(at).Time
+}
+
+// transition is when the inputs place a condition's change to status, never the clock: spend turned stale when
+// its stamp reached maxAge (or when the inputs place it, if later), anything else when the inputs place it.
+func transition(typ string, status metav1.ConditionStatus, f freshness, m measurement) time.Time {
+	if typ == api.ConditionSpendStale && status == metav1.ConditionTrue {
+		return latest(m.at, f.turned)
+	}
+	return m.at
 }
 
 func usageMessage(m measurement) string {
@@ -115,31 +124,31 @@ func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView
 		}
 	}
 	if m.state == api.Unknown && v.reason != api.ReasonSpendStale {
-		at := since(prev.Conditions, api.ConditionBudgetEvaluated, metav1.ConditionFalse, in.Now)
+		at := since(prev.Conditions, api.ConditionBudgetEvaluated, metav1.ConditionFalse, m.at)
 		out = append(out, Announcement{
 			Slug: strings.ToLower(v.reason), Type: EventWarning, Reason: v.reason, Message: v.message, At: at,
 		})
 	}
 	if f.stale { // under either policy, from when SpendStale turned True
-		at := since(prev.Conditions, api.ConditionSpendStale, metav1.ConditionTrue, in.Now)
+		at := since(prev.Conditions, api.ConditionSpendStale, metav1.ConditionTrue, latest(m.at, f.turned))
 		out = append(out, Announcement{
 			Slug: "spendstale", Type: EventWarning, Reason: api.ReasonSpendStale, Message: f.event, At: at,
 		})
 	}
 	switch {
 	case enf.Blocking && enf.Mode == api.ModeWarn: // a slug of its own: a switch to Deny is a block of its own
-		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, in.Now)
+		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
 		out = append(out, Announcement{
 			Slug: "blocking-warn", Type: EventWarning, Reason: ReasonWouldBlock, Message: enf.Reason, At: at,
 		})
 	case enf.Blocking:
-		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, in.Now)
+		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
 		out = append(out, Announcement{
 			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at,
 		})
 	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked,
-			Message: lifted(in, prev), At: metaTime(in.Now).Time})
+			Message: lifted(in, prev), At: metaTime(m.at).Time})
 	}
 	// A new period, announced to budgets that existed before it began.
 	if !v.invalidSpec() && in.Budget.Metadata.CreationTimestamp.Time.Before(in.Window.Start) {
@@ -205,16 +214,27 @@ func slugOf(model string) string {
 	return slug + "-" + hex.EncodeToString(sum[:3])
 }
 
+// MaxAnnouncements is the most announcements a status records, and so the most Events a budget keeps. A budget
+// announces at most one crossing per threshold (10) for itself and each of its models (20), a few changes of its
+// spend and enforcement, and a new period; a status recording more was not written by this service.
+const MaxAnnouncements = 256
+
 // announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window, then
-// this sync's new ones (Evaluate finds none while suspended). An occurrence's first record wins, so an Event's content
-// never changes; the record in the status keeps an Event until its window ends, whatever the budget does meanwhile, so
-// it is never created twice.
-func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) []Announcement {
-	var out []Announcement
+// this sync's new ones (Evaluate finds none while suspended). An occurrence is its slug and the instant the inputs
+// place it, which is its Event's name: its first record wins, so an Event's content never changes, and the record in
+// the status keeps an Event until its window ends, whatever the budget does meanwhile, so it is never created twice.
+// Past MaxAnnouncements the newest are kept; left is how many were left out.
+func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) (
+	out []Announcement, left int) {
+	type occurrence struct {
+		slug string
+		at   int64
+	}
+	seen := make(map[occurrence]bool, min(len(recorded), MaxAnnouncements)+len(occurring))
 	add := func(a Announcement) {
-		age := now.Sub(a.At)
-		kept := slices.ContainsFunc(out, func(b Announcement) bool { return b.Slug == a.Slug && b.At.Unix() == a.At.Unix() })
-		if age >= 0 && age < AnnounceFor && !kept {
+		id := occurrence{a.Slug, a.At.Unix()}
+		if age := now.Sub(a.At); age >= 0 && age < AnnounceFor && !seen[id] {
+			seen[id] = true
 			out = append(out, a)
 		}
 	}
@@ -224,10 +244,23 @@ func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now t
 	for _, a := range occurring {
 		add(a)
 	}
+	if len(out) > MaxAnnouncements {
+		slices.SortStableFunc(out, func(a, b Announcement) int { return b.At.Compare(a.At) })
+		out, left = out[:MaxAnnouncements], len(out)-MaxAnnouncements
+	}
 	slices.SortFunc(out, func(a, b Announcement) int {
 		return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At))
 	})
-	return out
+	return out, left
+}
+
+// capped says in the BudgetEvaluated condition that left announcements were left out of the status, and so
+// have no Event.
+func capped(conds []metav1.Condition, left int) {
+	if c := meta.FindStatusCondition(conds, api.ConditionBudgetEvaluated); c != nil {
+		c.Message += fmt.Sprintf("; %d announcements left out: status.announcements keeps at most %d (MaxAnnouncements)",
+			left, MaxAnnouncements)
+	}
 }
 
 // records is status.announcements.

@@ -58,7 +58,7 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit: %s) for the period %s to %s",
 		who.Named, m.driver, m.driver.figures(), p.status.Start, p.status.End)
 	detail := m.driver.String() + " " + m.driver.figures() // "total tokens 1200 of 1000"
-	reading := readingOf(m, last, in.Now)
+	reading := readingOf(m, last)
 	switch {
 	case reading == nil && last != nil: // held: the spend cannot be read in full now
 		reading = last
@@ -113,12 +113,12 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 }
 
 // readingOf is the reading an OverBudget measurement blocks on, first made when last was if it is the same
-// reading; nil when the budget is not OverBudget.
-func readingOf(m measurement, last *api.SpendReading, now time.Time) *api.SpendReading {
+// reading, else when the inputs place it; nil when the budget is not OverBudget.
+func readingOf(m measurement, last *api.SpendReading) *api.SpendReading {
 	if m.state != api.OverBudget {
 		return nil
 	}
-	r := &api.SpendReading{Reading: m.driver.String() + " " + m.driver.figures(), ReadAt: *metaTime(now)}
+	r := &api.SpendReading{Reading: m.driver.String() + " " + m.driver.figures(), ReadAt: *metaTime(m.at)}
 	if last != nil && last.Reading == r.Reading {
 		r.ReadAt = last.ReadAt
 	}

@@ -88,7 +88,11 @@ const (
 	ReasonSuspended           = "Suspended"
 	// AnnounceFor is how long an Event stays desired after its occurrence: below the API server's default event
 	// TTL (1h) so that an expired Event is never re-created, and each occurrence is announced exactly once.
-	AnnounceFor  = 55 * time.Minute
+	AnnounceFor = 55 * time.Minute
+	// Restamp is how old status.lastEvaluatedTime grows before a sync moves it though nothing else changed. An
+	// occurrence the inputs give no time of their own (spend without a spend-as-of stamp) is dated at the last
+	// evaluation, so at most Restamp early, and well inside AnnounceFor.
+	Restamp      = 15 * time.Minute
 	maxResync    = time.Hour // a budget is looked at hourly even when nothing it watches changes
 	forecastStep = time.Hour // its forecast is recomputed at each whole hour since the period start
 )
@@ -102,7 +106,7 @@ func Evaluate(in Input) Result {
 	f := freshnessOf(in)
 	v := verdictOf(in, f)
 	p := periodOf(in, prev)
-	m := measure(in, v, p, prev)
+	m := measure(in, v, p, prev, dated(in, prev))
 	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, f, m, enf)
@@ -110,11 +114,14 @@ func Evaluate(in Input) Result {
 	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
 		occurring = occurrences(in, prev, v, f, p, m, enf)
 	}
-	anns := announce(prev.Announcements, occurring, in.Now)
+	anns, left := announce(prev.Announcements, occurring, in.Now)
 	st.Announcements = records(anns)
+	if left > 0 {
+		capped(st.Conditions, left)
+	}
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
-		ResyncAfter: resync(in, v, f, m, anns)}
+		ResyncAfter: resync(in, v, f, m, anns, st.LastEvaluatedTime.Time)}
 }
 
 // verdict is the BudgetEvaluated condition: whether the budget could be evaluated, and what was read.
@@ -173,8 +180,8 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 }
 
 // resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when the
-// spend turns stale, when an announcement's window closes, and at least hourly.
-func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement) time.Duration {
+// spend turns stale, when an announcement's window closes, and when lastEvaluatedTime is Restamp old.
+func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement, evaluated time.Time) time.Duration {
 	after := maxResync
 	sooner := func(at time.Time) { after = min(after, max(at.Sub(in.Now), time.Second)) }
 	if !v.invalidSpec() { // the period is known
@@ -189,17 +196,44 @@ func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement
 	for _, a := range anns {
 		sooner(a.At.Add(AnnounceFor))
 	}
+	sooner(evaluated.Add(Restamp))
 	return after
 }
 
-// stamp is status.lastEvaluatedTime, moved only when the status changed: Metacontroller syncs a parent again
-// whenever its status changes, so a status that moved with every call (a timestamp, a forecast by the second)
-// would make it sync forever. Both statuses carry the previous stamp, so that they are compared as written.
+// dated is when the inputs place whatever this sync finds new (a crossing, a block, its lift, spend turning
+// unreadable), never the clock: the latest of the period start, the budget's creation, the spend's stamp and the
+// previous status' lastEvaluatedTime (what it finds new came after that evaluation), leaving out an instant
+// ahead of the clock. Metacontroller may sync again with the parent as it was before its last status write; that
+// sync sees the same inputs, so it dates the occurrence, and names and words its Event, exactly alike.
+func dated(in Input, prev api.Status) time.Time {
+	var at time.Time
+	for _, t := range []time.Time{
+		in.Window.Start, in.Budget.Metadata.CreationTimestamp.Time, in.Spend.Stamp.AsOf, lastEvaluated(prev),
+	} {
+		if t.After(at) && !t.After(in.Now) {
+			at = t
+		}
+	}
+	return metaTime(at).Time
+}
+
+func lastEvaluated(st api.Status) time.Time {
+	if st.LastEvaluatedTime == nil {
+		return time.Time{}
+	}
+	return st.LastEvaluatedTime.Time
+}
+
+// stamp is status.lastEvaluatedTime, moved only when the status changed or is Restamp old: Metacontroller syncs
+// a parent again whenever its status changes, so a status that moved with every call (a timestamp, a forecast by
+// the second) would make it sync forever. Moving it every Restamp bounds how early dated places what spend
+// without a stamp of its own brings. Both statuses carry the previous stamp, so that they are compared as written.
 func stamp(st, prev api.Status, now time.Time) *metav1.Time {
 	st.LastEvaluatedTime = prev.LastEvaluatedTime
 	cur, errCur := json.Marshal(st)
 	old, errPrev := json.Marshal(prev)
-	if prev.LastEvaluatedTime == nil || errCur != nil || errPrev != nil || !bytes.Equal(cur, old) {
+	if prev.LastEvaluatedTime == nil || errCur != nil || errPrev != nil || !bytes.Equal(cur, old) ||
+		now.Sub(prev.LastEvaluatedTime.Time) >= Restamp {
 		return metaTime(now)
 	}
 	return prev.LastEvaluatedTime

@@ -19,8 +19,10 @@ import (
 
 var (
 	// Mid-November 2026 in UTC: 19 of 30 days into a Monthly period.
-	now     = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	created = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	// The budget was created a minute before its first sync, as Metacontroller syncs a new budget: the inputs
+	// then date what its first sync finds.
+	created = metav1.NewTime(now.Add(-time.Minute))
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -279,7 +281,7 @@ func TestThresholdsFireOncePerPeriodAndResetAtRollover(t *testing.T) {
 	b := budget()
 	first := eval(b, total("410"), now)
 	require.Len(t, first.Status.Thresholds, 2)
-	assert.Equal(t, now, first.Status.Thresholds[0].CrossedAt.Time, "80% crossed now")
+	assert.Equal(t, created.Time, first.Status.Thresholds[0].CrossedAt.Time, "80% crossed, as the inputs place it")
 	assert.Nil(t, first.Status.Thresholds[1].CrossedAt, "100% not crossed")
 	require.Len(t, first.Announcements, 1)
 	assert.Equal(t, "BudgetWarning", first.Announcements[0].Reason)
@@ -287,18 +289,18 @@ func TestThresholdsFireOncePerPeriodAndResetAtRollover(t *testing.T) {
 	// An hour later, still at 80%: the crossing stays recorded, the Event is no longer desired.
 	b.Status = &first.Status
 	later := eval(b, total("420"), now.Add(time.Hour))
-	assert.Equal(t, now, later.Status.Thresholds[0].CrossedAt.Time)
+	assert.Equal(t, created.Time, later.Status.Thresholds[0].CrossedAt.Time)
 	assert.Empty(t, later.Announcements)
 
-	// 54 minutes later the Event is still desired, unchanged.
-	soon := eval(b, total("420"), now.Add(54*time.Minute))
+	// 54 minutes after the crossing the Event is still desired, unchanged.
+	soon := eval(b, total("420"), created.Add(54*time.Minute))
 	require.Len(t, soon.Announcements, 1)
 	assert.Equal(t, first.Announcements[0], soon.Announcements[0])
 
 	// Spend falls back (a correction) and rises again: no second crossing this period.
 	b.Status = &later.Status
 	again := eval(b, total("420"), now.Add(2*time.Hour))
-	assert.Equal(t, now, again.Status.Thresholds[0].CrossedAt.Time)
+	assert.Equal(t, created.Time, again.Status.Thresholds[0].CrossedAt.Time)
 
 	// December: the thresholds reset, November goes to history.
 	b.Status = &again.Status
@@ -333,10 +335,10 @@ func TestForecastAppearsAfterATenthOfThePeriod(t *testing.T) {
 	})
 	early := eval(b, total("100"), time.Date(2026, 11, 3, 23, 0, 0, 0, time.UTC))
 	assert.Empty(t, early.Status.ForecastSpendUSD, "2 days 23 hours of 30 days is under a tenth")
-	assert.Equal(t, time.Hour, early.ResyncAfter, "the hourly bound is the nearest")
+	assert.Equal(t, evaluate.Restamp, early.ResyncAfter, "the restamp is the nearest")
 
-	justBefore := eval(b, total("100"), time.Date(2026, 11, 3, 23, 30, 0, 0, time.UTC))
-	assert.Equal(t, 30*time.Minute, justBefore.ResyncAfter, "look again when the forecast appears")
+	justBefore := eval(b, total("100"), time.Date(2026, 11, 3, 23, 50, 0, 0, time.UTC))
+	assert.Equal(t, 10*time.Minute, justBefore.ResyncAfter, "look again when the forecast appears")
 
 	// 15 of 30 days gone, 300 spent: 600 forecast, 120% of the limit.
 	mid := eval(b, total("300"), time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC))
@@ -361,15 +363,16 @@ func TestConditionsKeepTheirTransitionTimeWhileUnchanged(t *testing.T) {
 	b.Status = &first.Status
 	second := eval(b, total("20"), now.Add(time.Hour))
 	for _, c := range second.Status.Conditions {
-		assert.Equal(t, now, c.LastTransitionTime.Time, c.Type)
+		assert.Equal(t, created.Time, c.LastTransitionTime.Time, c.Type)
 	}
 	b.Status = &second.Status
 	third := eval(b, total("600"), now.Add(2*time.Hour))
 	over := condition(t, third.Status, api.ConditionOverBudget)
 	assert.Equal(t, metav1.ConditionTrue, over.Status)
-	assert.Equal(t, now.Add(2*time.Hour), over.LastTransitionTime.Time)
+	assert.Equal(t, second.Status.LastEvaluatedTime.Time, over.LastTransitionTime.Time,
+		"unstamped spend changed after the last evaluation, which dates the change")
 	ready := condition(t, third.Status, api.ConditionReady)
-	assert.Equal(t, now, ready.LastTransitionTime.Time)
+	assert.Equal(t, created.Time, ready.LastTransitionTime.Time)
 	assert.Equal(t, int64(3), ready.ObservedGeneration)
 }
 
@@ -517,6 +520,9 @@ func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Re
 	over := eval(b, total("600"), now)
 	require.NotNil(t, over.Quota)
 	b.Status = &over.Status
+	// Metacontroller resyncs by Restamp, which moves lastEvaluatedTime: the lift comes after that sync.
+	restamped := eval(b, total("600"), liftAt.Add(-5*time.Minute))
+	b.Status = &restamped.Status
 	b.Spec.LimitUSD = ptr("1000")
 	lifted := eval(b, total("600"), liftAt)
 	require.Nil(t, lifted.Quota)
@@ -524,7 +530,7 @@ func liftedBlock(t *testing.T, liftAt time.Time) (api.LLMCostBudget, evaluate.Re
 }
 
 func TestUnblockingIsAnnouncedOnce(t *testing.T) {
-	b, lifted := liftedBlock(t, now.Add(2*time.Hour))
+	b, lifted := liftedBlock(t, now.Add(time.Hour))
 	var reasons []string
 	for _, a := range lifted.Announcements {
 		reasons = append(reasons, a.Reason)
@@ -542,7 +548,8 @@ func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
 	b, lifted := liftedBlock(t, now.Add(time.Hour))
 	c := condition(t, lifted.Status, api.ConditionBlocking)
 	assert.Equal(t, evaluate.ReasonNotBlocking, c.Reason, "the lifting sync")
-	assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time)
+	lastEvaluated := now.Add(55 * time.Minute)
+	assert.Equal(t, lastEvaluated, c.LastTransitionTime.Time, "the lift came after the last evaluation, which dates it")
 
 	cases := map[string]struct {
 		change func(*api.LLMCostBudget)
@@ -564,7 +571,7 @@ func TestAfterALiftTheBlockingReasonSaysWhyItHoldsNow(t *testing.T) {
 			c := condition(t, r.Status, api.ConditionBlocking)
 			assert.Equal(t, metav1.ConditionFalse, c.Status)
 			assert.Equal(t, tc.reason, c.Reason)
-			assert.Equal(t, now.Add(time.Hour), c.LastTransitionTime.Time, "still False since the lift")
+			assert.Equal(t, lastEvaluated, c.LastTransitionTime.Time, "still False since the lift")
 		})
 	}
 }
@@ -624,10 +631,17 @@ func TestAnUnchangedBudgetGetsAnUnchangedStatus(t *testing.T) {
 	at := time.Date(2026, 11, 20, 12, 5, 0, 0, time.UTC)
 	first := eval(b, total("410"), at)
 	b.Status = &first.Status
-	for _, later := range []time.Duration{time.Second, 10 * time.Minute, 54 * time.Minute} {
+	for _, later := range []time.Duration{time.Second, 10 * time.Minute, evaluate.Restamp - time.Second} {
 		echo := eval(b, total("410"), at.Add(later))
 		assert.Equal(t, first.Status, echo.Status, "after %v", later)
 	}
+
+	restamped := eval(b, total("410"), at.Add(evaluate.Restamp))
+	assert.Equal(t, at.Add(evaluate.Restamp), restamped.Status.LastEvaluatedTime.Time, "restamped once")
+	b.Status = &restamped.Status
+	echo := eval(b, total("410"), at.Add(evaluate.Restamp+time.Second))
+	assert.Equal(t, restamped.Status, echo.Status, "then unchanged again")
+	b.Status = &first.Status
 
 	nextHour := eval(b, total("410"), at.Add(time.Hour))
 	assert.NotEqual(t, first.Status.ForecastSpendUSD, nextHour.Status.ForecastSpendUSD, "the forecast moves hourly")
@@ -638,8 +652,13 @@ func TestAnUnchangedBudgetGetsAnUnchangedStatus(t *testing.T) {
 }
 
 func TestResyncFollowsTheHourlyForecast(t *testing.T) {
+	r := eval(budget(), total("10"), time.Date(2026, 11, 20, 12, 50, 0, 0, time.UTC))
+	assert.Equal(t, 10*time.Minute, r.ResyncAfter, "the forecast next changes at 13:00")
+}
+
+func TestResyncComesByTheTimeLastEvaluatedTimeIsRestampOld(t *testing.T) {
 	r := eval(budget(), total("10"), time.Date(2026, 11, 20, 12, 5, 0, 0, time.UTC))
-	assert.Equal(t, 55*time.Minute, r.ResyncAfter, "the forecast next changes at 13:00")
+	assert.Equal(t, evaluate.Restamp, r.ResyncAfter, "the forecast next changes at 13:00, later")
 }
 
 // Metacontroller deletes a child that is no longer desired; an Event dropped
@@ -671,7 +690,7 @@ func TestAnAnnouncedEventStaysForItsWindowWhateverTheBudgetDoes(t *testing.T) {
 	assert.Equal(t, []string{api.ReasonCostSourceMissing, "BudgetWarning"}, reasons)
 
 	b.Status = &resumed.Status
-	expired := eval(b, total("450"), now.Add(55*time.Minute+10*time.Second))
+	expired := eval(b, total("450"), created.Add(55*time.Minute+10*time.Second))
 	require.Len(t, expired.Announcements, 1, "the first one's window is over")
 	assert.Equal(t, "BudgetWarning", expired.Announcements[0].Reason)
 }
@@ -777,9 +796,10 @@ func TestAnUnreadableSourceNeverLiftsABlockInTheSamePeriod(t *testing.T) {
 			}
 			enf := r.Status.Enforcement
 			assert.Equal(t, over.Status.Enforcement.BlockedOn, enf.BlockedOn, "the reading that blocks is kept")
-			assert.Contains(t, enf.Reason, "it read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			// Read by the budget's first sync, which its creation dates.
+			assert.Contains(t, enf.Reason, "it read spend 612.00 of 500.00 USD at 2026-11-20T11:59:00Z")
 			assert.Contains(t, enf.Reason, "its spend cannot be read now")
-			assert.Contains(t, enf.Message, "last read spend 612.00 of 500.00 USD at 2026-11-20T12:00:00Z")
+			assert.Contains(t, enf.Message, "last read spend 612.00 of 500.00 USD at 2026-11-20T11:59:00Z")
 			assert.Equal(t, enf.Reason, condition(t, r.Status, api.ConditionBlocking).Message)
 			for _, a := range r.Announcements {
 				assert.NotEqual(t, evaluate.ReasonUnblocked, a.Reason)

@@ -16,14 +16,16 @@ type freshness struct {
 	stale   bool
 	message string    // the condition's, and BudgetEvaluated's when stale spend counts as unknown
 	until   time.Time // when fresh spend turns stale
-	event   string    // the Event announcing stale spend, with its age at this sync
+	turned  time.Time // when stale spend turned stale: its stamp plus maxAge; zero when it has no stamp
+	event   string    // the Event announcing stale spend
 }
 
 // freshnessOf compares the spend's stamp with the clock. Spend turns stale the instant it is maxAge old, so that
 // a resync at that instant finds it stale. A stamp ahead of the clock is fresh until it is maxAge old.
 //
-// The condition's message names the stamp, maxAge and the instant they meet, never the age itself: a status
-// that changed with every sync would make Metacontroller sync forever.
+// The condition's and the Event's messages name the stamp, maxAge and the instant they meet, never the age
+// itself: a status that changed with every sync would make Metacontroller sync forever, and an Event that did
+// would be rewritten by a sync a second later.
 func freshnessOf(in Input) freshness {
 	cs := in.Budget.Spec.CostSource
 	maxAge := cs.MaxAgeDuration()
@@ -45,11 +47,10 @@ func freshnessOf(in Input) freshness {
 			st.Source, st.Problem, cs.MaxAge)
 		f.event = f.message
 	case !in.Now.Before(turns):
-		f.stale = true
+		f.stale, f.turned = true, turns
 		f.message = fmt.Sprintf("%s holds spend as of %s, which reached maxAge %s at %s",
 			st.Source, asOf, cs.MaxAge, turns.UTC().Format(time.RFC3339))
-		age := in.Now.Sub(st.AsOf).Truncate(time.Second)
-		f.event = fmt.Sprintf("%s holds spend as of %s, %s old: older than maxAge %s", st.Source, asOf, age, cs.MaxAge)
+		f.event = f.message
 	default:
 		f.until = turns
 		f.message = fmt.Sprintf("%s holds spend as of %s, within maxAge %s until %s",

@@ -72,6 +72,9 @@ type measurement struct {
 	worst, driver use
 	// forecastPercent is the forecast's percent of the USD limit, when a forecast is shown.
 	forecastPercent int64
+	// at is when the inputs place what this sync finds new (dated); a forecast's crossing is placed no earlier
+	// than the whole hour the forecast is computed at.
+	at, forecastAt time.Time
 }
 
 // use is how much of one limit is used.
@@ -100,9 +103,9 @@ func (u use) figures() string {
 
 // measure gauges the spend against the budget's USD limit and token limits, then each limited model likewise:
 // the budget is as bad as its worst model. Unknown spend leaves the budget Unknown, with its limit shown.
-func measure(in Input, v verdict, p periodView, prev api.Status) measurement {
+func measure(in Input, v verdict, p periodView, prev api.Status, at time.Time) measurement {
 	if v.invalidSpec() {
-		return measurement{state: api.Unknown, thresholds: p.carried}
+		return measurement{state: api.Unknown, thresholds: p.carried, at: at}
 	}
 	spec := in.Budget.Spec
 	limit := parseLimit(spec.LimitUSD)
@@ -112,14 +115,15 @@ func measure(in Input, v verdict, p periodView, prev api.Status) measurement {
 	}
 	if v.evaluated() {
 		m = gaugeBudget(spec, limit, in.Spend.Usage, in.Window, in.Now)
-		m.models = gaugeModels(spec, in.Spend.Usage, carriedModels(p, prev), in.Now)
+		m.models = gaugeModels(spec, in.Spend.Usage, carriedModels(p, prev), at)
 		for _, ms := range m.models {
 			if severity[ms.State] > severity[m.state] {
 				m.state, m.driver = ms.State, ms.worst
 			}
 		}
 	}
-	m.thresholds = crossings(spec.EffectiveThresholds(), p.carried, m.reached, in.Now)
+	m.at, m.forecastAt = at, latest(at, forecastAsOf(in.Window, in.Now))
+	m.thresholds = crossings(spec.EffectiveThresholds(), p.carried, m.reached, m.dating)
 	return m
 }
 
@@ -145,7 +149,7 @@ func gaugeBudget(spec api.Spec, limit *money.Amount, u spend.Usage, w period.Win
 }
 
 // gaugeModels measures each limited model; a model absent from the data has spent nothing.
-func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.ThresholdStatus, now time.Time) []gauged {
+func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.ThresholdStatus, at time.Time) []gauged {
 	var out []gauged
 	actual := slices.DeleteFunc(slices.Clone(spec.EffectiveThresholds()), func(t api.Threshold) bool {
 		return t.Basis != api.Actual
@@ -155,7 +159,7 @@ func gaugeModels(spec api.Spec, u spend.Usage, carried map[string][]api.Threshol
 		g.Model, g.worst.model = ml.Model, ml.Model
 		g.Thresholds = crossings(actual, carried[ml.Model], func(t api.Threshold) bool {
 			return g.worst.percent >= int64(t.Percent)
-		}, now)
+		}, func(api.Threshold) time.Time { return at })
 		out = append(out, g)
 	}
 	return out
@@ -223,6 +227,14 @@ func gauge(warn int32, usd *money.Amount, t *api.TokenLimits, u spend.Usage) gau
 	return g
 }
 
+// dating is when the inputs place t's crossing.
+func (m measurement) dating(t api.Threshold) time.Time {
+	if t.Basis == api.Forecasted {
+		return m.forecastAt
+	}
+	return m.at
+}
+
 // reached reports whether the measured budget reached t; unknown spend reaches nothing.
 func (m measurement) reached(t api.Threshold) bool {
 	switch {
@@ -234,10 +246,10 @@ func (m measurement) reached(t api.Threshold) bool {
 	return m.worst.percent >= int64(t.Percent)
 }
 
-// crossings lists the thresholds, each with its first crossing this period: the time recorded in carried, or now
-// if reached says it is reached.
+// crossings lists the thresholds, each with its first crossing this period: the time recorded in carried, or at
+// (when dating says the inputs place it) if reached says it is reached.
 func crossings(thresholds []api.Threshold, carried []api.ThresholdStatus, reached func(api.Threshold) bool,
-	now time.Time) []api.ThresholdStatus {
+	dating func(api.Threshold) time.Time) []api.ThresholdStatus {
 	at := make(map[api.Threshold]*metav1.Time, len(carried))
 	for _, t := range carried {
 		if t.CrossedAt != nil {
@@ -248,7 +260,7 @@ func crossings(thresholds []api.Threshold, carried []api.ThresholdStatus, reache
 	for _, t := range thresholds {
 		ts := api.ThresholdStatus{Percent: t.Percent, Basis: t.Basis, CrossedAt: at[t]}
 		if ts.CrossedAt == nil && reached(t) {
-			ts.CrossedAt = metaTime(now)
+			ts.CrossedAt = metaTime(dating(t))
 		}
 		out = append(out, ts)
 	}
@@ -277,12 +289,24 @@ func percentOf(used, limit int64) int64 {
 // swing too wildly to act on). It is computed as of the last whole hour of the period, so that it changes hourly
 // rather than on every call: an unchanged budget must get an unchanged status.
 func forecast(spent money.Amount, w period.Window, now time.Time) (money.Amount, bool) {
-	elapsed := now.Sub(w.Start).Truncate(forecastStep)
+	elapsed := forecastAsOf(w, now).Sub(w.Start)
 	total := w.Duration()
 	if elapsed <= 0 || elapsed*10 < total {
 		return money.Amount{}, false
 	}
 	return spent.MulDiv(total.Milliseconds(), elapsed.Milliseconds()), true
+}
+
+// forecastAsOf is the whole hour of the period the forecast is computed at.
+func forecastAsOf(w period.Window, now time.Time) time.Time {
+	return w.Start.Add(now.Sub(w.Start).Truncate(forecastStep))
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // nextForecastChange is when the forecast next changes: at its first appearance (the first whole hour past the

@@ -2,11 +2,14 @@ package evaluate
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -107,11 +110,11 @@ func TestFreshness(t *testing.T) {
 		},
 		"spend exactly maxAge old is stale": {
 			maxAge: "15m", spend: stamped(at.Add(-15 * time.Minute)), want: freshness{
-				applies: true, known: true, stale: true,
+				applies: true, known: true, stale: true, turned: at,
 				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, which reached maxAge 15m " +
 					"at 2026-11-20T12:00:00Z",
-				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, 15m0s old: older than " +
-					"maxAge 15m; with failurePolicy Open the budget is still evaluated on these figures",
+				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T11:45:00Z, which reached maxAge 15m " +
+					"at 2026-11-20T12:00:00Z; with failurePolicy Open the budget is still evaluated on these figures",
 			},
 		},
 		"spend without a stamp is stale": {
@@ -246,7 +249,8 @@ func TestCrossings(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := crossings(thresholds, tc.carried, func(th api.Threshold) bool { return th.Percent <= tc.percent }, at)
+			got := crossings(thresholds, tc.carried, func(th api.Threshold) bool { return th.Percent <= tc.percent },
+				func(api.Threshold) time.Time { return at })
 			require.Len(t, got, len(tc.want))
 			for i, w := range tc.want {
 				assert.Equal(t, w, got[i].CrossedAt, "threshold %d", got[i].Percent)
@@ -368,7 +372,9 @@ func TestAnnounce(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, a := range announce(recorded, tc.occurring, at) {
+			anns, left := announce(recorded, tc.occurring, at)
+			assert.Zero(t, left)
+			for _, a := range anns {
 				got = append(got, a.Slug+map[bool]string{true: " " + a.Message}[a.Message != ""])
 			}
 			assert.Equal(t, tc.want, got)
@@ -376,11 +382,13 @@ func TestAnnounce(t *testing.T) {
 	}
 }
 
-func TestStampMovesOnlyWithTheStatus(t *testing.T) {
-	before := metaTime(at.Add(-time.Hour))
+func TestStampMovesOnlyWithTheStatusOrOnceItIsRestampOld(t *testing.T) {
+	before := metaTime(at.Add(-Restamp + time.Second))
 	prev := api.Status{State: api.Warning, LastEvaluatedTime: before}
 	assert.Equal(t, before, stamp(api.Status{State: api.Warning}, prev, at), "unchanged")
 	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.OverBudget}, prev, at), "changed")
+	prev.LastEvaluatedTime = metaTime(at.Add(-Restamp))
+	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.Warning}, prev, at), "unchanged, but Restamp old")
 	assert.Equal(t, metaTime(at), stamp(api.Status{State: api.Warning}, api.Status{State: api.Warning}, at),
 		"never stamped before")
 }
@@ -403,4 +411,30 @@ func TestForecast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A status is the caller's to write: one holding 30,000 announcements, each twice, must not make 30,000 Events.
+// The newest MaxAnnouncements stay, and BudgetEvaluated names the cap.
+func TestAStatusFullOfAnnouncementsIsCutToTheNewestAndSaysSo(t *testing.T) {
+	const recorded = 30000
+	var prev []api.AnnouncementStatus
+	for i := range recorded {
+		prev = append(prev, api.AnnouncementStatus{
+			Slug: fmt.Sprintf("crafted-%d", i), At: metav1.NewTime(at.Add(-time.Duration(i) * 100 * time.Millisecond)),
+		})
+		prev = append(prev, prev[len(prev)-1]) // each twice
+	}
+	anns, left := announce(prev, []Announcement{{Slug: "new", At: at}}, at)
+	require.Len(t, anns, MaxAnnouncements)
+	assert.Equal(t, recorded+1-MaxAnnouncements, left)
+	assert.True(t, slices.ContainsFunc(anns, func(a Announcement) bool { return a.Slug == "new" }), "the newest stay")
+	assert.False(t, slices.ContainsFunc(anns, func(a Announcement) bool { return a.Slug == "crafted-29999" }))
+
+	b := api.LLMCostBudget{Status: &api.Status{Announcements: prev}}
+	r := Evaluate(Input{Budget: b, Invalid: errors.New("spec.limitUSD: Required value"), Now: at})
+	assert.Len(t, r.Status.Announcements, MaxAnnouncements)
+	c := meta.FindStatusCondition(r.Status.Conditions, api.ConditionBudgetEvaluated)
+	require.NotNil(t, c)
+	assert.Contains(t, c.Message, fmt.Sprintf("announcements left out: status.announcements keeps at most %d",
+		MaxAnnouncements))
 }
