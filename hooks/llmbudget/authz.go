@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"golang.org/x/net/netutil"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authzcache"
@@ -27,6 +29,9 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authzserver"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
+
+// heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
+const heartbeatTimeout = 5 * time.Second
 
 type authzOptions struct {
 	config, addr, metricsAddr   string
@@ -227,7 +232,14 @@ func authzClients(kubeconfig string) (authzcache.Clients, error) {
 	if err != nil {
 		return authzcache.Clients{}, fmt.Errorf("metadata client: %w", err)
 	}
-	return authzcache.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: kube.Discovery()}, nil
+	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
+	beat := rest.CopyConfig(rc)
+	beat.Timeout = heartbeatTimeout
+	disc, err := discovery.NewDiscoveryClientForConfig(beat)
+	if err != nil {
+		return authzcache.Clients{}, fmt.Errorf("discovery client: %w", err)
+	}
+	return authzcache.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
 }
 
 // authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'
