@@ -1,6 +1,8 @@
 package authzconfig_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +65,20 @@ func FuzzParse(f *testing.F) {
 		assert.Positive(t, c.MaxCacheAge)
 		assert.Contains(t, []authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown}, c.UnknownCaller)
 	})
+}
+
+// The configuration docs/operations.md shows is one Parse accepts.
+func TestTheDocumentedConfigurationParses(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "## Refusing each request at the gateway")
+	require.True(t, ok)
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	require.True(t, ok)
+	block, _, ok = strings.Cut(block, "```")
+	require.True(t, ok)
+	c, err := authzconfig.Parse([]byte(block))
+	require.NoError(t, err)
+	assert.True(t, c.SourceMode)
+	assert.Equal(t, authz.AdmitUnknown, c.UnknownCaller)
 }
