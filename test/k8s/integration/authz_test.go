@@ -196,21 +196,19 @@ maxCacheAge: %s
 		return resp.StatusCode == http.StatusOK, string(body)
 	})
 
+	// examples/gateways/Caddyfile as it is, but for its addresses and the options a test needs.
 	s.caddy = freeAddr(t)
-	caddyfile := filepath.Join(dir, "Caddyfile")
-	require.NoError(t, os.WriteFile(caddyfile, []byte(fmt.Sprintf(`{
-	admin off
-	auto_https off
-	persist_config off
-}
-http://%s {
-	forward_auth %s {
-		uri /check
-		copy_headers X-Llmbudget-Budget X-Llmbudget-State X-Llmbudget-Remaining-Usd X-Llmbudget-Warning X-Llmbudget-Cache-Stale
+	example, err := os.ReadFile(filepath.Join(repoRoot, "examples", "gateways", "Caddyfile"))
+	require.NoError(t, err)
+	site := string(example)
+	for _, r := range [][2]string{{"llmbudget-authz.llmbudget-system:8080", authz}, {"vllm.llm-serving:8000", up},
+		{"\n:8080 {", "\nhttp://" + s.caddy + " {"}} {
+		require.Contains(t, site, r[0])
+		site = strings.Replace(site, r[0], r[1], 1)
 	}
-	reverse_proxy %s
-}
-`, s.caddy, authz, up)), 0o600))
+	caddyfile := filepath.Join(dir, "Caddyfile")
+	require.NoError(t, os.WriteFile(caddyfile, []byte("{\n\tadmin off\n\tauto_https off\n\tpersist_config off\n}\n"+site),
+		0o600))
 	startLogged(t, dir, "caddy", caddyBin, "run", "--config", caddyfile, "--adapter", "caddyfile")
 	cluster.WaitFor(t, 30*time.Second, "Caddy to serve", func() (bool, string) {
 		c, err := net.Dial("tcp", s.caddy)
