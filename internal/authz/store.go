@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -59,6 +60,18 @@ type Store struct {
 	cluster    map[string]*Budget
 	pods       map[string]podEntry // "namespace/name"
 	byIP       map[netip.Addr][]string
+
+	// clusterGen counts changes to what decides which cluster budgets are over a namespace (the cluster budgets,
+	// the namespaces' labels); overNS remembers, per namespace, the answer at a generation, so that a decision does
+	// not match every cluster budget's selector again.
+	clusterGen atomic.Uint64
+	memoMu     sync.Mutex
+	overNS     map[string]clusterMemo
+}
+
+type clusterMemo struct {
+	gen     uint64
+	budgets []*Budget
 }
 
 type podEntry struct {
@@ -74,6 +87,7 @@ func NewStore() *Store {
 		cluster:    map[string]*Budget{},
 		pods:       map[string]podEntry{},
 		byIP:       map[netip.Addr][]string{},
+		overNS:     map[string]clusterMemo{},
 	}
 }
 
@@ -81,6 +95,9 @@ func NewStore() *Store {
 func (s *Store) SetNamespace(ns Namespace) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old, ok := s.namespaces[ns.Name]; !ok || !labels.Equals(old.Labels, ns.Labels) {
+		s.clusterGen.Add(1)
+	}
 	s.namespaces[ns.Name] = &ns
 }
 
@@ -89,6 +106,7 @@ func (s *Store) DeleteNamespace(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.namespaces, name)
+	s.clusterGen.Add(1)
 }
 
 // SetBudget adds or replaces a budget.
@@ -97,6 +115,7 @@ func (s *Store) SetBudget(b Budget) {
 	defer s.mu.Unlock()
 	if b.Kind == api.ClusterKind {
 		s.cluster[b.Name] = &b
+		s.clusterGen.Add(1)
 		return
 	}
 	byName := s.budgets[b.Namespace]
@@ -113,6 +132,7 @@ func (s *Store) DeleteBudget(kind, namespace, name string) {
 	defer s.mu.Unlock()
 	if kind == api.ClusterKind {
 		delete(s.cluster, name)
+		s.clusterGen.Add(1)
 		return
 	}
 	delete(s.budgets[namespace], name)
@@ -177,22 +197,47 @@ func (s *Store) View(namespace string) (Namespace, bool, []*Budget) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ns, found := s.namespaces[namespace]
-	var out []*Budget
+	over := s.clusterOver(namespace, ns)
+	out := make([]*Budget, 0, len(s.budgets[namespace])+len(over))
 	for _, b := range s.budgets[namespace] {
 		out = append(out, b)
 	}
-	for _, b := range s.cluster {
-		closes := b.Enforcement.Blocking && slices.Contains(b.Enforcement.Namespaces, namespace)
-		if closes || (found && b.Selector != nil && b.Selector.Matches(ns.Labels)) {
-			out = append(out, b)
-		}
-	}
+	out = append(out, over...)
 	slices.SortFunc(out, func(a, b *Budget) int { return strings.Compare(a.Who(), b.Who()) })
 	if !found {
 		return Namespace{Name: namespace}, false, out
 	}
 	return *ns, true, out
 }
+
+// clusterOver is the cluster budgets that select the namespace or close it, remembered until a cluster budget or
+// a namespace's labels change. The caller holds s.mu for reading.
+func (s *Store) clusterOver(namespace string, ns *Namespace) []*Budget {
+	gen := s.clusterGen.Load()
+	s.memoMu.Lock()
+	m, ok := s.overNS[namespace]
+	s.memoMu.Unlock()
+	if ok && m.gen == gen {
+		return m.budgets
+	}
+	var over []*Budget
+	for _, b := range s.cluster {
+		closes := b.Enforcement.Blocking && slices.Contains(b.Enforcement.Namespaces, namespace)
+		if closes || (ns != nil && b.Selector != nil && b.Selector.Matches(ns.Labels)) {
+			over = append(over, b)
+		}
+	}
+	s.memoMu.Lock()
+	if len(s.overNS) > maxMemos {
+		clear(s.overNS) // names of namespaces that never existed must not grow it without bound
+	}
+	s.overNS[namespace] = clusterMemo{gen: gen, budgets: over}
+	s.memoMu.Unlock()
+	return over
+}
+
+// maxMemos bounds the remembered namespaces: a header mode gateway may name any namespace.
+const maxMemos = 1 << 16
 
 // Counts is how much the store holds, for the cache gauges.
 func (s *Store) Counts() (namespaces, budgets, pods int) {

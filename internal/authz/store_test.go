@@ -67,3 +67,24 @@ func TestViewHoldsTheNamespacesBudgetsAndTheClusterBudgetsOverIt(t *testing.T) {
 	namespaces, count, _ := s.Counts()
 	assert.Equal(t, []int{0, 3}, []int{namespaces, count})
 }
+
+func TestViewSeesAClusterBudgetsOrANamespacesChangeAtOnce(t *testing.T) {
+	s := authz.NewStore()
+	ml, _ := labels.Parse("department=ml")
+	s.SetNamespace(authz.Namespace{Name: "team-ml", Labels: labels.Set{"department": "ml"}})
+	s.SetBudget(authz.Budget{Kind: api.ClusterKind, Name: "research", Selector: ml})
+	_, _, budgets := s.View("team-ml")
+	assert.Len(t, budgets, 1)
+
+	s.SetNamespace(authz.Namespace{Name: "team-ml", Labels: labels.Set{"department": "support"}})
+	_, _, budgets = s.View("team-ml")
+	assert.Empty(t, budgets, "the namespace's new labels")
+
+	s.SetBudget(authz.Budget{Kind: api.ClusterKind, Name: "research", Selector: labels.Everything()})
+	_, _, budgets = s.View("team-ml")
+	assert.Len(t, budgets, 1, "the budget's new selector")
+
+	s.DeleteBudget(api.ClusterKind, "", "research")
+	_, _, budgets = s.View("team-ml")
+	assert.Empty(t, budgets)
+}
