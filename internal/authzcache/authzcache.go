@@ -11,8 +11,8 @@
 //  3. Synced reports true once every informer has listed; the server is ready from then on.
 //
 // Guarantees:
-//   - The informers hold trimmed objects: managedFields, Pods' specs and statuses are dropped as they arrive, so the
-//     cache of 100,000 Pods stays within the server's memory target.
+//   - The informers hold trimmed objects: managedFields are dropped, and Pods become TrimmedPods as they arrive, so
+//     the cache of 100,000 Pods stays within the server's memory target.
 //   - An object this version cannot read (a budget with a status of another shape) is kept out of the Store, never
 //     half-read: its decision falls back to the namespace posture.
 //
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -227,14 +228,13 @@ func (c *Cache) deleteBudget(kind string, obj any) {
 }
 
 func (c *Cache) setPod(obj any) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		pod, ips := PodAddresses(p)
-		c.store.SetPod(pod, ips)
+	if p, ok := obj.(*TrimmedPod); ok {
+		c.store.SetPod(authz.Pod{Namespace: p.Namespace, Name: p.Name, Budget: p.Budget}, p.IPs)
 	}
 }
 
 func (c *Cache) deletePod(obj any) {
-	if p, ok := obj.(*corev1.Pod); ok {
+	if p, ok := obj.(*TrimmedPod); ok {
 		c.store.DeletePod(p.Namespace, p.Name)
 	}
 }
@@ -246,23 +246,31 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// TrimPod keeps of a Pod what source mode reads: its name, namespace, resourceVersion, budget label, hostNetwork,
-// phase and addresses.
+// TrimmedPod is what the Pod informer keeps of a Pod: its name, its budget label and the addresses it holds.
+// A whole Pod takes kilobytes; this, a few hundred bytes.
+type TrimmedPod struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	Budget string
+	IPs    []netip.Addr
+}
+
+// DeepCopyObject copies the trimmed Pod, as runtime.Object asks.
+func (p *TrimmedPod) DeepCopyObject() runtime.Object {
+	out := &TrimmedPod{TypeMeta: p.TypeMeta, Budget: p.Budget, IPs: slices.Clone(p.IPs)}
+	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
+}
+
+// TrimPod is the Pod informer's transform: a Pod becomes a TrimmedPod as it arrives.
 func TrimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-			ResourceVersion: p.ResourceVersion},
-		Spec:   corev1.PodSpec{HostNetwork: p.Spec.HostNetwork},
-		Status: corev1.PodStatus{Phase: p.Status.Phase, PodIP: p.Status.PodIP, PodIPs: p.Status.PodIPs},
-	}
-	if v, ok := p.Labels[api.LabelBudget]; ok {
-		out.Labels = map[string]string{api.LabelBudget: v}
-	}
-	return out, nil
+	pod, ips := PodAddresses(p)
+	return &TrimmedPod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
+		ResourceVersion: p.ResourceVersion}, Budget: pod.Budget, IPs: ips}, nil
 }
 
 // PodAddresses is the Pod as source mode reads it and the addresses it holds: none for a Pod on the node's network
@@ -285,14 +293,7 @@ func PodAddresses(p *corev1.Pod) (authz.Pod, []netip.Addr) {
 	return pod, ips
 }
 
-func containsAddr(ips []netip.Addr, a netip.Addr) bool {
-	for _, ip := range ips {
-		if ip == a {
-			return true
-		}
-	}
-	return false
-}
+func containsAddr(ips []netip.Addr, a netip.Addr) bool { return slices.Contains(ips, a) }
 
 // wireBudget is the part of either budget kind a decision reads.
 type wireBudget struct {

@@ -113,14 +113,13 @@ func TestTrimPodKeepsWhatSourceModeReads(t *testing.T) {
 	}
 	trimmed, err := authzcache.TrimPod(full)
 	require.NoError(t, err)
-	p := trimmed.(*corev1.Pod)
-	assert.Equal(t, map[string]string{api.LabelBudget: "b"}, p.Labels)
-	assert.Empty(t, p.Annotations)
-	assert.Empty(t, p.ManagedFields)
-	assert.Empty(t, p.Spec.Containers)
-	assert.Equal(t, "7", p.ResourceVersion)
-	fromFull, ipsFull := authzcache.PodAddresses(full)
-	fromTrimmed, ipsTrimmed := authzcache.PodAddresses(p)
-	assert.Equal(t, fromFull, fromTrimmed)
-	assert.Equal(t, ipsFull, ipsTrimmed)
+	assert.Equal(t, &authzcache.TrimmedPod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "n",
+		ResourceVersion: "7"}, Budget: "b", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}, trimmed)
+	copied := trimmed.(*authzcache.TrimmedPod).DeepCopyObject()
+	assert.Equal(t, trimmed, copied)
+	copied.(*authzcache.TrimmedPod).IPs[0] = netip.MustParseAddr("10.0.0.2")
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), trimmed.(*authzcache.TrimmedPod).IPs[0], "a deep copy")
+	other, err := authzcache.TrimPod("not a pod")
+	require.NoError(t, err)
+	assert.Equal(t, "not a pod", other)
 }
