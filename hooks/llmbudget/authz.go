@@ -146,14 +146,16 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	var draining atomic.Bool
 	probes := http.NewServeMux()
 	probes.Handle("GET /metrics", m.Handler())
-	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if draining.Load() || !c.Synced() {
 			http.Error(w, "not ready: the informers have not synced, or the server is stopping",
 				http.StatusServiceUnavailable)
 			return
 		}
-		io.WriteString(w, "ok\n")
+		_, _ = io.WriteString(w, "ok\n")
 	})
 	tlsCfg, err := authzTLS(o, logger)
 	if err != nil {

@@ -258,7 +258,7 @@ type TrimmedPod struct {
 // DeepCopyObject copies the trimmed Pod, as runtime.Object asks.
 func (p *TrimmedPod) DeepCopyObject() runtime.Object {
 	out := &TrimmedPod{TypeMeta: p.TypeMeta, Budget: p.Budget, IPs: slices.Clone(p.IPs)}
-	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	p.DeepCopyInto(&out.ObjectMeta)
 	return out
 }
 

@@ -68,7 +68,7 @@ func TestAuthzRefusesEachRequestThroughCaddyAsTheBudgetsSay(t *testing.T) {
 
 	sentence := "LLMCostBudget " + s.ml + "/chatbot is OverBudget (spend 612.00 of 500.00 USD this Monthly " +
 		"period, ends 2026-12-01T00:00:00Z)"
-	t.Run("the namespace posture refuses the next call within a second, and the upstream sees nothing", func(t *testing.T) {
+	t.Run("the posture refuses the next call within a second, and the upstream sees nothing", func(t *testing.T) {
 		before := s.upstream.count()
 		s.setPosture(t, s.ml, sentence)
 		resp, took := s.within(t, time.Second, chatbot, http.StatusTooManyRequests)

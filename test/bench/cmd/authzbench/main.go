@@ -246,7 +246,7 @@ func throughCaddy(bin string, h http.Handler, round time.Duration, rounds, worke
 	defer stopAuthz()
 	upAddr, stopUp, err := serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":`+
+		_, _ = io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":`+
 			`{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}`)
 	}))
 	if err != nil {
