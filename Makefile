@@ -16,6 +16,7 @@ MODULE := github.com/llmbudget/llmbudget
 BENCH_ROUNDS ?= 7
 BENCHTIME ?= 200ms
 LOADFLAGS ?=
+AUTHZBENCHFLAGS ?=
 
 .PHONY: help build install run test unit fmt fmt-check vet lint fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
@@ -84,7 +85,7 @@ fixtures: ## rewrite the crafted hook requests and their golden responses (revie
 # build cache), and says so; later runs take 0.5 s per directory.
 KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller \
-	deploy/overlays/spend-writer
+	deploy/overlays/spend-writer deploy/overlays/authz
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
 	@echo "rendering with kustomize (its first run compiles it: a minute or more)"
@@ -92,7 +93,7 @@ manifests: ## render the kustomize base, components, overlays, monitoring and Me
 	  $(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 
-bench: build ## benchmarks of the hook handlers against their JSON floor, a load run, then memory under attack
+bench: build ## benchmarks of the hook handlers against their JSON floor, a load run, memory under attack, authz
 	$(GO) test -c -o bin/bench.test ./test/bench
 	@# Each round runs every body's handler and floor benchmarks back to back,
 	@# so the ratio compares figures taken under the same machine load.
@@ -102,6 +103,9 @@ bench: build ## benchmarks of the hook handlers against their JSON floor, a load
 	$(GO) run ./test/bench/cmd/ratio bin/bench.txt
 	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
 	$(GO) run ./test/attack -bin $(BIN)
+	@# llmbudget authz at 10,000 namespaces, 1,000 budgets and 100,000 Pods, and through a real Caddy.
+	bash test/k8s/build-caddy.sh
+	$(GO) run ./test/bench/cmd/authzbench $(AUTHZBENCHFLAGS)
 
 # Minimising each new input the fuzzer finds can take most of a short run (the default allows 60 s): a bound in
 # executions keeps the run fuzzing, on a busy machine too.

@@ -43,6 +43,7 @@ type command struct {
 // commands are listed in this order by `llmbudget help`.
 var commands = []command{
 	serveCommand,
+	authzCommand,
 	evalCommand,
 	migrateCommand,
 	spendCommand,

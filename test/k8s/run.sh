@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run.sh runs the real-Kubernetes integration tests: it builds kube-apiserver,
 # kube-controller-manager and etcd first if the cache lacks them (see build.sh), and the
-# Prometheus of the spend test (build-prometheus.sh) and the Kueue of the Kueue test
-# (build-kueue.sh), then runs `go test -tags integration` in this module. Its exit code is
-# go test's.
+# Prometheus of the spend test (build-prometheus.sh), the Kueue of the Kueue test
+# (build-kueue.sh) and the Caddy of the authz test (build-caddy.sh), then runs `go test -tags
+# integration` in this module. Its exit code is go test's.
 #
 #   test/k8s/run.sh               all integration tests
 #   test/k8s/run.sh -v -run CRD   extra arguments go to go test
@@ -16,5 +16,6 @@ export GOWORK=off
 "$here/build.sh"
 "$here/build-prometheus.sh"
 "$here/build-kueue.sh"
+"$here/build-caddy.sh"
 cd "$here"
 exec go test -tags integration -count=1 -timeout 20m "$@" ./...

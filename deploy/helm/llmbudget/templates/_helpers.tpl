@@ -90,3 +90,18 @@ authorization:
     key: {{ $root.Values.token.key }}
 {{- end }}
 {{- end -}}
+
+{{/* Helm's standard labels alone, for objects whose name label is not the chart's (authz). */}}
+{{- define "llmbudget.helmLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end -}}
+
+{{/* Labels of authz's objects and Pods: as in deploy/components/authz. */}}
+{{- define "llmbudget.authzLabels" -}}
+app.kubernetes.io/name: {{ include "llmbudget.name" . }}-authz
+app.kubernetes.io/part-of: llmbudget
+app.kubernetes.io/component: authz
+{{- end -}}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/netutil"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/llmbudget/llmbudget/internal/authz"
+	"github.com/llmbudget/llmbudget/internal/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authzconfig"
+	"github.com/llmbudget/llmbudget/internal/authzserver"
+	"github.com/llmbudget/llmbudget/internal/tlsreload"
+)
+
+// heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
+const heartbeatTimeout = 5 * time.Second
+
+type authzOptions struct {
+	config, addr, metricsAddr   string
+	kubeconfig, level           string
+	certFile, keyFile, clientCA string
+	maxHeaderBytes              int
+	maxConns                    int
+	readTimeout, idleTimeout    time.Duration
+	onListen                    func(authz, metrics string) // called with the addresses, for tests
+	stop                        <-chan struct{}
+}
+
+var authzCommand = command{
+	name: "authz", synopsis: "--config FILE [flags]",
+	summary: "answer LLM gateways' authorization calls from the budgets",
+	about: `Answers the external-authorization calls of LLM gateways (Envoy Gateway, Istio,
+Traefik ForwardAuth, Caddy forward_auth, nginx auth_request) on --addr, for every method
+and path: 200 while the caller's budgets admit it, 429 with Retry-After and an OpenAI-shaped
+error while one blocks it. Decisions are made in memory from informers on Namespaces,
+LLMCostBudgets, ClusterLLMCostBudgets and, for gateways in source mode, Pods (read-only;
+the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account).
+
+--config names the YAML file of the gateways it answers and how each tells its caller
+(source, spiffe or header), the unknownCaller policy and maxCacheAge. /healthz, /readyz
+(ready once the informers have synced) and /metrics are served on --metrics-addr only, so
+that no gateway path is mistaken for them. Runs until SIGTERM or SIGINT.`,
+	run: func(args []string, std stdio) error {
+		o, err := parseAuthz(args)
+		if err != nil {
+			return err
+		}
+		return runAuthz(o, std.err)
+	},
+}
+
+func parseAuthz(args []string) (authzOptions, error) {
+	var o authzOptions
+	fs := newFlagSet("authz")
+	fs.StringVar(&o.config, "config", "", "the configuration file (YAML): gateways, unknownCaller, maxCacheAge")
+	fs.StringVar(&o.addr, "addr", ":8080", "listen address of the authorization calls")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", ":9090", "listen address of /healthz, /readyz and /metrics")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else in-cluster)")
+	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
+	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
+	fs.StringVar(&o.clientCA, "tls-client-ca-file", "",
+		"verify the client certificates gateways present against these CAs (PEM), for gateways' identities")
+	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request line and headers of one call")
+	fs.IntVar(&o.maxConns, "max-connections", 1024, "connections served at once; more wait to be accepted")
+	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+	case o.config == "":
+		return o, badUsage(fs, "--config is required")
+	case (o.certFile == "") != (o.keyFile == ""):
+		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
+	case o.clientCA != "" && o.certFile == "":
+		return o, badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
+	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
+		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
+		return o, badUsage(fs, "--log-level: %v", err)
+	}
+	return o, nil
+}
+
+// runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does.
+func runAuthz(o authzOptions, stderr io.Writer) error {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	cfg, err := readAuthzConfig(o.config)
+	if err != nil {
+		return err
+	}
+	clients, err := authzClients(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if o.stop != nil {
+		go func() {
+			select {
+			case <-o.stop:
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	store := authz.NewStore()
+	c := authzcache.New(clients, store, authzcache.Config{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
+		Logger: logger})
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	m := authzserver.NewMetrics(version, authzserver.CacheGauges{Cache: c.State, Counts: store.Counts})
+	h, err := authzserver.New(authzserver.Config{Resolver: cfg.Resolver, View: store, Cache: c.State,
+		UnknownCaller: cfg.UnknownCaller, Now: time.Now, Metrics: m, Logger: logger})
+	if err != nil {
+		return err
+	}
+	var draining atomic.Bool
+	probes := http.NewServeMux()
+	probes.Handle("GET /metrics", m.Handler())
+	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if draining.Load() || !c.Synced() {
+			http.Error(w, "not ready: the informers have not synced, or the server is stopping",
+				http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	tlsCfg, err := authzTLS(o, logger)
+	if err != nil {
+		return err
+	}
+	calls := &http.Server{Handler: h, MaxHeaderBytes: o.maxHeaderBytes, ReadHeaderTimeout: o.readTimeout,
+		ReadTimeout: o.readTimeout, WriteTimeout: o.readTimeout, IdleTimeout: o.idleTimeout,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	metricsSrv := newServer(o.metricsAddr, probes, logger)
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	ln = netutil.LimitListener(ln, o.maxConns)
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	mln, err := net.Listen("tcp", o.metricsAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen on %s: %w", o.metricsAddr, err)
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), calls.Serve(ln)) }()
+	go func() { errc <- fmt.Errorf("serve on %s: %w", mln.Addr(), metricsSrv.Serve(mln)) }()
+	if o.onListen != nil {
+		o.onListen(ln.Addr().String(), mln.Addr().String())
+	}
+	logger.Info("serving authorization calls", "addr", ln.Addr().String(), "metrics", mln.Addr().String(),
+		"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
+		"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	draining.Store(true)
+	logger.Info("shutting down", "timeout", shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return errors.Join(calls.Shutdown(sctx), metricsSrv.Shutdown(sctx))
+}
+
+func readAuthzConfig(path string) (authzconfig.Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return authzconfig.Config{}, fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, authzconfig.MaxBytes+1))
+	if err != nil {
+		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+	}
+	cfg, err := authzconfig.Parse(data)
+	if err != nil {
+		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func authzClients(kubeconfig string) (authzcache.Clients, error) {
+	rc, err := kubeConfig(kubeconfig)
+	if err != nil {
+		return authzcache.Clients{}, err
+	}
+	rc.UserAgent = "llmbudget-authz/" + version
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return authzcache.Clients{}, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return authzcache.Clients{}, fmt.Errorf("dynamic client: %w", err)
+	}
+	md, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return authzcache.Clients{}, fmt.Errorf("metadata client: %w", err)
+	}
+	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
+	beat := rest.CopyConfig(rc)
+	beat.Timeout = heartbeatTimeout
+	disc, err := discovery.NewDiscoveryClientForConfig(beat)
+	if err != nil {
+		return authzcache.Clients{}, fmt.Errorf("discovery client: %w", err)
+	}
+	return authzcache.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
+}
+
+// authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'
+// client certificates verified when a CA is given (an unverified certificate is never an identity).
+func authzTLS(o authzOptions, logger *slog.Logger) (*tls.Config, error) {
+	if o.certFile == "" {
+		return nil, nil
+	}
+	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: rl.GetCertificate,
+		NextProtos: []string{"h2", "http/1.1"}}
+	if o.clientCA != "" {
+		pem, err := os.ReadFile(o.clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate", o.clientCA)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// authz's command line: what it cannot run is a usage error (status 2); a configuration it cannot honour fails
+// before it talks to any API server (status 1), naming the file and the key.
+func TestAuthzRefusesACommandLineOrConfigurationItCannotHonour(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "authz.yaml")
+	assert.NoError(t, os.WriteFile(bad, []byte("gateways: [{name: g, mode: source}]\n"), 0o600))
+	cases := map[string]struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		"no --config": {[]string{"authz"}, 2, "llmbudget authz: --config is required"},
+		"half of TLS": {[]string{"authz", "--config", bad, "--tls-key-file", "k"}, 2,
+			"--tls-cert-file and --tls-key-file go together"},
+		"a client CA without TLS": {[]string{"authz", "--config", bad, "--tls-client-ca-file", "ca"}, 2,
+			"--tls-client-ca-file needs --tls-cert-file"},
+		"a tiny header bound": {[]string{"authz", "--config", bad, "--max-header-bytes", "10"}, 2,
+			"--max-header-bytes (at least 1024)"},
+		"a missing file": {[]string{"authz", "--config", filepath.Join(dir, "none.yaml")}, 1,
+			"llmbudget authz: --config: open "},
+		"a gateway trusting every peer": {[]string{"authz", "--config", bad}, 1,
+			"gateways[0]: addresses, identities: give at least one, or every peer would be trusted"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, _, stderr := runProgram(tc.args, "")
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, stderr, tc.stderr)
+		})
+	}
+}

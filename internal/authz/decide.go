@@ -1,0 +1,274 @@
+// Package authz decides, per LLM request, whether the caller's budgets let it through: the decision the admission
+// gates make for new workloads, made again for each request from an in-memory view (Store) of the namespaces,
+// budgets and Pods.
+//
+// Expected Flow:
+//  1. The server resolves the caller (package callerid, then Store.PodByIP in source mode) and reads the Store's
+//     View of its namespace.
+//  2. Decide returns the Decision: allowed (200, with the budget's figures), refused (429, the sentence of the
+//     admission policy and the seconds to the period's end), or unavailable (503) while a Closed budget cannot
+//     be checked.
+//
+// Guarantees:
+//   - A request is refused exactly while the admission policy would refuse a new workload of its caller: a budget's
+//     status.enforcement is blocking and not in Warn mode, and its scope is Namespace, or Labelled with the caller
+//     labelled llmbudget.dev/budget=<its name>, or it is a cluster budget that lists the namespace. A namespace
+//     labelled llmbudget.dev/blocked (by the namespace decorator, from the same statuses) refuses too while no
+//     budget in the view accounts for the label, as when the budgets' cache lags the namespaces'.
+//   - The refusal's message is the admission policy's first sentence (Sentence), word for word.
+//   - Warn mode never refuses: it adds the sentence that would have refused as a warning.
+//   - A cache that is not synced, or older than its bound, is never used without saying so (Decision.Stale), and
+//     while it is, a budget whose failurePolicy is Closed refuses (503); an Open one is decided from the cache.
+//   - Decide is pure: the same Input gives the same Decision; the clock is Input.Now.
+package authz
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
+)
+
+// Bounds of Retry-After, in seconds.
+const (
+	// MaxRetryAfter caps the wait to a period's end: clients should look again at least daily.
+	MaxRetryAfter = 24 * 60 * 60
+	// UnknownEndRetryAfter is the wait when the refusing budget's period end is unknown (a refusal by the namespace
+	// posture alone).
+	UnknownEndRetryAfter = 60
+	// UnavailableRetryAfter is the wait while a Closed budget cannot be checked.
+	UnavailableRetryAfter = 5
+)
+
+// UnknownCaller is what happens to a call whose caller cannot be told.
+type UnknownCaller string
+
+// The unknownCaller policies.
+const (
+	AdmitUnknown  UnknownCaller = "Admit"
+	RefuseUnknown UnknownCaller = "Refuse"
+)
+
+// Reason is why a decision went as it did; the metrics count decisions by it.
+type Reason string
+
+// The reasons of decisions.
+const (
+	ReasonNoBudget         Reason = "no_budget"         // allowed: no budget covers the caller
+	ReasonWithinBudget     Reason = "within_budget"     // allowed: its budgets do not block
+	ReasonWarn             Reason = "warn"              // allowed with a warning: a Warn-mode budget would refuse
+	ReasonBudgetBlocking   Reason = "budget_blocking"   // refused: a budget's status.enforcement blocks the caller
+	ReasonNamespaceBlocked Reason = "namespace_blocked" // refused: the namespace's posture label
+	ReasonFailClosed       Reason = "fail_closed"       // unavailable: a Closed budget, and the cache is not current
+	ReasonUnknownCaller    Reason = "unknown_caller"    // allowed or refused by the unknownCaller policy
+)
+
+// Result is the kind of answer.
+type Result string
+
+// The results of decisions.
+const (
+	Allowed     Result = "allowed"
+	Refused     Result = "refused"
+	Unavailable Result = "unavailable"
+)
+
+// Caller is who calls, as resolved: Known false when it could not be told (Why says why).
+type Caller struct {
+	Known     bool
+	Namespace string
+	Budget    string // its label llmbudget.dev/budget, source mode only
+	Why       string
+}
+
+// Cache is how current the view is.
+type Cache struct {
+	Synced bool
+	Age    time.Duration // since the API server was last heard from
+	MaxAge time.Duration // the bound past which the view is stale
+}
+
+// Input is everything a decision reads.
+type Input struct {
+	Now           time.Time
+	Caller        Caller
+	UnknownCaller UnknownCaller
+	Namespace     Namespace
+	Budgets       []*Budget // the view's budgets of the caller's namespace, sorted by Who
+	Cache         Cache
+}
+
+// Decision is the answer to one authorization call.
+type Decision struct {
+	Result Result
+	Reason Reason
+	// Budget, State and RemainingUSD are of the budget that decided: the refusing one, else the tightest.
+	Budget, State, RemainingUSD string
+	Message                     string // the sentence a refusal or a warning says
+	RetryAfter                  int    // seconds, for Refused and Unavailable
+	// Stale is the cache's age while it is past its bound ("45s"), or "unsynced"; empty while current.
+	Stale string
+}
+
+// Decide makes the decision for one call.
+func Decide(in Input) Decision {
+	d := decide(in)
+	d.Stale = stale(in.Cache)
+	return d
+}
+
+func decide(in Input) Decision {
+	if !in.Caller.Known {
+		d := Decision{Result: Allowed, Reason: ReasonUnknownCaller}
+		if in.UnknownCaller == RefuseUnknown {
+			d.Result, d.Message = Refused, "llmbudget cannot tell who is calling ("+in.Caller.Why+
+				"), and its unknownCaller policy is Refuse"
+		}
+		return d
+	}
+	covering := slices.DeleteFunc(slices.Clone(in.Budgets), func(b *Budget) bool { return !covers(b, in.Caller) })
+	if stale(in.Cache) != "" {
+		if b := firstClosed(covering); b != nil {
+			return unavailable(b, in.Cache)
+		}
+	}
+	for _, b := range covering {
+		if refuses(b, in.Caller.Namespace) && b.Enforcement.Mode != api.ModeWarn {
+			return refusal(b, ReasonBudgetBlocking, Sentence(b), retryAfter(b.PeriodEnd, in.Now))
+		}
+	}
+	if in.Namespace.Blocked && !slices.ContainsFunc(in.Budgets, func(b *Budget) bool {
+		return refuses(b, in.Caller.Namespace) && b.Enforcement.Mode != api.ModeWarn
+	}) {
+		return Decision{Result: Refused, Reason: ReasonNamespaceBlocked, Message: postureSentence(in.Namespace),
+			RetryAfter: UnknownEndRetryAfter}
+	}
+	for _, b := range covering {
+		if refuses(b, in.Caller.Namespace) {
+			d := figures(b, Allowed, ReasonWarn)
+			d.Message = Sentence(b)
+			return d
+		}
+	}
+	if len(covering) == 0 {
+		return Decision{Result: Allowed, Reason: ReasonNoBudget}
+	}
+	return figures(slices.MinFunc(covering, tighter), Allowed, ReasonWithinBudget)
+}
+
+// covers is whether the budget is the caller's: a Labelled budget covers only the workloads labelled for it.
+func covers(b *Budget, c Caller) bool {
+	return b.Kind == api.ClusterKind || b.Enforcement.Scope != api.ScopeLabelled || c.Budget == b.Name
+}
+
+// refuses is the admission policies' condition on a covering budget, its mode aside.
+func refuses(b *Budget, namespace string) bool {
+	enf := b.Enforcement
+	if !enf.Blocking {
+		return false
+	}
+	if b.Kind == api.ClusterKind {
+		return slices.Contains(enf.Namespaces, namespace)
+	}
+	return enf.Scope == api.ScopeNamespace || enf.Scope == api.ScopeLabelled
+}
+
+func firstClosed(bs []*Budget) *Budget {
+	i := slices.IndexFunc(bs, func(b *Budget) bool { return b.FailurePolicy == api.FailClosed })
+	if i < 0 {
+		return nil
+	}
+	return bs[i]
+}
+
+func unavailable(b *Budget, c Cache) Decision {
+	why := "has not synced its cache yet"
+	if c.Synced {
+		why = fmt.Sprintf("has not heard from the API server for %s (more than %s)", roundAge(c.Age), c.MaxAge)
+	}
+	d := figures(b, Unavailable, ReasonFailClosed)
+	d.Message = fmt.Sprintf("%s cannot be checked now: llmbudget %s, and its failurePolicy is Closed", b.Who(), why)
+	d.RetryAfter = UnavailableRetryAfter
+	return d
+}
+
+func refusal(b *Budget, r Reason, message string, after int) Decision {
+	d := figures(b, Refused, r)
+	d.Message, d.RetryAfter = message, after
+	return d
+}
+
+func figures(b *Budget, res Result, r Reason) Decision {
+	return Decision{Result: res, Reason: r, Budget: b.Who(), State: string(b.State), RemainingUSD: b.RemainingUSD}
+}
+
+// Sentence is the sentence the admission policy's message starts with for this budget: status.enforcement.message,
+// which the sync hook writes, or, when a status has none, the policy's own fallback. The policies' messageExpression
+// are `params.?status.?enforcement.?message.orValue('<Kind> ' + params.metadata.name + ' is blocking')` (or
+// ' would refuse' in Warn mode) followed by what is refused where, which a request has no part in.
+func Sentence(b *Budget) string {
+	if b.Enforcement.Message != "" {
+		return b.Enforcement.Message
+	}
+	if b.Enforcement.Mode == api.ModeWarn {
+		return b.Kind + " " + b.Name + " would refuse"
+	}
+	return b.Kind + " " + b.Name + " is blocking"
+}
+
+// postureSentence is the first budget's sentence in the namespace's blocked-by annotation.
+func postureSentence(ns Namespace) string {
+	first, _, _ := strings.Cut(ns.BlockedBy, "; ")
+	if first == "" {
+		return "Namespace " + ns.Name + " is labelled " + api.Group + "/blocked"
+	}
+	return first
+}
+
+// retryAfter is the whole seconds from now to the period's end, at least 1 and at most MaxRetryAfter.
+func retryAfter(end, now time.Time) int {
+	if end.IsZero() {
+		return UnknownEndRetryAfter
+	}
+	secs := math.Ceil(end.Sub(now).Seconds())
+	return int(min(max(secs, 1), MaxRetryAfter))
+}
+
+// tighter orders budgets by how close they are to refusing: by state, then by remaining USD, then by name.
+func tighter(a, b *Budget) int {
+	if c := cmp.Compare(severity(b.State), severity(a.State)); c != 0 {
+		return c
+	}
+	ra, errA := money.Parse(a.RemainingUSD)
+	rb, errB := money.Parse(b.RemainingUSD)
+	switch {
+	case errA == nil && errB == nil && ra.Cmp(rb) != 0:
+		return ra.Cmp(rb)
+	case errA == nil && errB != nil:
+		return -1 // a readable figure first
+	case errA != nil && errB == nil:
+		return 1
+	}
+	return strings.Compare(a.Who(), b.Who())
+}
+
+func severity(s api.State) int {
+	return slices.Index([]api.State{api.UnderBudget, api.Warning, api.Unknown, api.OverBudget}, s)
+}
+
+func stale(c Cache) string {
+	switch {
+	case !c.Synced:
+		return "unsynced"
+	case c.MaxAge > 0 && c.Age > c.MaxAge:
+		return roundAge(c.Age)
+	}
+	return ""
+}
+
+func roundAge(d time.Duration) string { return d.Round(time.Second).String() }

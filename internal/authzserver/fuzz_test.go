@@ -1,0 +1,48 @@
+package authzserver_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmbudget/llmbudget/internal/authz"
+	"github.com/llmbudget/llmbudget/internal/authzserver"
+)
+
+// Whatever a client adds to the call, the answer is one the gateways understand: 200, or an error with a body in
+// the OpenAI shape; and the caller the gateway appended decides it.
+func FuzzHandler(f *testing.F) {
+	f.Add("POST", "/v1/chat/completions", "10.1.0.3", "URI=spiffe://cluster.local/ns/team-ml/sa/x", "team-ml")
+	f.Add("GET", "/", "", "", "")
+	f.Add("PATCH", "/%zz", "1.2.3.4, ", `By="`, "a\x7f")
+	h := handler(f, authz.AdmitUnknown, current)
+	f.Fuzz(func(t *testing.T, method, path, clientXFF, xfcc, team string) {
+		if !validMethod(method) || len(path) == 0 || path[0] != '/' {
+			return
+		}
+		resp := call(h, method, "/check", "192.0.2.9:41000", "X-Forwarded-For", clientXFF,
+			"X-Forwarded-For", "10.1.0.2", "X-Forwarded-Client-Cert", xfcc, "X-Team", team, "X-Forwarded-Uri", path)
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the gateway's hop is team-ml's chatbot")
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var e authzserver.ErrorBody
+		require.NoError(t, json.Unmarshal(body, &e))
+		assert.Equal(t, "budget_exceeded", e.Error.Code)
+	})
+}
+
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, c := range m {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
+}

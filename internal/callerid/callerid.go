@@ -1,0 +1,283 @@
+// Package callerid tells who is calling an LLM through a gateway, from the external-authorization call that the
+// gateway makes to llmbudget authz: which gateway makes the call (by the address and the client certificate of
+// the connection), and which namespace the gateway vouches for, read the one way that gateway is configured for.
+//
+// Expected Flow:
+//  1. Match the peer of the authorization call (its address, its certificate's URI SANs) to a configured Gateway.
+//     A peer that is no gateway is Untrusted: nothing it sends is believed.
+//  2. Read the caller as the gateway's mode says: the rightmost X-Forwarded-For hop (source), the URI of the
+//     rightmost x-forwarded-client-cert element (spiffe), or one header (header).
+//
+// Guarantees:
+//   - Only the part of a header that the gateway itself writes is read: the hop it appends to X-Forwarded-For,
+//     the element it appends (or sets) in x-forwarded-client-cert. What a client put before them cannot change
+//     the result; a header mode header sent twice is refused rather than guessed at.
+//   - A Claim's namespace is a valid DNS-1123 label and its address a valid IP; anything else is an error that
+//     names the header.
+//   - Resolve reads only the request's headers and the peer: it allocates little and never blocks, so the caller
+//     bounds the bytes (the server's header limit) and nothing else.
+//
+// Assumptions:
+//   - A gateway in source mode appends the address of the connection it received to X-Forwarded-For (or sets the
+//     header to it); one in spiffe mode sanitises or appends x-forwarded-client-cert; one in header mode removes
+//     the header from what clients send and sets it after authenticating them. docs/operations.md says how each
+//     gateway is configured so.
+package callerid
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Mode is how a gateway tells who its caller is.
+type Mode string
+
+// The modes a gateway may be configured with.
+const (
+	// ModeSource: the caller's address, the rightmost X-Forwarded-For hop, is a Pod's IP.
+	ModeSource Mode = "source"
+	// ModeSPIFFE: the caller's mesh identity, spiffe://<trust domain>/ns/<namespace>/sa/<service account>.
+	ModeSPIFFE Mode = "spiffe"
+	// ModeHeader: a header the gateway sets after authenticating the caller holds its namespace.
+	ModeHeader Mode = "header"
+)
+
+// Headers read in source and spiffe modes.
+const (
+	HeaderForwardedFor = "X-Forwarded-For"
+	HeaderClientCert   = "X-Forwarded-Client-Cert"
+)
+
+// Gateway is one gateway allowed to call, as configured.
+type Gateway struct {
+	// Name names the gateway in metrics and logs.
+	Name string `json:"name"`
+	// Addresses are the CIDRs the gateway's connections come from.
+	Addresses []string `json:"addresses,omitempty"`
+	// Identities are URI SANs (spiffe://...) of the client certificate the gateway presents, when authz serves TLS
+	// with client certificates.
+	Identities []string `json:"identities,omitempty"`
+	// Mode is how the gateway tells who its caller is.
+	Mode Mode `json:"mode"`
+	// Header is the header of ModeHeader.
+	Header string `json:"header,omitempty"`
+	// TrustDomain is the SPIFFE trust domain of ModeSPIFFE; empty means cluster.local.
+	TrustDomain string `json:"trustDomain,omitempty"`
+}
+
+// DefaultTrustDomain is the trust domain of a Kubernetes cluster's mesh unless configured otherwise.
+const DefaultTrustDomain = "cluster.local"
+
+// Peer is the other end of the authorization call's connection.
+type Peer struct {
+	Addr netip.Addr
+	URIs []string // of its verified client certificate, if any
+}
+
+// Claim is who a gateway says is calling.
+type Claim struct {
+	Gateway        string
+	Mode           Mode
+	Namespace      string     // spiffe and header modes
+	ServiceAccount string     // spiffe mode
+	Source         netip.Addr // source mode: the Pod's IP
+}
+
+// Errors Resolve wraps.
+var (
+	// ErrUntrusted is a peer that is no configured gateway.
+	ErrUntrusted = errors.New("the peer is no configured gateway")
+	// ErrNoIdentity is a gateway's call that says nothing of its caller, or says it in a way that is refused.
+	ErrNoIdentity = errors.New("the gateway gave no usable caller identity")
+)
+
+// Resolver matches peers to gateways and reads their claims.
+type Resolver struct {
+	gateways []gateway
+}
+
+type gateway struct {
+	Gateway
+	prefixes []netip.Prefix
+	header   string // canonical
+}
+
+// New checks the gateways and returns their resolver.
+func New(gateways []Gateway) (*Resolver, error) {
+	if len(gateways) == 0 {
+		return nil, errors.New("gateways: at least one gateway must be configured")
+	}
+	r := &Resolver{}
+	names := map[string]bool{}
+	for i, g := range gateways {
+		parsed, err := check(g)
+		if err != nil {
+			return nil, fmt.Errorf("gateways[%d]: %w", i, err)
+		}
+		if names[g.Name] {
+			return nil, fmt.Errorf("gateways[%d].name: %q is given twice", i, g.Name)
+		}
+		names[g.Name] = true
+		r.gateways = append(r.gateways, parsed)
+	}
+	return r, nil
+}
+
+func check(g Gateway) (gateway, error) {
+	out := gateway{Gateway: g}
+	if g.Name == "" {
+		return out, errors.New("name: required")
+	}
+	if len(g.Addresses) == 0 && len(g.Identities) == 0 {
+		return out, errors.New("addresses, identities: give at least one, or every peer would be trusted")
+	}
+	for j, a := range g.Addresses {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			return out, fmt.Errorf("addresses[%d]: %q is no CIDR: %w", j, a, err)
+		}
+		out.prefixes = append(out.prefixes, p.Masked())
+	}
+	switch g.Mode {
+	case ModeSource:
+	case ModeSPIFFE:
+		if out.TrustDomain == "" {
+			out.TrustDomain = DefaultTrustDomain
+		}
+	case ModeHeader:
+		if g.Header == "" {
+			return out, errors.New("header: required in mode header")
+		}
+		out.header = http.CanonicalHeaderKey(g.Header)
+		if out.header == HeaderForwardedFor || out.header == HeaderClientCert {
+			return out, fmt.Errorf("header: %s is read by modes source and spiffe, not as a namespace", g.Header)
+		}
+	default:
+		return out, fmt.Errorf("mode: %q is none of source, spiffe, header", g.Mode)
+	}
+	return out, nil
+}
+
+// Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted or ErrNoIdentity.
+func (r *Resolver) Resolve(peer Peer, h http.Header) (Claim, error) {
+	g, ok := r.match(peer)
+	if !ok {
+		return Claim{}, fmt.Errorf("%w: %s", ErrUntrusted, peer.Addr)
+	}
+	c := Claim{Gateway: g.Name, Mode: g.Mode}
+	var err error
+	switch g.Mode {
+	case ModeSource:
+		c.Source, err = RightmostHop(h.Values(HeaderForwardedFor))
+	case ModeSPIFFE:
+		c.Namespace, c.ServiceAccount, err = spiffeCaller(h.Values(HeaderClientCert), g.TrustDomain)
+	case ModeHeader:
+		c.Namespace, err = namespaceHeader(h.Values(g.header), g.header)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: gateway %s: %w", ErrNoIdentity, g.Name, err)
+	}
+	return c, nil
+}
+
+// match is the first gateway the peer is. A gateway configured with both addresses and identities needs both.
+func (r *Resolver) match(peer Peer) (gateway, bool) {
+	for _, g := range r.gateways {
+		byAddr := len(g.prefixes) == 0 || slices.ContainsFunc(g.prefixes, func(p netip.Prefix) bool {
+			return p.Contains(peer.Addr.Unmap())
+		})
+		byID := len(g.Identities) == 0 || slices.ContainsFunc(peer.URIs, func(u string) bool {
+			return slices.Contains(g.Identities, u)
+		})
+		if byAddr && byID {
+			return g, true
+		}
+	}
+	return gateway{}, false
+}
+
+// RightmostHop is the last address of the last X-Forwarded-For line: the one the gateway appended. A port, as
+// some proxies write, is dropped.
+func RightmostHop(lines []string) (netip.Addr, error) {
+	if len(lines) == 0 {
+		return netip.Addr{}, fmt.Errorf("%s: missing", HeaderForwardedFor)
+	}
+	last := lines[len(lines)-1]
+	hop := strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
+	addr, err := netip.ParseAddr(hop)
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(hop)
+		if perr != nil {
+			return netip.Addr{}, fmt.Errorf("%s: rightmost hop %q is no IP address", HeaderForwardedFor, clip(hop))
+		}
+		addr = ap.Addr()
+	}
+	return addr.Unmap().WithZone(""), nil
+}
+
+// namespaceHeader reads a header mode header, which must be sent exactly once.
+func namespaceHeader(values []string, name string) (string, error) {
+	if len(values) != 1 {
+		return "", fmt.Errorf("%s: sent %d times, want once", name, len(values))
+	}
+	ns := strings.TrimSpace(values[0])
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return "", fmt.Errorf("%s: %q is no namespace name: %s", name, clip(ns), errs[0])
+	}
+	return ns, nil
+}
+
+// spiffeCaller reads the namespace and service account of the rightmost x-forwarded-client-cert element's URI.
+func spiffeCaller(lines []string, trustDomain string) (ns, sa string, err error) {
+	if len(lines) == 0 {
+		return "", "", fmt.Errorf("%s: missing", HeaderClientCert)
+	}
+	elems, err := SplitXFCC(lines[len(lines)-1])
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, err)
+	}
+	uri, ok := elems[len(elems)-1]["uri"]
+	if !ok {
+		return "", "", fmt.Errorf("%s: the rightmost element has no URI", HeaderClientCert)
+	}
+	ns, sa, err = ParseSPIFFE(uri, trustDomain)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, err)
+	}
+	return ns, sa, nil
+}
+
+// ParseSPIFFE reads spiffe://<trustDomain>/ns/<namespace>/sa/<service account>, the identity Istio and other
+// Kubernetes meshes give a workload.
+func ParseSPIFFE(uri, trustDomain string) (ns, sa string, err error) {
+	rest, ok := strings.CutPrefix(uri, "spiffe://"+trustDomain+"/")
+	if !ok {
+		return "", "", fmt.Errorf("URI %q is no SPIFFE ID of trust domain %s", clip(uri), trustDomain)
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 4 || parts[0] != "ns" || parts[2] != "sa" {
+		return "", "", fmt.Errorf("URI %q: want spiffe://%s/ns/<namespace>/sa/<service account>", clip(uri), trustDomain)
+	}
+	if errs := validation.IsDNS1123Label(parts[1]); len(errs) > 0 {
+		return "", "", fmt.Errorf("URI %q: namespace: %s", clip(uri), errs[0])
+	}
+	if errs := validation.IsDNS1123Subdomain(parts[3]); len(errs) > 0 {
+		return "", "", fmt.Errorf("URI %q: service account: %s", clip(uri), errs[0])
+	}
+	return parts[1], parts[3], nil
+}
+
+// clip keeps a value quoted in an error short: the header may be as large as the server admits.
+func clip(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "..."
+}
