@@ -26,9 +26,9 @@ import (
 	"strconv"
 	"time"
 
-	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/money"
 )
 
 // The headers of an answer.
@@ -141,7 +141,7 @@ func write(w http.ResponseWriter, d authz.Decision) {
 	}
 	switch {
 	case d.Result == authz.Allowed && d.Reason == authz.ReasonWarn:
-		hd.Set(HeaderWarning, api.Abbreviate(d.Message, maxHeaderValue))
+		hd.Set(HeaderWarning, money.Abbreviate(d.Message, maxHeaderValue))
 		w.WriteHeader(http.StatusOK)
 	case d.Result == authz.Allowed:
 		w.WriteHeader(http.StatusOK)
