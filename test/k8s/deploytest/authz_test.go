@@ -35,14 +35,14 @@ func TestChartAuthzRendersWhatTheKustomizeComponentRenders(t *testing.T) {
 	for _, key := range authzKeys {
 		require.Contains(t, kustomized, key)
 		require.Contains(t, charted, key)
-		k, h := comparable(t, kustomized[key]), comparable(t, charted[key])
+		k, h := comparableRender(t, kustomized[key]), comparableRender(t, charted[key])
 		assert.Equal(t, k, h, key)
 	}
 }
 
-// comparable drops what may differ: Helm's labels, the image (tagged by the chart, by kustomize images: in an
+// comparableRender drops what may differ: Helm's labels, the image (tagged by the chart, by kustomize images: in an
 // overlay) and the trailing newline of the configuration.
-func comparable(t *testing.T, o object) object {
+func comparableRender(t *testing.T, o object) object {
 	t.Helper()
 	c := withoutHelmLabels(t, o)
 	if c["kind"] == "Deployment" {

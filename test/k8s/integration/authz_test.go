@@ -348,7 +348,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.heads = r.Header.Clone()
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-test","choices":[{"index":0,`+
+	_, _ = io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-test","choices":[{"index":0,`+
 		`"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],`+
 		`"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 }
