@@ -53,8 +53,8 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	case err != nil:
 		// sync reports the broken spec
 	case cs.Format == api.TaskRecords && cs.Selector != nil:
-		if Usable(cs.Selector) {
-			resp.RelatedResources = append(resp.RelatedResources, RecordsRule(b.Metadata.Namespace, nil, cs.Selector))
+		if Usable(cs.Selector.Meta()) {
+			resp.RelatedResources = append(resp.RelatedResources, RecordsRule(b.Metadata.Namespace, nil, cs.Selector.Meta()))
 		}
 	case cs.ConfigMapName != "":
 		resp.RelatedResources = append(resp.RelatedResources, hookwire.RelatedResourceRule{

@@ -93,7 +93,7 @@ func RecordsRead(s spend.RecordSum, sel labels.Selector, where string) string {
 
 // readRecords sums the budget's TaskRecords completed in w.
 func readRecords(b api.LLMCostBudget, related hookwire.ObjectMap, w period.Window) evaluate.Spend {
-	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector)
+	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector.Meta())
 	rs, bad := DecodeRecords(related, func(n string) bool { return n == ns }, sel)
 	if err := bad[ns]; err != nil {
 		return evaluate.Spend{Reason: api.ReasonInvalidCostData, Message: err.Error()}

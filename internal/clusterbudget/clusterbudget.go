@@ -62,14 +62,14 @@ func Customize(req hookwire.CustomizeRequest) (hookwire.CustomizeResponse, error
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
-	sel, cs := b.Spec.NamespaceSelector, b.Spec.CostSource
+	sel, cs := b.Spec.NamespaceSelector.Meta(), b.Spec.CostSource
 	if !budget.Usable(sel) {
 		return resp, nil
 	}
 	namespaces := hookwire.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
 	if cs.Format == api.TaskRecords {
-		if budget.Usable(cs.Selector) {
-			resp.RelatedResources = append(resp.RelatedResources, namespaces, budget.RecordsRule("", sel, cs.Selector))
+		if budget.Usable(cs.Selector.Meta()) {
+			resp.RelatedResources = append(resp.RelatedResources, namespaces, budget.RecordsRule("", sel, cs.Selector.Meta()))
 		}
 		return resp, nil
 	}
@@ -138,7 +138,7 @@ func withRecords(ms []member, cs api.CostSource, related hookwire.ObjectMap) []m
 		index[m.namespace] = i
 	}
 	rs, bad := budget.DecodeRecords(related, func(ns string) bool { _, ok := index[ns]; return ok },
-		budget.Selector(cs.Selector))
+		budget.Selector(cs.Selector.Meta()))
 	out := slices.Clone(ms)
 	for _, r := range rs {
 		m := &out[index[r.Namespace]]
@@ -192,7 +192,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 // members finds the selected namespaces and their spend sources among the related objects, in name order; an
 // invalid selector selects nothing (validation has reported it already).
 func members(spec api.Spec, related hookwire.ObjectMap) []member {
-	sel := budget.Selector(spec.NamespaceSelector)
+	sel := budget.Selector(spec.NamespaceSelector.Meta())
 	byName := map[string]*member{}
 	for _, key := range slices.Sorted(maps.Keys(related[hookwire.NamespaceGroup])) {
 		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
@@ -366,7 +366,7 @@ func summedFrom(read []reading, n int, src api.CostSource, w period.Window) stri
 		for _, r := range read {
 			total = addCounts(total, r.records)
 		}
-		return budget.RecordsRead(total, budget.Selector(src.Selector), fmt.Sprintf(" over %d namespaces", n))
+		return budget.RecordsRead(total, budget.Selector(src.Selector.Meta()), fmt.Sprintf(" over %d namespaces", n))
 	case api.DailyLedger:
 		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
 			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)

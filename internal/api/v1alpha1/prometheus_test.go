@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -81,7 +80,7 @@ func TestAClusterBudgetHasNoPrometheusSource(t *testing.T) {
 		s.CostSource.ConfigMapName, s.CostSource.SpendSource = "", "llm"
 		s.CostSource.Prometheus = &PrometheusSource{Source: PresetLiteLLM, Selector: &PrometheusSelector{}}
 	})
-	s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"department": "ml"}}
+	s.NamespaceSelector = &LabelSelector{MatchLabels: map[string]LabelValue{"department": "ml"}}
 	errs := s.ValidateCluster()
 	require.Len(t, errs, 1, "%v", errs)
 	assert.Equal(t, "spec.costSource.prometheus: Forbidden: "+msgPrometheusCluster, errs[0].Error())

@@ -200,7 +200,7 @@ func (s *Spec) Validate() field.ErrorList {
 // and refuses scope Labelled (the budget label names a team budget).
 func (s *Spec) ValidateCluster() field.ErrorList {
 	path := field.NewPath("spec")
-	errs := validateSelector(s.NamespaceSelector, path.Child("namespaceSelector"))
+	errs := validateSelector(s.NamespaceSelector.Meta(), path.Child("namespaceSelector"))
 	errs = append(errs, s.validate(path)...)
 	src := path.Child("costSource")
 	if s.CostSource.ConfigMapName != "" && s.CostSource.Format != TaskRecords {
@@ -407,7 +407,7 @@ func (c CostSource) validate(path *field.Path) field.ErrorList {
 	case records && c.Selector == nil:
 		errs = append(errs, field.Required(sel, msgSelectorRequired))
 	case records:
-		errs = append(errs, validateSelector(c.Selector, sel)...)
+		errs = append(errs, validateSelector(c.Selector.Meta(), sel)...)
 	case c.Selector != nil:
 		errs = append(errs, field.Forbidden(sel, msgSelectorOnly))
 	}
