@@ -3,8 +3,11 @@
 // a CRD rule. A Spec which passes Validate can be evaluated: its money parses, its period is computable and its
 // thresholds are unique.
 //
-// The kubebuilder markers beside the fields are the CRD's schema (package crd holds the roots, `make generate`
-// writes deploy/crd). A field is optional unless marked required.
+// Each field's rules are written twice beside it, in the two languages that check them: the kubebuilder markers
+// are the CRD's schema (package crd holds the roots, `make generate` writes deploy/crd), and the `validate` tags
+// are the same rules for go-playground/validator, reported as a field.ErrorList with the CRD's messages. Rules
+// that relate fields are Go code beside the comment that names their CEL twin. A field is optional unless marked
+// required.
 //
 // +kubebuilder:validation:Optional
 package v1alpha1
@@ -79,7 +82,7 @@ type Spec struct {
 	// Quote it in YAML so it stays a string. Required unless tokenLimits sets a limit.
 	// +kubebuilder:validation:MaxLength=24
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^(0|[1-9][0-9]{0,8})([.][0-9]{1,6})?$') && self.matches('[1-9]')`,messageExpression=`'must be a decimal greater than 0 with at most 6 decimals (and at most 9 digits before the point), got "' + self + '"'`
-	LimitUSD *string `json:"limitUSD,omitempty"`
+	LimitUSD *string `json:"limitUSD,omitempty" validate:"omitnil,decimal"`
 	// The calendar window that spend is counted over. Spend starts again from zero at the start of every period.
 	// Defaults to monthly periods starting on the 1st, midnight UTC.
 	// +kubebuilder:default={}
@@ -89,13 +92,13 @@ type Spec struct {
 	// +kubebuilder:default=80
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
-	WarnThresholdPercent *int32 `json:"warnThresholdPercent,omitempty"`
+	WarnThresholdPercent *int32 `json:"warnThresholdPercent,omitempty" validate:"required,min=1,max=100"`
 	// Points at which a Warning Event announces the budget's progress, once per period each. At most 10, no
 	// (percent, basis) pair twice. When omitted: warnThresholdPercent and 100, both on Actual spend. Example:
 	// [{percent: 50}, {percent: 90}, {percent: 100, basis: Forecasted}].
 	// +kubebuilder:validation:MaxItems=10
 	// +kubebuilder:validation:XValidation:rule=`self.all(t, self.filter(u, u.percent == t.percent && (has(u.basis) ? u.basis : 'Actual') == (has(t.basis) ? t.basis : 'Actual')).size() == 1)`,message="spec.thresholds must not repeat a (percent, basis) pair"
-	Thresholds []Threshold `json:"thresholds,omitempty"`
+	Thresholds []Threshold `json:"thresholds,omitempty" validate:"max=10,dive"`
 	// Limits on tokens used per period, read from the spend data. Reaching any of them puts the budget OverBudget,
 	// like reaching limitUSD. Each is optional; set at least one when limitUSD is not set.
 	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
@@ -106,7 +109,7 @@ type Spec struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +listType=map
 	// +listMapKey=model
-	ModelLimits []ModelLimit `json:"modelLimits,omitempty"`
+	ModelLimits []ModelLimit `json:"modelLimits,omitempty" validate:"max=20,dive"`
 	// Where the observed spend comes from. For an LLMCostBudget: a ConfigMap in the budget's namespace that a cost
 	// pipeline keeps up to date. For a ClusterLLMCostBudget: in every selected namespace, the ConfigMaps labelled
 	// llmbudget.dev/spend-source=<spendSource> (all of them, summed); with format Total each must declare the period
@@ -132,20 +135,20 @@ type Period struct {
 	// Monthly (from midnight of the day of month given by startDay). Default Monthly.
 	// +kubebuilder:default=Monthly
 	// +kubebuilder:validation:Enum=Daily;Weekly;Monthly
-	Type period.Kind `json:"type,omitempty"`
+	Type period.Kind `json:"type,omitempty" validate:"oneof=Daily Weekly Monthly"`
 	// IANA time zone whose local midnight starts a period, for example "UTC", "Europe/Berlin" or
 	// "America/New_York". Periods follow the zone's daylight saving changes. A name that is not in the time zone
 	// database puts the budget in the Unknown state. Default "UTC".
 	// +kubebuilder:default=UTC
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[A-Za-z][-+_A-Za-z0-9]*(/[-+_A-Za-z0-9]+)*$')`,messageExpression=`'must be an IANA time zone, for example Europe/Berlin, got "' + self + '"'`
-	TimeZone string `json:"timeZone,omitempty"`
+	TimeZone string `json:"timeZone,omitempty" validate:"iana_zone"`
 	// First day of each period. Monthly: day of the month, 1 to 28 (so every month has it). Weekly: day of the
 	// week, 1 = Monday to 7 = Sunday. Ignored for Daily. Default 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=28
-	StartDay *int32 `json:"startDay,omitempty"`
+	StartDay *int32 `json:"startDay,omitempty" validate:"omitnil,min=1,max=28"`
 }
 
 // Threshold is a percentage of the limit whose crossing is announced once a period.
@@ -154,12 +157,12 @@ type Threshold struct {
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
-	Percent int32 `json:"percent"`
+	Percent int32 `json:"percent" validate:"min=1,max=1000"`
 	// What is compared with the threshold: Actual (spend so far) or Forecasted (spend projected to the end of the
 	// period, available once 10% of the period has passed). Default Actual.
 	// +kubebuilder:default=Actual
 	// +kubebuilder:validation:Enum=Actual;Forecasted
-	Basis Basis `json:"basis,omitempty"`
+	Basis Basis `json:"basis,omitempty" validate:"oneof=Actual Forecasted"`
 }
 
 // TokenLimits caps token usage in a period; each limit is optional. Reaching any of them puts the budget (or the
@@ -167,13 +170,13 @@ type Threshold struct {
 type TokenLimits struct {
 	// Maximum input (prompt) tokens per period, for example 50000000.
 	// +kubebuilder:validation:Minimum=0
-	Input *int64 `json:"input,omitempty"`
+	Input *int64 `json:"input,omitempty" validate:"omitnil,min=0"`
 	// Maximum output (completion) tokens per period, for example 10000000.
 	// +kubebuilder:validation:Minimum=0
-	Output *int64 `json:"output,omitempty"`
+	Output *int64 `json:"output,omitempty" validate:"omitnil,min=0"`
 	// Maximum input plus output tokens per period.
 	// +kubebuilder:validation:Minimum=0
-	Total *int64 `json:"total,omitempty"`
+	Total *int64 `json:"total,omitempty" validate:"omitnil,min=0"`
 }
 
 // ModelLimit caps one model's spend or tokens within the budget's period.
@@ -185,12 +188,12 @@ type ModelLimit struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches(r'^[!#-\[\]-~]+$')`,messageExpression=`'"' + self + '" must be a model name: 1-253 printable characters without spaces or quotes'`
-	Model string `json:"model"`
+	Model string `json:"model" validate:"required,model_name"`
 	// The model's spending limit per period in US dollars, a plain decimal with at most 6 decimals and at most 9
 	// digits before the point.
 	// +kubebuilder:validation:MaxLength=24
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^(0|[1-9][0-9]{0,8})([.][0-9]{1,6})?$') && self.matches('[1-9]')`,messageExpression=`'must be a decimal greater than 0 with at most 6 decimals (and at most 9 digits before the point), got "' + self + '"'`
-	LimitUSD *string `json:"limitUSD,omitempty"`
+	LimitUSD *string `json:"limitUSD,omitempty" validate:"omitnil,decimal"`
 	// The model's token limits per period.
 	TokenLimits *TokenLimits `json:"tokenLimits,omitempty"`
 }
@@ -217,31 +220,31 @@ type CostSource struct {
 	// CostSourceMissing.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,messageExpression=`'"' + self + '" must be a ConfigMap name (lower-case DNS subdomain)'`
-	ConfigMapName string `json:"configMapName,omitempty"`
+	ConfigMapName string `json:"configMapName,omitempty" validate:"omitempty,configmap_name"`
 	// For a ClusterLLMCostBudget only, where it is required unless format is TaskRecords: the value of the label
 	// llmbudget.dev/spend-source that marks the spend ConfigMaps of the selected namespaces. A selected namespace
 	// without one is unreadable (reason CostSourceMissing).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
-	SpendSource string `json:"spendSource,omitempty"`
+	SpendSource string `json:"spendSource,omitempty" validate:"omitempty,label_value"`
 	// How the ConfigMap holds spend. Total: one key holds the spend of the current period, and the writer resets
 	// it when a period starts. DailyLedger: one key per local day, <keyPrefix>YYYY-MM-DD, and the days inside the
 	// current period are added up. TaskRecords: no ConfigMap; the spend is the usage of the Kelos TaskRecords that
 	// selector matches, completed in the current period. Default Total.
 	// +kubebuilder:default=Total
 	// +kubebuilder:validation:Enum=Total;DailyLedger;TaskRecords
-	Format SourceFormat `json:"format,omitempty"`
+	Format SourceFormat `json:"format,omitempty" validate:"oneof=Total DailyLedger TaskRecords"`
 	// ConfigMap key holding the current period's spend, for example "spend-usd". Required for format Total. If
 	// the key is absent the budget is Unknown with reason CostKeyMissing.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[-._a-zA-Z0-9]+$') && self != '.' && self != '..'`,messageExpression=`'"' + self + '" must be a valid ConfigMap key (letters, digits, \'-\', \'_\', \'.\')'`
-	Key string `json:"key,omitempty"`
+	Key string `json:"key,omitempty" validate:"omitempty,configmap_key"`
 	// Prefix of the daily keys for format DailyLedger only, for example "team-a." for keys like
 	// "team-a.2026-03-14". Keys without the prefix are ignored. Default "" (keys are just the dates).
 	// +kubebuilder:validation:MaxLength=242
 	// +kubebuilder:validation:XValidation:rule=`self == '' || (self.matches('^[-._a-zA-Z0-9]+$') && self != '.' && self != '..')`,messageExpression=`'"' + self + '" must be a valid ConfigMap key (letters, digits, \'-\', \'_\', \'.\')'`
-	KeyPrefix string `json:"keyPrefix,omitempty"`
+	KeyPrefix string `json:"keyPrefix,omitempty" validate:"omitempty,max=242,configmap_key"`
 	// How old the spend may be: past it the budget reports the condition SpendStale (and, with failurePolicy
 	// Closed, counts the spend as unknown). The age is that of the annotation llmbudget.dev/spend-as-of, the RFC
 	// 3339 instant a writer computed the figures for, on the spend ConfigMap (for a ClusterLLMCostBudget, the
@@ -251,7 +254,7 @@ type CostSource struct {
 	// unset, and the figures are used however old. Not used with format TaskRecords.
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^([0-9]{1,6}(h|m|s))+$') && duration(self) >= duration('1m') && duration(self) <= duration('744h')`,messageExpression=`'"' + self + '" must be a duration of whole hours, minutes or seconds from 1m to 744h (31 days), like 15m or 1h30m'`
-	MaxAge string `json:"maxAge,omitempty"`
+	MaxAge string `json:"maxAge,omitempty" validate:"omitempty,max=16,max_age"`
 	// For format TaskRecords only: the Kelos TaskRecords (taskrecords.kelos.dev) whose spec.usage is the spend, by
 	// their labels (a standard label selector; Kelos copies a Task's labels onto its record). {} matches every
 	// record. Records are read in the budget's namespace (for a ClusterLLMCostBudget, in the namespaces it
@@ -310,7 +313,7 @@ type PrometheusSource struct {
 	// vLLM's prompt and generation token counters (label model_name; needs prices). otel-genai: the OpenTelemetry
 	// GenAI token usage (label gen_ai_request_model; needs prices).
 	// +kubebuilder:validation:Enum=litellm;vllm;otel-genai
-	Source PrometheusPreset `json:"source,omitempty"`
+	Source PrometheusPreset `json:"source,omitempty" validate:"omitempty,oneof=litellm vllm otel-genai"`
 	// Your own counters instead of a source: a PromQL series selector per measure (at least one), like
 	// my_llm_cost_usd_total{team="ml"}. Without cost the tokens are priced from prices.
 	Series *PrometheusSeries `json:"series,omitempty"`
@@ -324,22 +327,22 @@ type PrometheusSource struct {
 	// divides 15m. Default 15s.
 	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[1-9][0-9]{0,5}(ms|s|m)$') && [self.endsWith('ms') ? int(self.substring(0, size(self) - 2)) : self.endsWith('s') ? int(self.substring(0, size(self) - 1)) * 1000 : int(self.substring(0, size(self) - 1)) * 60000].all(ms, ms >= 1000 && 900000 % ms == 0)`,messageExpression=`'"' + self + '" must be one number and unit (ms, s or m) between 1s and 15m that divides 15m, like 15s or 1m'`
-	Step string `json:"step,omitempty"`
+	Step string `json:"step,omitempty" validate:"omitempty,step"`
 }
 
 // PrometheusSeries is a budget's own counters: a series selector per measure and the label naming the model.
 // +kubebuilder:validation:XValidation:rule=`has(self.cost) || has(self.input) || has(self.output)`,message="costSource.prometheus.series needs at least one of cost, input and output"
 type PrometheusSeries struct {
 	// Selector of a counter of USD spent.
-	Cost SeriesSelector `json:"cost,omitempty"`
+	Cost SeriesSelector `json:"cost,omitempty" validate:"omitempty,max=1024,promql_series"`
 	// Selector of a counter of input (prompt) tokens.
-	Input SeriesSelector `json:"input,omitempty"`
+	Input SeriesSelector `json:"input,omitempty" validate:"omitempty,max=1024,promql_series"`
 	// Selector of a counter of output (generated) tokens.
-	Output SeriesSelector `json:"output,omitempty"`
+	Output SeriesSelector `json:"output,omitempty" validate:"omitempty,max=1024,promql_series"`
 	// The label naming the model on these series. Default "model".
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-zA-Z_][a-zA-Z0-9_]*$')`,messageExpression=`'"' + self + '" must be a Prometheus label name (letters, digits and \'_\', not starting with a digit)'`
-	ModelLabel string `json:"modelLabel,omitempty"`
+	ModelLabel string `json:"modelLabel,omitempty" validate:"omitempty,prom_label"`
 }
 
 // SeriesSelector is a PromQL series selector: a metric name and optional label matchers in braces.
@@ -352,25 +355,25 @@ type SeriesSelector = string
 type PrometheusSelector struct {
 	// LiteLLM team id (label team).
 	// +kubebuilder:validation:MaxLength=1024
-	Team string `json:"team,omitempty"`
+	Team string `json:"team,omitempty" validate:"max=1024"`
 	// LiteLLM hashed API key (label hashed_api_key).
 	// +kubebuilder:validation:MaxLength=1024
-	Key string `json:"key,omitempty"`
+	Key string `json:"key,omitempty" validate:"max=1024"`
 	// Namespace of the vLLM pods (label namespace).
 	// +kubebuilder:validation:MaxLength=1024
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" validate:"max=1024"`
 	// Labels copied from the pods onto the series (vLLM), each with this value, like {app: vllm-chat}.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^[a-zA-Z_][a-zA-Z0-9_]*$'))`,message="every key must be a Prometheus label name (letters, digits and '_', not starting with a digit)"
-	PodLabels map[string]PodLabelValue `json:"podLabels,omitempty"`
+	PodLabels map[string]PodLabelValue `json:"podLabels,omitempty" validate:"max=16,dive,keys,prom_label,endkeys,max=1024"`
 	// OpenTelemetry service.name (label job).
 	// +kubebuilder:validation:MaxLength=1024
-	Service string `json:"service,omitempty"`
+	Service string `json:"service,omitempty" validate:"max=1024"`
 	// Extra PromQL label matchers for every series, like env="prod" or region=~"eu-.*".
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule=`self.matches('^[a-zA-Z_][a-zA-Z0-9_]*\\s*(=~|!~|!=|=)\\s*"([^"\\\\]|\\\\.)*"$')`,messageExpression=`'"' + self + '" must be a PromQL label matcher: a label name, one of = != =~ !~, and a double-quoted value'`
-	Match []string `json:"match,omitempty"`
+	Match []string `json:"match,omitempty" validate:"max=16,dive,max=1024,promql_matcher"`
 }
 
 // PodLabelValue is a pod label's value in a PrometheusSelector, matched exactly.
@@ -382,16 +385,16 @@ type PriceTableRef struct {
 	// Namespace of the ConfigMap. Default the budget's.
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,messageExpression=`'"' + self + '" must be a namespace name (lower-case DNS label)'`
-	Namespace string `json:"namespace,omitempty"`
+	Namespace string `json:"namespace,omitempty" validate:"omitempty,namespace_name"`
 	// Name of the ConfigMap holding the table.
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,messageExpression=`'"' + self + '" must be a ConfigMap name (lower-case DNS subdomain)'`
-	ConfigMapName string `json:"configMapName"`
+	ConfigMapName string `json:"configMapName" validate:"required,configmap_name"`
 	// Key holding the table in YAML. Default "prices.yaml".
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[-._a-zA-Z0-9]+$') && self != '.' && self != '..'`,messageExpression=`'"' + self + '" must be a valid ConfigMap key (letters, digits, \'-\', \'_\', \'.\')'`
-	Key string `json:"key,omitempty"`
+	Key string `json:"key,omitempty" validate:"omitempty,configmap_key"`
 }
 
 // Enforcement says what happens when a budget is exhausted.
@@ -403,7 +406,7 @@ type Enforcement struct {
 	// alone. The block ends when a new period starts or the limit rises. Default None.
 	// +kubebuilder:default=None
 	// +kubebuilder:validation:Enum=None;BlockNewWorkloads
-	Action Action `json:"action,omitempty"`
+	Action Action `json:"action,omitempty" validate:"oneof=None BlockNewWorkloads"`
 	// Kinds of objects that may not be created while blocking, each written as a ResourceQuota object-count
 	// resource: "<plural>" for the core group or "<plural>.<group>", for example "pods", "jobs.batch",
 	// "deployments.apps". Required when action is BlockNewWorkloads.
@@ -411,12 +414,12 @@ type Enforcement struct {
 	// +listType=set
 	// +kubebuilder:validation:items:MaxLength=63
 	// +kubebuilder:validation:items:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,messageExpression=`'"' + self + '" must be <plural> or <plural>.<group> in lower case, for example jobs.batch'`
-	Resources []string `json:"resources,omitempty"`
+	Resources []string `json:"resources,omitempty" validate:"max=20,dive,max=63,resource_name"`
 	// What an Unknown state (spend unreadable) means for enforcement. Open: do not block. Closed: block as if
 	// OverBudget. Default Open.
 	// +kubebuilder:default=Open
 	// +kubebuilder:validation:Enum=Open;Closed
-	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty" validate:"oneof=Open Closed"`
 	// How new workloads are refused while blocking. Policy: the ValidatingAdmissionPolicy llmbudget-budgets reads
 	// status.enforcement and refuses at once, with a message naming the budget, its spend and limit and when the
 	// period ends. Quota: a ResourceQuota named llmbudget-<budget> allows zero objects of each kind in resources
@@ -424,14 +427,14 @@ type Enforcement struct {
 	// together. Default Policy.
 	// +kubebuilder:default=Policy
 	// +kubebuilder:validation:Enum=Policy;Quota;Both
-	Gate Gate `json:"gate,omitempty"`
+	Gate Gate `json:"gate,omitempty" validate:"oneof=Policy Quota Both"`
 	// Which new workloads are refused while blocking. Namespace: every new object of the listed resources in the
 	// namespace. Labelled: only those labelled llmbudget.dev/budget=<this budget>; needs gate Policy. A
 	// ClusterLLMCostBudget admits only Namespace: the llmbudget.dev/budget label names a team budget, not it.
 	// Default Namespace.
 	// +kubebuilder:default=Namespace
 	// +kubebuilder:validation:Enum=Namespace;Labelled
-	Scope Scope `json:"scope,omitempty"`
+	Scope Scope `json:"scope,omitempty" validate:"oneof=Namespace Labelled"`
 	// What blocking does. Deny: the gates refuse new workloads. Warn: nothing is refused and no ResourceQuota is
 	// kept, whatever the gate; the ValidatingAdmissionPolicy llmbudget-budgets-warn (llmbudget-cluster-budgets-warn
 	// for a ClusterLLMCostBudget) admits each new workload that would be refused in the namespace and the client
@@ -439,7 +442,7 @@ type Enforcement struct {
 	// and Events say what it would refuse. For rolling a budget out before it enforces. Default Deny.
 	// +kubebuilder:default=Deny
 	// +kubebuilder:validation:Enum=Deny;Warn
-	Mode Mode `json:"mode,omitempty"`
+	Mode Mode `json:"mode,omitempty" validate:"oneof=Deny Warn"`
 }
 
 type (
