@@ -226,7 +226,7 @@ type CostSource struct {
 	// without one is unreadable (reason CostSourceMissing).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')`,messageExpression=`'"' + self + '" must be a label value (at most 63 letters, digits, \'-\', \'_\', \'.\')'`
 	SpendSource string `json:"spendSource,omitempty" validate:"omitempty,label_value"`
 	// How the ConfigMap holds spend. Total: one key holds the spend of the current period, and the writer resets
 	// it when a period starts. DailyLedger: one key per local day, <keyPrefix>YYYY-MM-DD, and the days inside the
