@@ -163,7 +163,7 @@ func childPath(root *field.Path, namespace string) *field.Path {
 			continue
 		}
 		end := 1
-		for end < len(rest) && !(rest[end] == ']' && (end+1 == len(rest) || rest[end+1] == '.' || rest[end+1] == '[')) {
+		for end < len(rest) && !closesKey(rest, end) {
 			end++
 		}
 		inner := rest[1:min(end, len(rest))]
@@ -175,6 +175,11 @@ func childPath(root *field.Path, namespace string) *field.Path {
 		rest = rest[min(end+1, len(rest)):]
 	}
 	return path
+}
+
+// closesKey reports whether rest[i] is the "]" that ends a bracket: the namespace's end, or before "." or "[".
+func closesKey(rest string, i int) bool {
+	return rest[i] == ']' && (i+1 == len(rest) || rest[i+1] == '.' || rest[i+1] == '[')
 }
 
 // validMaxAge is costSource.maxAge's rule: Go duration units h, m and s with whole numbers, as in 15m or 1h30m,
