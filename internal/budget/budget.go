@@ -35,9 +35,9 @@ func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller
 	case err != nil:
 		// sync reports the broken spec
 	case cs.Format == api.TaskRecords && cs.Selector != nil:
-		if source.Usable(cs.Selector) {
+		if source.Usable(cs.Selector.Meta()) {
 			resp.RelatedResources = append(resp.RelatedResources,
-				source.RecordsRule(b.Metadata.Namespace, nil, cs.Selector))
+				source.RecordsRule(b.Metadata.Namespace, nil, cs.Selector.Meta()))
 		}
 	case cs.ConfigMapName != "":
 		resp.RelatedResources = append(resp.RelatedResources, metacontroller.RelatedResourceRule{

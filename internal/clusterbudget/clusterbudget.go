@@ -55,14 +55,14 @@ func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
-	sel, cs := b.Spec.NamespaceSelector, b.Spec.CostSource
+	sel, cs := b.Spec.NamespaceSelector.Meta(), b.Spec.CostSource
 	if !source.Usable(sel) {
 		return resp, nil
 	}
 	namespaces := metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
 	if cs.Format == api.TaskRecords {
-		if source.Usable(cs.Selector) {
-			resp.RelatedResources = append(resp.RelatedResources, namespaces, source.RecordsRule("", sel, cs.Selector))
+		if recs := cs.Selector.Meta(); source.Usable(recs) {
+			resp.RelatedResources = append(resp.RelatedResources, namespaces, source.RecordsRule("", sel, recs))
 		}
 		return resp, nil
 	}

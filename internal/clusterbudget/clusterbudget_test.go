@@ -418,7 +418,7 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 		},
 	}
 	spec := api.Spec{
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"department": "ml"}},
+		NamespaceSelector: &api.LabelSelector{MatchLabels: map[string]api.LabelValue{"department": "ml"}},
 		CostSource:        api.CostSource{SpendSource: "llm-spend", Format: api.DailyLedger},
 	}
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)

@@ -18,6 +18,7 @@ func TestAMaxAgeOfWholeUnitsWithinItsBoundsIsValidForEitherKind(t *testing.T) {
 }
 
 func TestEachBrokenMaxAgeIsRefusedNamingTheField(t *testing.T) {
+	msgMaxAge := rules["max_age"].message
 	cases := []struct {
 		name, age string
 		typ       field.ErrorType

@@ -1,12 +1,9 @@
 package v1alpha1
 
 import (
-	"maps"
 	"regexp"
-	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -39,7 +36,7 @@ var (
 	stepGrammar      = regexp.MustCompile(`^` + stepRE + `$`)
 )
 
-// The CRD's messages for the stanza's rules.
+// The messages of the stanza's rules that relate fields, each the message of its CEL twin.
 const (
 	msgPrometheusCluster = "not used by " + ClusterKind + ": it sums the spend sources of its namespaces, " +
 		"each written for its LLMCostBudget"
@@ -49,15 +46,10 @@ const (
 	msgSelectorSeries = "costSource.prometheus.selector narrows a source's series; " +
 		"write the matchers of your own series into them"
 	msgSeriesEmpty  = "costSource.prometheus.series needs at least one of cost, input and output"
-	msgSeries       = `must be a PromQL series selector: a metric name and optional label matchers in braces`
-	msgMatcher      = `must be a PromQL label matcher: a label name, one of = != =~ !~, and a double-quoted value`
-	msgLabelName    = "must be a Prometheus label name (letters, digits and '_', not starting with a digit)"
 	msgPricesNeeded = "costSource.prometheus.prices is required when the source counts tokens only " +
 		"(vllm, otel-genai, or series without cost)"
 	msgPricesUnused = "costSource.prometheus.prices is only used when the source counts tokens only " +
 		"(vllm, otel-genai, or series without cost)"
-	msgStep      = "must be one number and unit (ms, s or m) between 1s and 15m that divides 15m, like 15s or 1m"
-	msgNamespace = "must be a namespace name (lower-case DNS label)"
 )
 
 // TokensOnly reports whether the source has no cost counter, so that its tokens are priced from a table.
@@ -86,15 +78,16 @@ func ValidSeries(s string) bool { return len(s) <= maxSelectorLength && seriesGr
 // ValidLabelName reports whether s is a Prometheus label name in the classic grammar, which needs no quoting.
 func ValidLabelName(s string) bool { return labelNameGrammar.MatchString(s) }
 
-func (p *PrometheusSource) validate(path *field.Path) field.ErrorList {
+// relations is the CEL twin of the rules on costSource.prometheus and on its series: one of source and series,
+// a selector exactly with a source, a price table exactly for a source that counts tokens only.
+func (p *PrometheusSource) relations(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if (p.Source == "") == (p.Series == nil) {
 		errs = append(errs, field.Required(path, msgSourceOrSeries))
 	}
-	if p.Source != "" {
-		errs = append(errs, enum(path.Child("source"), p.Source, PresetLiteLLM, PresetVLLM, PresetOTelGenAI)...)
+	if s := p.Series; s != nil && s.Cost == "" && s.Input == "" && s.Output == "" {
+		errs = append(errs, field.Required(path.Child("series"), msgSeriesEmpty))
 	}
-	errs = append(errs, p.Series.validate(path.Child("series"))...)
 	sel := path.Child("selector")
 	switch {
 	case p.Source != "" && p.Selector == nil:
@@ -102,107 +95,12 @@ func (p *PrometheusSource) validate(path *field.Path) field.ErrorList {
 	case p.Series != nil && p.Selector != nil:
 		errs = append(errs, field.Forbidden(sel, msgSelectorSeries))
 	}
-	errs = append(errs, p.Selector.validate(sel)...)
 	switch prices := path.Child("prices"); {
 	case p.Source == "" && p.Series == nil:
 	case p.TokensOnly() && p.Prices == nil:
 		errs = append(errs, field.Required(prices, msgPricesNeeded))
 	case !p.TokensOnly() && p.Prices != nil:
 		errs = append(errs, field.Forbidden(prices, msgPricesUnused))
-	}
-	errs = append(errs, p.Prices.validate(path.Child("prices"))...)
-	if p.Step != "" && !validStep(p.Step) {
-		errs = append(errs, field.Invalid(path.Child("step"), p.Step, msgStep))
-	}
-	return errs
-}
-
-// validStep is the CRD's rule: one number and unit, at least a second, dividing 15 minutes.
-func validStep(s string) bool {
-	if !stepGrammar.MatchString(s) {
-		return false
-	}
-	d, err := time.ParseDuration(s)
-	return err == nil && d >= time.Second && StepDivides%d == 0
-}
-
-func (s *PrometheusSeries) validate(path *field.Path) field.ErrorList {
-	if s == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	if s.Cost == "" && s.Input == "" && s.Output == "" {
-		errs = append(errs, field.Required(path, msgSeriesEmpty))
-	}
-	for _, m := range []struct{ name, value string }{{"cost", s.Cost}, {"input", s.Input}, {"output", s.Output}} {
-		switch {
-		case m.value == "":
-		case len(m.value) > maxSelectorLength:
-			errs = append(errs, field.TooLong(path.Child(m.name), "", maxSelectorLength))
-		case !ValidSeries(m.value):
-			errs = append(errs, field.Invalid(path.Child(m.name), m.value, msgSeries))
-		}
-	}
-	if s.ModelLabel != "" && !ValidLabelName(s.ModelLabel) {
-		errs = append(errs, field.Invalid(path.Child("modelLabel"), s.ModelLabel, msgLabelName))
-	}
-	return errs
-}
-
-func (s *PrometheusSelector) validate(path *field.Path) field.ErrorList {
-	if s == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, f := range []struct{ name, value string }{
-		{"team", s.Team}, {"key", s.Key}, {"namespace", s.Namespace}, {"service", s.Service},
-	} {
-		if len(f.value) > maxLabelValue {
-			errs = append(errs, field.TooLong(path.Child(f.name), "", maxLabelValue))
-		}
-	}
-	labels := path.Child("podLabels")
-	if len(s.PodLabels) > maxMatchers {
-		errs = append(errs, field.TooMany(labels, len(s.PodLabels), maxMatchers))
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.PodLabels)) {
-		if !ValidLabelName(k) {
-			errs = append(errs, field.Invalid(labels.Key(k), k, msgLabelName))
-		}
-		if len(s.PodLabels[k]) > maxLabelValue {
-			errs = append(errs, field.TooLong(labels.Key(k), "", maxLabelValue))
-		}
-	}
-	match := path.Child("match")
-	if len(s.Match) > maxMatchers {
-		errs = append(errs, field.TooMany(match, len(s.Match), maxMatchers))
-	}
-	for i, m := range s.Match {
-		if len(m) > maxSelectorLength {
-			errs = append(errs, field.TooLong(match.Index(i), "", maxSelectorLength))
-		} else if !ValidMatcher(m) {
-			errs = append(errs, field.Invalid(match.Index(i), m, msgMatcher))
-		}
-	}
-	return errs
-}
-
-func (r *PriceTableRef) validate(path *field.Path) field.ErrorList {
-	if r == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	if r.Namespace != "" && !valid(validation.IsDNS1123Label(r.Namespace)) {
-		errs = append(errs, field.Invalid(path.Child("namespace"), r.Namespace, msgNamespace))
-	}
-	switch name := path.Child("configMapName"); {
-	case r.ConfigMapName == "":
-		errs = append(errs, field.Required(name, ""))
-	case !valid(validation.IsDNS1123Subdomain(r.ConfigMapName)):
-		errs = append(errs, field.Invalid(name, r.ConfigMapName, msgConfigMapName))
-	}
-	if r.Key != "" && !valid(validation.IsConfigMapKey(r.Key)) {
-		errs = append(errs, field.Invalid(path.Child("key"), r.Key, msgConfigMapKey))
 	}
 	return errs
 }

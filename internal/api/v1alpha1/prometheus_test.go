@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -42,19 +41,19 @@ func TestEachBrokenPrometheusRuleNamesItsField(t *testing.T) {
 			field.ErrorTypeForbidden, "spec.costSource.prometheus.selector: Forbidden: " + msgSelectorSeries},
 		{"a matcher without quotes", PrometheusSource{Source: PresetLiteLLM,
 			Selector: &PrometheusSelector{Match: []string{"env=prod"}}}, field.ErrorTypeInvalid,
-			`spec.costSource.prometheus.selector.match[0]: Invalid value: "env=prod": ` + msgMatcher},
+			`spec.costSource.prometheus.selector.match[0]: Invalid value: "env=prod": ` + rules["promql_matcher"].message},
 		{"a matcher smuggling a second selector", PrometheusSource{Source: PresetLiteLLM,
 			Selector: &PrometheusSelector{Match: []string{`env="a"} or vector(1) or x{a="b"`}}}, field.ErrorTypeInvalid,
 			`spec.costSource.prometheus.selector.match[0]: Invalid value: "env=\"a\"} or vector(1) or x{a=\"b\"": ` +
-				msgMatcher},
+				rules["promql_matcher"].message},
 		{"a pod label that is no label name", PrometheusSource{Source: PresetVLLM, Prices: &PriceTableRef{ConfigMapName: "p"},
 			Selector: &PrometheusSelector{PodLabels: map[string]string{"app.kubernetes.io/name": "x"}}},
 			field.ErrorTypeInvalid, `spec.costSource.prometheus.selector.podLabels[app.kubernetes.io/name]: ` +
-				`Invalid value: "app.kubernetes.io/name": ` + msgLabelName},
+				`Invalid value: "app.kubernetes.io/name": ` + rules["prom_label"].message},
 		{"a step that does not divide 15m", PrometheusSource{Source: PresetLiteLLM, Selector: all, Step: "7s"},
-			field.ErrorTypeInvalid, `spec.costSource.prometheus.step: Invalid value: "7s": ` + msgStep},
+			field.ErrorTypeInvalid, `spec.costSource.prometheus.step: Invalid value: "7s": ` + rules["step"].message},
 		{"a step of two units", PrometheusSource{Source: PresetLiteLLM, Selector: all, Step: "1m30s"},
-			field.ErrorTypeInvalid, `spec.costSource.prometheus.step: Invalid value: "1m30s": ` + msgStep},
+			field.ErrorTypeInvalid, `spec.costSource.prometheus.step: Invalid value: "1m30s": ` + rules["step"].message},
 		{"a token-only source without prices", PrometheusSource{Source: PresetOTelGenAI, Selector: all},
 			field.ErrorTypeRequired, "spec.costSource.prometheus.prices: Required value: " + msgPricesNeeded},
 		{"prices nothing reads", PrometheusSource{Source: PresetLiteLLM, Selector: all,
@@ -62,7 +61,7 @@ func TestEachBrokenPrometheusRuleNamesItsField(t *testing.T) {
 			"spec.costSource.prometheus.prices: Forbidden: " + msgPricesUnused},
 		{"a series that is a whole query", PrometheusSource{Series: &PrometheusSeries{Cost: "sum(cost_total)"}},
 			field.ErrorTypeInvalid, `spec.costSource.prometheus.series.cost: Invalid value: "sum(cost_total)": ` +
-				msgSeries},
+				rules["promql_series"].message},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +80,7 @@ func TestAClusterBudgetHasNoPrometheusSource(t *testing.T) {
 		s.CostSource.ConfigMapName, s.CostSource.SpendSource = "", "llm"
 		s.CostSource.Prometheus = &PrometheusSource{Source: PresetLiteLLM, Selector: &PrometheusSelector{}}
 	})
-	s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"department": "ml"}}
+	s.NamespaceSelector = &LabelSelector{MatchLabels: map[string]LabelValue{"department": "ml"}}
 	errs := s.ValidateCluster()
 	require.Len(t, errs, 1, "%v", errs)
 	assert.Equal(t, "spec.costSource.prometheus: Forbidden: "+msgPrometheusCluster, errs[0].Error())

@@ -4,13 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/llmbudget/llmbudget/internal/money"
@@ -42,10 +39,6 @@ const (
 	// maxAgeLength bounds costSource.maxAge's text: within it, the grammar cannot overflow a time.Duration.
 	maxAgeLength = 16
 )
-
-// maxAgeGrammar is the CRD's grammar of costSource.maxAge: Go duration units h, m and s with whole numbers, as in
-// 15m or 1h30m. Fractions and sub-second units say nothing a minute-bounded age needs.
-var maxAgeGrammar = regexp.MustCompile(`^([0-9]{1,6}(h|m|s))+$`)
 
 // Default fills every unset field with the default the CRD applies at admission; the hook applies them again so that
 // objects stored before a default existed evaluate the same way. costSource.maxAge's default is the hook's alone.
@@ -82,15 +75,6 @@ func (s *Spec) PeriodSpec() period.Spec {
 func (c CostSource) MaxAgeDuration() time.Duration {
 	d, _ := time.ParseDuration(c.MaxAge) // 0 for ""
 	return d
-}
-
-// validMaxAge is the CRD's rule for costSource.maxAge: its grammar, and between MinMaxAge and MaxMaxAge.
-func validMaxAge(s string) bool {
-	if !maxAgeGrammar.MatchString(s) {
-		return false
-	}
-	d, err := time.ParseDuration(s)
-	return err == nil && d >= MinMaxAge && d <= MaxMaxAge
 }
 
 // EffectiveThresholds is spec.thresholds or, if none, the warning threshold and 100%, both on Actual spend.
@@ -137,27 +121,18 @@ func CheckLimit(s string) error {
 	return nil
 }
 
-// The CRD's own messages for its rules, so that the hook and the API server word a broken rule alike.
+// The messages of the rules that relate fields, each the message of its CEL twin in the CRD.
 const (
-	msgLimit         = "must be a decimal greater than 0 with at most 6 decimals (and at most 9 digits before the point)"
-	msgNoLimit       = "spec.limitUSD is required unless spec.tokenLimits sets input, output or total"
-	msgModelNoLimit  = "each modelLimits entry needs limitUSD or a tokenLimits field"
-	msgTimeZone      = "must be an IANA time zone, for example Europe/Berlin"
-	msgWeeklyDay     = "period.startDay must be between 1 (Monday) and 7 (Sunday) when period.type is Weekly"
-	msgModelName     = "must be a model name: 1-253 printable characters without spaces or quotes"
-	msgConfigMapName = "must be a ConfigMap name (lower-case DNS subdomain)"
-	msgConfigMapKey  = "must be a valid ConfigMap key (letters, digits, '-', '_', '.')"
-	msgLabelValue    = "must be a label value (at most 63 letters, digits, '-', '_', '.')"
-	msgResourceName  = "must be <plural> or <plural>.<group> in lower case, for example jobs.batch"
-	msgKeyRequired   = "costSource.key is required when costSource.format is Total"
-	msgKeyPrefix     = "costSource.keyPrefix is only allowed when costSource.format is DailyLedger"
+	msgNoLimit      = "spec.limitUSD is required unless spec.tokenLimits sets input, output or total"
+	msgModelNoLimit = "each modelLimits entry needs limitUSD or a tokenLimits field"
+	msgWeeklyDay    = "period.startDay must be between 1 (Monday) and 7 (Sunday) when period.type is Weekly"
+	msgKeyRequired  = "costSource.key is required when costSource.format is Total"
+	msgKeyPrefix    = "costSource.keyPrefix is only allowed when costSource.format is DailyLedger"
 	// A TaskRecords source is its selector: a ConfigMap's fields beside it would be read by nothing.
 	msgNotForRecords = " is not used when costSource.format is TaskRecords: " +
 		"the spend is the usage of the TaskRecords costSource.selector matches"
 	msgMaxAgeRecords = "costSource.maxAge is not used when costSource.format is TaskRecords: TaskRecords are read " +
 		"as they are, and carry no " + AnnotationSpendAsOf + " stamp to age"
-	msgMaxAge = "must be a duration of whole hours, minutes or seconds from 1m to 744h (31 days), " +
-		"like 15m or 1h30m"
 	msgSelectorRequired      = "costSource.selector is required when costSource.format is TaskRecords"
 	msgSelectorOnly          = "costSource.selector is only allowed when costSource.format is TaskRecords"
 	msgConfigMapNameRequired = "costSource.configMapName is required unless costSource.format is TaskRecords"
@@ -168,18 +143,12 @@ const (
 		"a ResourceQuota counts every object of a kind and cannot select by label"
 )
 
-// The most items the CRD admits in each list.
-const (
-	maxThresholds  = 10
-	maxModelLimits = 20
-	maxResources   = 20
-)
-
-// Validate checks a defaulted LLMCostBudget spec against every API rule; each error names its field as
-// spec.<path>, in the order of the spec's fields, as the API server would.
+// Validate checks a defaulted LLMCostBudget spec against every API rule: the `validate` tags of its fields, then
+// the rules that relate fields. Each error names its field as spec.<path>, as the API server would.
 func (s *Spec) Validate() field.ErrorList {
 	path := field.NewPath("spec")
 	var errs field.ErrorList
+	// CEL twin: crd.LLMCostBudget's rules on spec.namespaceSelector, spendSource and configMapName.
 	if s.NamespaceSelector != nil {
 		errs = append(errs, field.Forbidden(path.Child("namespaceSelector"), "only for "+ClusterKind))
 	}
@@ -200,6 +169,7 @@ func (s *Spec) Validate() field.ErrorList {
 // and refuses scope Labelled (the budget label names a team budget).
 func (s *Spec) ValidateCluster() field.ErrorList {
 	path := field.NewPath("spec")
+	// CEL twin: crd.ClusterLLMCostBudget's rules on spec.namespaceSelector, costSource and enforcement.scope.
 	errs := validateSelector(s.NamespaceSelector, path.Child("namespaceSelector"))
 	errs = append(errs, s.validate(path)...)
 	src := path.Child("costSource")
@@ -207,29 +177,25 @@ func (s *Spec) ValidateCluster() field.ErrorList {
 		errs = append(errs, field.Forbidden(src.Child("configMapName"),
 			"not used by "+ClusterKind+"; set spendSource, the value of the label "+LabelSpendSource))
 	}
-	switch {
-	case s.CostSource.Format == TaskRecords:
-		// The common rules refuse a spendSource beside TaskRecords.
-	case s.CostSource.SpendSource == "":
+	if s.CostSource.SpendSource == "" && s.CostSource.Format != TaskRecords {
 		errs = append(errs, field.Required(src.Child("spendSource"), msgSpendSourceRequired))
-	case !valid(validation.IsValidLabelValue(s.CostSource.SpendSource)):
-		errs = append(errs, field.Invalid(src.Child("spendSource"), s.CostSource.SpendSource, msgLabelValue))
 	}
 	if s.CostSource.Prometheus != nil {
 		errs = append(errs, field.Forbidden(src.Child("prometheus"), msgPrometheusCluster))
 	}
 	if s.Enforcement.Scope == ScopeLabelled { // the common rules admit it, the cluster kind does not
-		errs = append(errs, enum(path.Child("enforcement", "scope"), s.Enforcement.Scope, ScopeNamespace)...)
+		errs = append(errs, field.NotSupported(path.Child("enforcement", "scope"), s.Enforcement.Scope,
+			[]string{string(ScopeNamespace)}))
 	}
 	return errs
 }
 
-// validateSelector checks a cluster budget's namespaceSelector as the API server checks a label selector, and as
-// the hooks read it.
-func validateSelector(sel *metav1.LabelSelector, path *field.Path) field.ErrorList {
-	if sel == nil {
+// validateSelector checks a label selector as the API server checks one, and as the hooks read it.
+func validateSelector(s *LabelSelector, path *field.Path) field.ErrorList {
+	if s == nil {
 		return field.ErrorList{field.Required(path, "")}
 	}
+	sel := s.Meta()
 	errs := metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, path)
 	if _, err := metav1.LabelSelectorAsSelector(sel); err != nil && len(errs) == 0 {
 		errs = append(errs, field.Invalid(path, sel, err.Error()))
@@ -237,170 +203,90 @@ func validateSelector(sel *metav1.LabelSelector, path *field.Path) field.ErrorLi
 	return errs
 }
 
-// validate lists the broken rules common to both kinds, field by field.
+// validate lists the broken rules common to both kinds: the fields' tags, then the rules that relate fields.
 func (s *Spec) validate(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if s.LimitUSD != nil {
-		errs = append(errs, validateLimit(*s.LimitUSD, path.Child("limitUSD"))...)
-	} else if !s.TokenLimits.HasTokenLimit() {
+	errs := validateFields(s, path)
+	// CEL twin: the rule on spec that names spec.limitUSD.
+	if s.LimitUSD == nil && !s.TokenLimits.HasTokenLimit() {
 		errs = append(errs, field.Required(path.Child("limitUSD"), msgNoLimit))
 	}
-	errs = append(errs, s.Period.validate(path.Child("period"))...)
-	if w := s.WarnThresholdPercent; w == nil {
-		errs = append(errs, field.Required(path.Child("warnThresholdPercent"), ""))
-	} else {
-		errs = append(errs, inRange(int64(*w), 1, 100, path.Child("warnThresholdPercent"))...)
-	}
-	errs = append(errs, validateThresholds(s.Thresholds, path.Child("thresholds"))...)
-	errs = append(errs, s.TokenLimits.validate(path.Child("tokenLimits"))...)
-	errs = append(errs, validateModelLimits(s.ModelLimits, path.Child("modelLimits"))...)
-	errs = append(errs, s.CostSource.validate(path.Child("costSource"))...)
-	errs = append(errs, s.Enforcement.validate(path.Child("enforcement"))...)
+	errs = append(errs, s.Period.relations(path.Child("period"))...)
+	errs = append(errs, duplicateThresholds(s.Thresholds, path.Child("thresholds"))...)
+	errs = append(errs, modelRelations(s.ModelLimits, path.Child("modelLimits"))...)
+	errs = append(errs, s.CostSource.relations(path.Child("costSource"))...)
+	errs = append(errs, s.Enforcement.relations(path.Child("enforcement"))...)
 	return errs
 }
 
-func validateLimit(limit string, path *field.Path) field.ErrorList {
-	if CheckLimit(limit) != nil {
-		return field.ErrorList{field.Invalid(path, limit, msgLimit)}
+// relations is the CEL twin of the rule on spec.period: a weekly period starts on a weekday.
+func (p Period) relations(path *field.Path) field.ErrorList {
+	// The tags bound the day by the longest calendar, Monthly's; only a day inside it is worth a second message.
+	week, _ := period.StartDayRange(period.Weekly)
+	last, _ := period.StartDayRange(period.Monthly)
+	if d := p.StartDay; d != nil && p.Type == Weekly && *d > int32(week) && *d <= int32(last) {
+		return field.ErrorList{field.Invalid(path.Child("startDay"), *d, msgWeeklyDay)}
 	}
 	return nil
 }
 
-// inRange is the CRD's minimum and maximum of an integer field.
-func inRange(v, lo, hi int64, path *field.Path) field.ErrorList {
-	switch {
-	case v < lo:
-		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be greater than or equal to %d", lo))}
-	case v > hi:
-		return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("must be less than or equal to %d", hi))}
-	}
-	return nil
-}
-
-func (p Period) validate(path *field.Path) field.ErrorList {
-	errs := enum(path.Child("type"), p.Type, Daily, Weekly, Monthly)
-	if _, err := period.LoadLocation(p.TimeZone); err != nil {
-		errs = append(errs, field.Invalid(path.Child("timeZone"), p.TimeZone, msgTimeZone))
-	}
-	if d := p.StartDay; d != nil {
-		// The CRD bounds the day by the longest calendar, Monthly's, even for Daily, which ignores it.
-		last, _ := period.StartDayRange(period.Monthly)
-		errs = append(errs, inRange(int64(*d), 1, int64(last), path.Child("startDay"))...)
-		if week, _ := period.StartDayRange(period.Weekly); p.Type == Weekly && *d > int32(week) && *d <= int32(last) {
-			errs = append(errs, field.Invalid(path.Child("startDay"), *d, msgWeeklyDay))
-		}
-	}
-	return errs
-}
-
-func validateThresholds(ts []Threshold, path *field.Path) field.ErrorList {
+// duplicateThresholds is the CEL twin of the rule on spec.thresholds: no (percent, basis) pair twice.
+func duplicateThresholds(ts []Threshold, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(ts) > maxThresholds {
-		errs = append(errs, field.TooMany(path, len(ts), maxThresholds))
-	}
 	seen := make(map[Threshold]bool, len(ts))
 	for i, t := range ts {
-		item := path.Index(i)
-		errs = append(errs, inRange(int64(t.Percent), 1, 1000, item.Child("percent"))...)
-		errs = append(errs, enum(item.Child("basis"), t.Basis, Actual, Forecasted)...)
 		if seen[t] {
-			errs = append(errs, field.Duplicate(item, t))
+			errs = append(errs, field.Duplicate(path.Index(i), t))
 		}
 		seen[t] = true
 	}
 	return errs
 }
 
-func (t *TokenLimits) validate(path *field.Path) field.ErrorList {
-	if t == nil {
-		return nil
-	}
+// modelRelations is the twin of spec.modelLimits' list-map key (no model twice) and of the CEL rule on each entry
+// (a limit in US dollars or tokens).
+func modelRelations(ms []ModelLimit, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, l := range []struct {
-		name  string
-		value *int64
-	}{{"input", t.Input}, {"output", t.Output}, {"total", t.Total}} {
-		if l.value != nil && *l.value < 0 {
-			errs = append(errs, field.Invalid(path.Child(l.name), *l.value, "must be greater than or equal to 0"))
-		}
-	}
-	return errs
-}
-
-func validateModelLimits(ms []ModelLimit, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(ms) > maxModelLimits {
-		errs = append(errs, field.TooMany(path, len(ms), maxModelLimits))
-	}
 	seen := make(map[string]bool, len(ms))
 	for i, m := range ms {
 		item := path.Index(i)
-		switch {
-		case m.Model == "":
-			errs = append(errs, field.Required(item.Child("model"), ""))
-		case !ValidModelName(m.Model):
-			errs = append(errs, field.Invalid(item.Child("model"), m.Model, msgModelName))
-		case seen[m.Model]:
+		if m.Model != "" && seen[m.Model] {
 			// The list is a map keyed by model: the API server names the entry and its key.
 			errs = append(errs, field.Duplicate(item, map[string]string{"model": m.Model}))
 		}
 		seen[m.Model] = true
-		if m.LimitUSD != nil {
-			errs = append(errs, validateLimit(*m.LimitUSD, item.Child("limitUSD"))...)
-		} else if !m.TokenLimits.HasTokenLimit() {
+		if m.LimitUSD == nil && !m.TokenLimits.HasTokenLimit() {
 			errs = append(errs, field.Required(item, msgModelNoLimit))
 		}
-		errs = append(errs, m.TokenLimits.validate(item.Child("tokenLimits"))...)
 	}
 	return errs
 }
 
-// validate checks what both kinds' cost sources share; which of configMapName and spendSource is set is the kind's,
-// except that format TaskRecords reads neither: it needs a selector and refuses the ConfigMap's fields.
-func (c CostSource) validate(path *field.Path) field.ErrorList {
+// relations is the CEL twin of the rules on costSource that both kinds share: which fields a format reads. Which
+// of configMapName and spendSource is set is the kind's.
+func (c CostSource) relations(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	records := c.Format == TaskRecords
-	switch {
-	case c.ConfigMapName != "" && records:
-		errs = append(errs, field.Forbidden(path.Child("configMapName"), "costSource.configMapName"+msgNotForRecords))
-	case c.ConfigMapName != "" && !valid(validation.IsDNS1123Subdomain(c.ConfigMapName)):
-		errs = append(errs, field.Invalid(path.Child("configMapName"), c.ConfigMapName, msgConfigMapName))
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"configMapName", c.ConfigMapName != ""}, {"spendSource", c.SpendSource != ""}, {"key", c.Key != ""}} {
+		if f.set && records {
+			errs = append(errs, field.Forbidden(path.Child(f.name), "costSource."+f.name+msgNotForRecords))
+		}
 	}
-	if c.SpendSource != "" && records {
-		errs = append(errs, field.Forbidden(path.Child("spendSource"), "costSource.spendSource"+msgNotForRecords))
-	}
-	errs = append(errs, enum(path.Child("format"), c.Format, Total, DailyLedger, TaskRecords)...)
-	switch {
-	case c.Key != "" && records:
-		errs = append(errs, field.Forbidden(path.Child("key"), "costSource.key"+msgNotForRecords))
-	case c.Key == "" && c.Format == Total:
+	if c.Key == "" && c.Format == Total {
 		errs = append(errs, field.Required(path.Child("key"), msgKeyRequired))
-	case c.Key != "" && !valid(validation.IsConfigMapKey(c.Key)):
-		errs = append(errs, field.Invalid(path.Child("key"), c.Key, msgConfigMapKey))
 	}
-	prefix := path.Child("keyPrefix")
-	switch {
-	case c.KeyPrefix == "":
-	case c.Format != DailyLedger:
-		errs = append(errs, field.Forbidden(prefix, msgKeyPrefix))
-	case len(c.KeyPrefix) > MaxKeyPrefixLength:
-		errs = append(errs, field.TooLong(prefix, c.KeyPrefix, MaxKeyPrefixLength))
-	case !valid(validation.IsConfigMapKey(c.KeyPrefix)):
-		errs = append(errs, field.Invalid(prefix, c.KeyPrefix, msgConfigMapKey))
+	if c.KeyPrefix != "" && c.Format != DailyLedger {
+		errs = append(errs, field.Forbidden(path.Child("keyPrefix"), msgKeyPrefix))
 	}
-	switch age := path.Child("maxAge"); {
-	case c.MaxAge == "":
-	case records:
-		errs = append(errs, field.Forbidden(age, msgMaxAgeRecords))
-	case len(c.MaxAge) > maxAgeLength:
-		errs = append(errs, field.TooLong(age, "", maxAgeLength))
-	case !validMaxAge(c.MaxAge):
-		errs = append(errs, field.Invalid(age, c.MaxAge, msgMaxAge))
+	if c.MaxAge != "" && records {
+		errs = append(errs, field.Forbidden(path.Child("maxAge"), msgMaxAgeRecords))
 	}
 	if c.Prometheus != nil && records {
 		errs = append(errs, field.Forbidden(path.Child("prometheus"), "costSource.prometheus"+msgNotForRecords))
 	} else if c.Prometheus != nil {
-		errs = append(errs, c.Prometheus.validate(path.Child("prometheus"))...)
+		errs = append(errs, c.Prometheus.relations(path.Child("prometheus"))...)
 	}
 	sel := path.Child("selector")
 	switch {
@@ -414,58 +300,22 @@ func (c CostSource) validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
-func (e Enforcement) validate(path *field.Path) field.ErrorList {
-	errs := enum(path.Child("action"), e.Action, ActionNone, BlockNewWorkloads)
-	errs = append(errs, validateResources(e, path.Child("resources"))...)
-	errs = append(errs, enum(path.Child("failurePolicy"), e.FailurePolicy, FailOpen, FailClosed)...)
-	errs = append(errs, enum(path.Child("gate"), e.Gate, GatePolicy, GateQuota, GateBoth)...)
-	errs = append(errs, enum(path.Child("scope"), e.Scope, ScopeNamespace, ScopeLabelled)...)
-	errs = append(errs, enum(path.Child("mode"), e.Mode, ModeDeny, ModeWarn)...)
+// relations is the CEL twin of the rules on spec.enforcement, and of resources' list-set type (no resource twice).
+func (e Enforcement) relations(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	resources := path.Child("resources")
+	if e.Action == BlockNewWorkloads && len(e.Resources) == 0 {
+		errs = append(errs, field.Required(resources, msgResources))
+	}
+	seen := make(map[string]bool, len(e.Resources))
+	for i, r := range e.Resources {
+		if seen[r] {
+			errs = append(errs, field.Duplicate(resources.Index(i), r))
+		}
+		seen[r] = true
+	}
 	if e.Scope == ScopeLabelled && e.Gate != GatePolicy {
 		errs = append(errs, field.Invalid(path.Child("scope"), e.Scope, msgLabelledScope))
 	}
 	return errs
-}
-
-// validateResources checks enforcement.resources as the CRD's set of quota resource names: none twice, none too
-// long for a quota's count/<resource> key.
-func validateResources(e Enforcement, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if e.Action == BlockNewWorkloads && len(e.Resources) == 0 {
-		errs = append(errs, field.Required(path, msgResources))
-	}
-	if len(e.Resources) > maxResources {
-		errs = append(errs, field.TooMany(path, len(e.Resources), maxResources))
-	}
-	seen := make(map[string]bool, len(e.Resources))
-	for i, r := range e.Resources {
-		item := path.Index(i)
-		switch {
-		case len(r) > MaxResourceNameLength:
-			errs = append(errs, field.TooLong(item, r, MaxResourceNameLength))
-		case !validResourceName(r):
-			errs = append(errs, field.Invalid(item, r, msgResourceName))
-		case seen[r]:
-			errs = append(errs, field.Duplicate(item, r))
-		}
-		seen[r] = true
-	}
-	return errs
-}
-
-// validResourceName is lower-case `<plural>` or `<plural>.<group>`, as a quota's count/<resource> expects.
-func validResourceName(s string) bool {
-	plural, group, hasGroup := strings.Cut(s, ".")
-	return valid(validation.IsDNS1123Label(plural)) && (!hasGroup || valid(validation.IsDNS1123Subdomain(group)))
-}
-
-// valid reads apimachinery's validation functions, which list what is wrong: nothing is.
-func valid(problems []string) bool { return len(problems) == 0 }
-
-// enum is the CRD's enum of a string field: value must be one of allowed.
-func enum[T ~string](path *field.Path, value T, allowed ...T) field.ErrorList {
-	if slices.Contains(allowed, value) {
-		return nil
-	}
-	return field.ErrorList{field.NotSupported(path, value, allowed)}
 }

@@ -12,7 +12,7 @@ func clusterSpec(change func(*Spec)) *Spec {
 	limit := "100"
 	s := &Spec{
 		LimitUSD:          &limit,
-		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"department": "ml"}},
+		NamespaceSelector: &LabelSelector{MatchLabels: map[string]LabelValue{"department": "ml"}},
 		CostSource:        CostSource{SpendSource: "llm-spend", Format: DailyLedger},
 	}
 	change(s)
@@ -62,7 +62,7 @@ func TestTheClusterKindHasRulesOfItsOwn(t *testing.T) {
 		{
 			name: "a selector requirement without values is refused as the API server refuses it",
 			change: func(s *Spec) {
-				s.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				s.NamespaceSelector = &LabelSelector{MatchExpressions: []LabelSelectorRequirement{
 					{Key: "department", Operator: metav1.LabelSelectorOpIn},
 				}}
 			},

@@ -10,7 +10,7 @@ import (
 // recordsSource is a TaskRecords cost source over the records labelled team=ml.
 func recordsSource(s *Spec) {
 	s.CostSource = CostSource{Format: TaskRecords,
-		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "ml"}}}
+		Selector: &LabelSelector{MatchLabels: map[string]LabelValue{"team": "ml"}}}
 }
 
 func TestATaskRecordsSourceIsItsSelector(t *testing.T) {
@@ -28,7 +28,7 @@ func TestATaskRecordsSourceIsItsSelector(t *testing.T) {
 		},
 		{
 			name:   "the empty selector matches every record and is valid",
-			change: func(s *Spec) { recordsSource(s); s.CostSource.Selector = &metav1.LabelSelector{} },
+			change: func(s *Spec) { recordsSource(s); s.CostSource.Selector = &LabelSelector{} },
 		},
 		{
 			name:    "a TaskRecords source without a selector is refused",
@@ -50,7 +50,7 @@ func TestATaskRecordsSourceIsItsSelector(t *testing.T) {
 		{
 			name: "a selector beside a ConfigMap source is refused",
 			change: func(s *Spec) {
-				s.CostSource.Selector = &metav1.LabelSelector{}
+				s.CostSource.Selector = &LabelSelector{}
 			},
 			cluster: []string{"spec.costSource.selector: Forbidden: " + msgSelectorOnly},
 			team: []string{
@@ -63,9 +63,9 @@ func TestATaskRecordsSourceIsItsSelector(t *testing.T) {
 			name: "the selector is validated as the API server validates a label selector",
 			change: func(s *Spec) {
 				recordsSource(s)
-				s.CostSource.Selector = &metav1.LabelSelector{
-					MatchLabels: map[string]string{"team": "not a value"},
-					MatchExpressions: []metav1.LabelSelectorRequirement{
+				s.CostSource.Selector = &LabelSelector{
+					MatchLabels: map[string]LabelValue{"team": "not a value"},
+					MatchExpressions: []LabelSelectorRequirement{
 						{Key: "tier", Operator: metav1.LabelSelectorOpExists, Values: []string{"gold"}},
 					},
 				}

@@ -43,7 +43,7 @@ func withRecords(ms []member, cs api.CostSource, related metacontroller.ObjectMa
 		index[m.namespace] = i
 	}
 	rs, bad := DecodeRecords(related, func(ns string) bool { _, ok := index[ns]; return ok },
-		Selector(cs.Selector))
+		Selector(cs.Selector.Meta()))
 	out := slices.Clone(ms)
 	for _, r := range rs {
 		m := &out[index[r.Namespace]]
@@ -90,7 +90,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 // members finds the selected namespaces and their spend sources among the related objects, in name order; an
 // invalid selector selects nothing (validation has reported it already).
 func members(spec api.Spec, related metacontroller.ObjectMap) []member {
-	sel := Selector(spec.NamespaceSelector)
+	sel := Selector(spec.NamespaceSelector.Meta())
 	byName := map[string]*member{}
 	for _, key := range slices.Sorted(maps.Keys(related[metacontroller.NamespaceGroup])) {
 		// Metacontroller selected the Namespace by its labels: one whose labels do not decode is a member whose
@@ -264,7 +264,7 @@ func summedFrom(read []memberReading, n int, src api.CostSource, w period.Window
 		for _, r := range read {
 			total = addCounts(total, r.records)
 		}
-		return RecordsRead(total, Selector(src.Selector), fmt.Sprintf(" over %d namespaces", n))
+		return RecordsRead(total, Selector(src.Selector.Meta()), fmt.Sprintf(" over %d namespaces", n))
 	case api.DailyLedger:
 		return fmt.Sprintf("spend summed over %d namespaces from the period's %d days of keys %q of the ConfigMaps "+
 			"labelled %s=%s", n, len(w.Dates()), src.KeyPrefix+"YYYY-MM-DD", api.LabelSpendSource, src.SpendSource)

@@ -313,7 +313,7 @@ func RecordsRead(s RecordSum, sel labels.Selector, where string) string {
 
 // readRecords sums the budget's TaskRecords completed in w.
 func readRecords(b api.LLMCostBudget, related metacontroller.ObjectMap, w period.Window) spend.Reading {
-	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector)
+	ns, sel := b.Metadata.Namespace, Selector(b.Spec.CostSource.Selector.Meta())
 	rs, bad := DecodeRecords(related, func(n string) bool { return n == ns }, sel)
 	if err := bad[ns]; err != nil {
 		return spend.Reading{Reason: api.ReasonInvalidCostData, Message: err.Error()}
