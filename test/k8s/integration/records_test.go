@@ -125,6 +125,10 @@ func TestEvalOverTaskRecordsAnswersAsTheHookOverTheStoredRecords(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(kube.Kubectl(t, "get", "taskrecords.kelos.dev", "-n", "team-ml",
 		"-l", "team=platform", "-o", "json")), &list))
 	require.Len(t, list.Items, 4)
+	// eval dates what a budget's first sync finds by the budget's creation, which a file lacks: it takes the
+	// evaluation instant. The stored budget was created at the real clock's time, after the fixed instant, so
+	// the hook is given the same creation as eval assumes.
+	parent["metadata"].(map[string]any)["creationTimestamp"] = now
 	records := map[string]any{}
 	for _, r := range list.Items {
 		records["team-ml/"+r["metadata"].(map[string]any)["name"].(string)] = r
