@@ -3,8 +3,9 @@
 //
 // It guarantees that it only ever sets the label and annotations undecorated removes, never the workload's spec
 // or status, and that it never holds up a workload's deletion: the decorator has no finalize hook, so
-// Metacontroller puts no finalizer on the workloads. Decorations therefore stay when the label goes; they name
-// the budget they describe and when its status was taken, so that a reader can tell when they are stale.
+// Metacontroller puts no finalizer on the workloads. An object without the label (the second decorator selects
+// what still carries LabelState) is answered with every decoration removed, so decorations go when the label goes
+// and the object then matches neither decorator.
 package workload
 
 import (
@@ -89,8 +90,9 @@ var (
 	_ metacontroller.DecoratorFinalizer = Controller{}
 )
 
-// Sync answers the decorator's sync hook with the posture of the workload's budget. A request that is finalizing
-// (see Finalize) is answered with the decorations removed and the object released at once.
+// Sync answers the decorator's sync hook with the posture of the workload's budget. An object that no longer
+// carries the budget label, and a request that is finalizing (see Finalize, which also releases the object at once),
+// are answered with the decorations removed.
 func (Controller) Sync(req metacontroller.DecoratorRequest, now time.Time) (
 	metacontroller.DecoratorResponse, metacontroller.Summary, error,
 ) {
@@ -99,9 +101,9 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, now time.Time) (
 		return metacontroller.DecoratorResponse{}, metacontroller.Summary{}, err
 	}
 	resp, state := undecorated(), ""
-	if req.Finalizing {
+	if _, labelled := o.Metadata.Labels[api.LabelBudget]; req.Finalizing {
 		resp.Finalized = true
-	} else {
+	} else if labelled {
 		var requeue time.Duration
 		resp, state, requeue = apply(o, req.Related, now)
 		resp.ResyncAfterSeconds = metacontroller.RequeueAfter(requeue).Seconds()

@@ -130,6 +130,29 @@ func TestFinalizeRemovesEveryKeyAndReleasesTheObjectAtOnce(t *testing.T) {
 	}
 }
 
+// The unlabelled decorator selects what still carries the state label once the budget label is gone.
+func TestSyncRemovesEveryDecorationOnceTheBudgetLabelIsGone(t *testing.T) {
+	decorated := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns","uid":"u",` +
+		`"labels":{"llmbudget.dev/state":"OverBudget","app":"web"},` +
+		`"annotations":{"llmbudget.dev/posture-budget":"b","llmbudget.dev/spend-usd":"612.00","other":"kept"}}}`
+	over := related(`{"state":"OverBudget","period":{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z"}}`)
+	resp, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(decorated), Related: over},
+		time.Date(2026, 11, 29, 7, 10, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.False(t, resp.Finalized, "no finalizer to release")
+	assert.Zero(t, resp.ResyncAfterSeconds, "clean, it matches no decorator and needs no resync")
+	assert.Empty(t, resp.Attachments, "no BudgetExceeded for a workload that draws on no budget")
+	require.Len(t, resp.Labels, 1)
+	require.Len(t, resp.Annotations, 8)
+	for k, v := range resp.Labels {
+		assert.Nil(t, v, k)
+	}
+	for k, v := range resp.Annotations {
+		assert.Nil(t, v, k)
+	}
+	assert.NotContains(t, resp.Labels, "app", "keys of others are never touched")
+}
+
 func TestSyncNeverReleasesALiveObject(t *testing.T) {
 	resp, _, err := sync(metacontroller.DecoratorRequest{Object: json.RawMessage(deployment), Related: related(`{}`)},
 		time.Now())

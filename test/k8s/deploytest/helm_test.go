@@ -144,7 +144,7 @@ func workloadRules(t *testing.T, objs []object, decorated map[string]bool) []str
 func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	all := kustomize(t, "deploy/overlays/all-kinds")
 	dcs := byName(ofKind(all, "DecoratorController"))
-	require.Len(t, dcs, 2, "the workload and the namespace decorators")
+	require.Len(t, dcs, 3, "the workload decorator, its unlabelled twin and the namespace decorator")
 	dc := []object{dcs["llmbudget-workloads"]}
 	resources, _ := dig(dc[0], "spec", "resources")
 	var values []any
@@ -160,6 +160,8 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		decorated[group+"/"+resource.(string)] = true
 	}
 	require.Len(t, values, 7, "the four default kinds and the three optional ones")
+	unlabelled, _ := dig(dcs["llmbudget-workloads-unlabelled"], "spec", "resources")
+	require.Len(t, unlabelled, 7, "the unlabelled twin cleans the same kinds")
 
 	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
 	require.Len(t, vap, 6, "the gates of LLMCostBudget and ClusterLLMCostBudget, their warn-mode policies, and the "+
@@ -178,7 +180,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		"admissionPolicy": map[string]any{"resourceRules": ruleValues},
 	})
 	hdc := byName(ofKind(charted, "DecoratorController"))
-	require.Len(t, hdc, 2)
+	require.Len(t, hdc, 3)
 	for name, d := range dcs {
 		assert.Equal(t, withoutHelmLabels(t, d), withoutHelmLabels(t, hdc[name]), name)
 	}
@@ -332,29 +334,35 @@ func TestChartServiceMonitorScrapesHTTPSWithTheServingCA(t *testing.T) {
 	assert.Equal(t, "llmbudget-tls", secretName)
 }
 
-// webhooks lists every hook webhook of the rendered controllers.
+// webhooks lists every hook webhook of the rendered controllers, keyed by controller and hook.
 func webhooks(t *testing.T, objs []object) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	// The DecoratorController has no finalize hook: no finalizer of ours on the workloads.
+	// No DecoratorController has a finalize hook: no finalizer of ours on the workloads or Namespaces. The one that
+	// cleans unlabelled workloads reads no budget, so it has no customize hook either.
 	hooks := map[string][]string{
 		"CompositeController": {"customize", "sync", "finalize"},
 		"DecoratorController": {"customize", "sync"},
 	}
 	for kind, names := range hooks {
 		for _, c := range ofKind(objs, kind) {
+			name, _ := dig(c, "metadata", "name")
 			for _, hook := range names {
 				wh, ok := dig(c, "spec", "hooks", hook, "webhook")
-				require.True(t, ok, "%s %s hook", kind, hook)
-				out[kind+" "+hook] = wh.(map[string]any)
+				if hook == "customize" && name == "llmbudget-workloads-unlabelled" {
+					require.False(t, ok, "%s has no customize hook", name)
+					continue
+				}
+				require.True(t, ok, "%s %s hook", name, hook)
+				out[fmt.Sprint(name)+" "+hook] = wh.(map[string]any)
 			}
 			if kind == "DecoratorController" {
 				_, ok := dig(c, "spec", "hooks", "finalize")
-				assert.False(t, ok, "the DecoratorController has no finalize hook")
+				assert.False(t, ok, "%s has no finalize hook", name)
 			}
 		}
 	}
-	require.Len(t, out, 5)
+	require.Len(t, out, 11, "two CompositeControllers of three hooks, two decorators of two and one of one")
 	return out
 }
 
