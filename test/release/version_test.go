@@ -55,6 +55,44 @@ func TestTheManifestsInstallTheImageOfVERSION(t *testing.T) {
 	assert.Equal(t, version(t), k.Images[0].NewTag, "deploy/base/kustomization.yaml images[0].newTag")
 }
 
+// An overlay's images: transformer does not reach into a component, and a base's does not reach
+// a component an overlay adds: each kustomization that lists a file running the image tags it.
+func TestEveryKustomizationThatRunsTheImageTagsItAsVERSION(t *testing.T) {
+	const image = "image: ghcr.io/llmbudget/llmbudget"
+	kustomizations, err := filepath.Glob(filepath.Join(root, "deploy", "*", "*", "kustomization.yaml"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join(root, "deploy", "*", "kustomization.yaml"))
+	require.NoError(t, err)
+	checked := 0
+	for _, path := range append(kustomizations, more...) {
+		rel, err := filepath.Rel(root, path)
+		require.NoError(t, err)
+		var k struct {
+			Resources []string `json:"resources"`
+			Images    []struct {
+				Name   string `json:"name"`
+				NewTag string `json:"newTag"`
+			} `json:"images"`
+		}
+		readYAML(t, rel, &k)
+		runs := false
+		for _, r := range k.Resources {
+			data, err := os.ReadFile(filepath.Join(filepath.Dir(path), r))
+			runs = runs || err == nil && strings.Contains(string(data), image)
+		}
+		if !runs {
+			continue
+		}
+		checked++
+		tags := map[string]string{}
+		for _, i := range k.Images {
+			tags[i.Name] = i.NewTag
+		}
+		assert.Equal(t, version(t), tags["ghcr.io/llmbudget/llmbudget"], "%s images: newTag", rel)
+	}
+	assert.GreaterOrEqual(t, checked, 3, "deploy/base and the spend-writer and authz components run the image")
+}
+
 func TestTheChartIsVersionedAsVERSION(t *testing.T) {
 	var chart struct {
 		Version    string `json:"version"`
