@@ -106,6 +106,19 @@ func TestTheSpendWriterExampleMayOnlyReadAndPatchItsOwnConfigMap(t *testing.T) {
 	assert.Equal(t, want, rules, "kubectl patch reads the object first")
 }
 
+// The writer stamps what it writes, as docs/coming-from.md tells every writer to: without the stamp a budget
+// with maxAge reports its spend stale.
+func TestTheSpendWriterExampleStampsItsSpend(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(examplesDir, "spend-writer-cronjob.yaml"))
+	require.NoError(t, err)
+	script := string(data)[strings.Index(string(data), "apiVersion: batch/v1"):]
+	assert.Contains(t, script, "'metadata', json_build_object('annotations', json_build_object(",
+		"the patch the job applies sets an annotation")
+	assert.Contains(t, script, "'llmbudget.dev/spend-as-of',\n")
+	assert.Contains(t, script, `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`,
+		"stamped in RFC 3339 UTC, as llmbudget reads it")
+}
+
 // TestTheDocsShowTheSpendWriterExampleAsItIs keeps the manifest printed in
 // docs/coming-from.md identical to the example file a user applies.
 func TestTheDocsShowTheSpendWriterExampleAsItIs(t *testing.T) {
