@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -20,8 +21,14 @@ type freshness struct {
 	event   string    // the Event announcing stale spend
 }
 
+// ClockSkew is how far ahead of the clock a spend stamp may be and still be read: the writer's clock and the
+// hook's may differ by a little, but a stamp further ahead was not written by a writer that read the spend then
+// (a team that squats its spend ConfigMap with a stamp in 2099 must not hold its budget fresh for ever).
+const ClockSkew = 5 * time.Minute
+
 // freshnessOf compares the spend's stamp with the clock. Spend turns stale the instant it is maxAge old, so that
-// a resync at that instant finds it stale. A stamp ahead of the clock is fresh until it is maxAge old.
+// a resync at that instant finds it stale. A stamp up to ClockSkew ahead of the clock is fresh until it is maxAge
+// old; one further ahead is stale, dated by the other inputs (its own time has not come).
 //
 // The condition's and the Event's messages name the stamp, maxAge and the instant they meet, never the age
 // itself: a status that changed with every sync would make Metacontroller sync forever, and an Event that did
@@ -45,6 +52,11 @@ func freshnessOf(in Input) freshness {
 		f.stale = true
 		f.message = fmt.Sprintf("%s %s, so the age of its spend is unknown: stale under maxAge %s",
 			st.Source, st.Problem, cs.MaxAge)
+		f.event = f.message
+	case st.AsOf.After(in.Now.Add(ClockSkew)):
+		f.stale = true
+		f.message = fmt.Sprintf("%s holds spend as of %s, more than %s ahead of the clock: stale under maxAge %s",
+			st.Source, asOf, strings.TrimSuffix(ClockSkew.String(), "0s"), cs.MaxAge)
 		f.event = f.message
 	case !in.Now.Before(turns):
 		f.stale, f.turned = true, turns

@@ -76,6 +76,35 @@ func TestStaleSpendUnderOpenIsStillEvaluatedOnItsFigures(t *testing.T) {
 		"2026-11-20T11:15:00Z; with failurePolicy Open the budget is still evaluated on these figures", stale.Message)
 }
 
+func TestAStampAheadOfTheClockIsFreshOnlyWithinTheSkew(t *testing.T) {
+	cases := map[string]struct {
+		ahead time.Duration
+		stale bool
+	}{
+		"a stamp a minute ahead is fresh":                {time.Minute, false},
+		"a stamp exactly the skew ahead is fresh":        {evaluate.ClockSkew, false},
+		"a stamp a second past the skew is stale":        {evaluate.ClockSkew + time.Second, true},
+		"a squatter's stamp in 2099 is stale, not fresh": {time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).Sub(now), true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := evalStamped(budget(maxAge("1m", api.FailClosed)), total("0"), stampedAt(now.Add(tc.ahead)), now)
+			c := condition(t, r.Status, api.ConditionSpendStale)
+			if !tc.stale {
+				assert.Equal(t, metav1.ConditionFalse, c.Status)
+				assert.Equal(t, api.UnderBudget, r.Status.State)
+				return
+			}
+			assert.Equal(t, metav1.ConditionTrue, c.Status)
+			assert.Contains(t, c.Message, "ahead of the clock: stale under maxAge 1m")
+			assert.Equal(t, api.Unknown, r.Status.State, "under Closed stale spend is unknown")
+			assert.True(t, r.Status.Enforcement.Blocking, "and blocks")
+			stale := announced(t, r, "spendstale")
+			assert.False(t, stale.At.After(now), "dated by the inputs, never at the future stamp")
+		})
+	}
+}
+
 func TestStaleSpendUnderClosedIsUnknownAndBlocks(t *testing.T) {
 	b := budget(maxAge("15m", api.FailClosed))
 	r := evalStamped(b, total("10"), stampedAt(now.Add(-time.Hour)), now)

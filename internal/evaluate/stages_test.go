@@ -101,11 +101,20 @@ func TestFreshness(t *testing.T) {
 					"until 2026-11-20T12:00:01Z",
 			},
 		},
-		"spend stamped ahead of the clock is fresh until it is maxAge old": {
+		"spend stamped within the skew ahead of the clock is fresh until it is maxAge old": {
+			maxAge: "1h", spend: stamped(at.Add(4 * time.Minute)), want: freshness{
+				applies: true, known: true, until: at.Add(64 * time.Minute),
+				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T12:04:00Z, within maxAge 1h " +
+					"until 2026-11-20T13:04:00Z",
+			},
+		},
+		"spend stamped past the skew ahead of the clock is stale, with no instant it turned": {
 			maxAge: "1h", spend: stamped(at.Add(10 * time.Minute)), want: freshness{
-				applies: true, known: true, until: at.Add(70 * time.Minute),
-				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T12:10:00Z, within maxAge 1h " +
-					"until 2026-11-20T13:10:00Z",
+				applies: true, known: true, stale: true,
+				message: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T12:10:00Z, more than 5m ahead of " +
+					"the clock: stale under maxAge 1h",
+				event: "ConfigMap team-ml/llm-spend holds spend as of 2026-11-20T12:10:00Z, more than 5m ahead of " +
+					"the clock: stale under maxAge 1h; with failurePolicy Open the budget is still evaluated on these figures",
 			},
 		},
 		"spend exactly maxAge old is stale": {
