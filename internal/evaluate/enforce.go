@@ -11,8 +11,9 @@ import (
 )
 
 // enforce decides whether the budget closes its namespaces to new workloads, and by which gates. A block on spend
-// read this period (last) holds while the spend cannot be read in full, whatever the failurePolicy: a source that
-// its budget's own users can delete or garble must not lift the block they are under.
+// read this period (last) holds while the spend cannot be read in full, whatever the failurePolicy, and for a
+// TaskRecords source while it is in force at all: a source that its budget's own users can delete or garble must
+// not lift the block they are under.
 func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendReading) (
 	*api.EnforcementStatus, *Quota) {
 	spec := in.Budget.Spec
@@ -30,6 +31,12 @@ func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendRe
 	case m.state == api.OverBudget:
 		return block(in, v, m, p, last)
 	case last != nil && (!v.evaluated() || in.Spend.Skipped != ""):
+		return block(in, v, m, p, last)
+	case last != nil && spec.CostSource.Format == api.TaskRecords:
+		// Records only add up within a period: a sum under the limit it was over this period means records were
+		// deleted, by Kelos's clean-up or by whoever may delete them, and that must not lift the block either.
+		in.Spend.Skipped = "fewer TaskRecords count now than when it blocked; records deleted in a period " +
+			"do not lift its block"
 		return block(in, v, m, p, last)
 	case m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
 		return block(in, v, m, p, nil)

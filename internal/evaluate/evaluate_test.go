@@ -12,6 +12,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
 	"github.com/llmbudget/llmbudget/internal/spend/source"
@@ -826,6 +827,55 @@ func TestFailurePolicyDecidesForASourceNotReadableThisPeriod(t *testing.T) {
 			r := eval(b, nil, now.Add(time.Minute))
 			assert.Equal(t, blocks, r.Status.Enforcement.Blocking)
 			assert.Nil(t, r.Status.Enforcement.BlockedOn, "no spend read blocks")
+		})
+	}
+}
+
+// TaskRecords only add up within a period: whoever deletes them (Kelos's clean-up included) must not lift a block
+// on spend read in the same period, as a deleted spend ConfigMap does not.
+func TestTaskRecordsDeletedInAPeriodNeverLiftItsBlock(t *testing.T) {
+	records := func(b *api.LLMCostBudget) {
+		b.Spec.CostSource = api.CostSource{Format: api.TaskRecords,
+			Selector: &api.LabelSelector{MatchLabels: map[string]api.LabelValue{"team": "ml"}}}
+		b.Spec.Enforcement = api.Enforcement{Action: api.BlockNewWorkloads, Resources: []string{"jobs.batch"},
+			Gate: api.GatePolicy, FailurePolicy: api.FailOpen}
+	}
+	evalRecords := func(b api.LLMCostBudget, usd string, at time.Time) evaluate.Result {
+		b.Spec.Default()
+		in := evaluate.Input{Budget: b, Invalid: b.Spec.Validate().ToAggregate(), Subject: subject, Now: at}
+		require.NoError(t, in.Invalid)
+		in.Window = b.Spec.PeriodSpec().Containing(at)
+		cost, err := money.Parse(usd)
+		require.NoError(t, err)
+		in.Spend = spend.Reading{Usage: spend.Usage{CostUSD: cost}, Message: "2 TaskRecords"}
+		return evaluate.Evaluate(in)
+	}
+	cases := map[string]struct {
+		at     time.Time
+		change func(*api.LLMCostBudget)
+		blocks bool
+	}{
+		"records deleted later in the period keep the block": {at: now.Add(10 * time.Minute), blocks: true},
+		"the next period starts afresh":                       {at: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)},
+		"an administrator's spec change starts afresh": {
+			at: now.Add(10 * time.Minute), change: func(b *api.LLMCostBudget) { b.Metadata.Generation++ },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := budget(records)
+			over := evalRecords(b, "612", now)
+			require.True(t, over.Status.Enforcement.Blocking)
+			b.Status = &over.Status
+			if tc.change != nil {
+				tc.change(&b)
+			}
+			r := evalRecords(b, "10", tc.at)
+			assert.Equal(t, tc.blocks, r.Status.Enforcement.Blocking)
+			if tc.blocks {
+				assert.Equal(t, over.Status.Enforcement.BlockedOn, r.Status.Enforcement.BlockedOn)
+				assert.Contains(t, r.Status.Enforcement.Reason, "fewer TaskRecords count now than when it blocked")
+			}
 		})
 	}
 }
