@@ -102,7 +102,7 @@ func TestEvalExits1AndPrintsNothingWhenABudgetIsInvalid(t *testing.T) {
 	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", evalNow}, stdin)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out, "nothing is printed unless every budget is valid")
-	assert.Equal(t, "llmbudget eval: stdin:52: LLMCostBudget team-ml/other: unknown field \"spec.period.timezone\"\n",
+	assert.Equal(t, "llmbudget eval: stdin:54: LLMCostBudget team-ml/other: unknown field \"spec.period.timezone\"\n",
 		errOut)
 }
 
