@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 CLUSTER=${CLUSTER:-llmbudget}
 METACONTROLLER=v4.17.2
-# The spend writer's ServiceAccount: the spend-source admission policies admit the
+# The spend writer's ServiceAccount: the spend-source admission policy admits the
 # ServiceAccounts of llmbudget-system, and nobody else but system:masters. kind's admin (like
 # most managed clusters' administrators) is in kubeadm:cluster-admins, not system:masters, so
 # example spend is applied as the writer, which a cluster-admin may impersonate.

@@ -39,12 +39,12 @@ func TestMigrateOutputIsAcceptedByEval(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	spend := `apiVersion: v1
 kind: ConfigMap
-metadata: {name: llm-spend, namespace: team-ml}
+metadata: {name: llm-spend, namespace: team-ml, labels: {llmbudget.dev/spend-source: chatbot}}
 data: {total-usd: "412.35"}
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: llm-cost, namespace: team-support}
+metadata: {name: llm-cost, namespace: team-support, labels: {llmbudget.dev/spend-source: support-bot}}
 data: {total_usd: "1500.00"}
 `
 	code, out, errOut := runProgram([]string{"eval", "-f", "-", "--now", "2026-11-20T12:00:00Z"},

@@ -102,7 +102,7 @@ func startServer(t *testing.T, o serveOptions) listening {
 
 const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
 	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
-	`"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2"}}}}}`
+	`"related":{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},"data":{"k":"2"}}}}}`
 
 func call(t *testing.T, c *http.Client, url, token string) (int, string) {
 	t.Helper()

@@ -22,6 +22,9 @@ const parentJSON = `{"metadata": {"name": "chatbot", "namespace": "team-ml", "ui
 	"spec": {"limitUSD": "500", "costSource": {"configMapName": "llm-spend", "key": "total-usd"},
 	"enforcement": {"action": "BlockNewWorkloads", "resources": ["jobs.batch"], "gate": "Quota"}}}`
 
+// labelled is the label that makes a ConfigMap a spend source, in the JSON of its metadata.
+const labelled = `"labels": {"llmbudget.dev/spend-source": "chatbot"}`
+
 // related holds the spend ConfigMap, written as raw JSON so that a case can carry what only a crafted request can.
 func related(configMap string) metacontroller.ObjectMap {
 	om := metacontroller.ObjectMap{metacontroller.ConfigMapGroup: {}}
@@ -39,24 +42,31 @@ func TestSpendIsReadFromTheNamedConfigMap(t *testing.T) {
 		spent     string
 	}{
 		"a readable value": {
-			configMap: `{"metadata": {"name": "llm-spend"}, "data": {"total-usd": "120.5"}}`,
+			configMap: `{"metadata": {"name": "llm-spend", "labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "120.5"}}`,
 			message:   `spend read from key "total-usd" of ConfigMap "llm-spend"`, spent: "120.50",
 		},
 		"no ConfigMap": {
 			reason: api.ReasonCostSourceMissing, message: `ConfigMap "llm-spend" not found in namespace "team-ml"`,
 		},
 		"no such key": {
-			configMap: `{"data": {"other": "1"}}`,
+			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"other": "1"}}`,
 			reason:    api.ReasonCostKeyMissing, message: `ConfigMap "llm-spend": key "total-usd" is missing`,
 		},
 		"a value that is not a string": {
-			configMap: `{"data": {"total-usd": 120.5}}`,
+			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": 120.5}}`,
 			reason:    api.ReasonInvalidCostData,
 			message:   `ConfigMap "llm-spend": key "total-usd": the value is 120.5, not a string`,
 		},
 		"a key written twice": {
-			configMap: `{"data": {"total-usd": "900", "total-usd": "1"}}`,
+			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "900", "total-usd": "1"}}`,
 			reason:    api.ReasonInvalidCostData, message: `ConfigMap "llm-spend": duplicate field "data.total-usd"`,
+		},
+		"a ConfigMap no spend writer made or labelled": {
+			configMap: `{"metadata": {"name": "llm-spend", "labels": {"app": "x"}}, "data": {"total-usd": "0"}}`,
+			reason:    api.ReasonSpendUntrusted,
+			message: "ConfigMap team-ml/llm-spend carries no label llmbudget.dev/spend-source, so no spend writer " +
+				"made or labelled it: it is not read (a cluster administrator deletes it for the writer to create, " +
+				"or labels it)",
 		},
 		"a label that is not a string": {
 			configMap: `{"metadata": {"labels": {"team": 7}}, "data": {"total-usd": "1"}}`,
@@ -100,7 +110,7 @@ func TestInputReadsStraightDown(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, err := parent.Decode(json.RawMessage(tc.raw))
 			require.NoError(t, err)
-			in := kind.Input(p, related(`{"data": {"total-usd": "1"}}`), now)
+			in := kind.Input(p, related(`{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "1"}}`), now)
 			assert.Equal(t, "llmbudget-chatbot", in.Subject.Quota)
 			if tc.invalid == "" {
 				require.NoError(t, in.Invalid)
@@ -151,7 +161,7 @@ func TestSync(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := metacontroller.CompositeRequest{
 				Parent: json.RawMessage(parentJSON), Finalizing: tc.finalizing, Children: tc.children,
-				Related: related(`{"data": {"total-usd": "` + tc.spend + `"}}`),
+				Related: related(`{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "` + tc.spend + `"}}`),
 			}
 			resp, sum, err := Controller{}.Sync(req, now)
 			require.NoError(t, err)
@@ -206,17 +216,17 @@ func TestTheConfigMapsStampIsReadWithItsSpend(t *testing.T) {
 		want      spend.Stamp
 	}{
 		"a stamp": {
-			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}},` +
+			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}, ` + labelled + `},` +
 				`"data": {"total-usd": "1"}}`,
 			want: spend.Stamp{Source: "ConfigMap team-ml/llm-spend", AsOf: now.Add(-5 * time.Minute)},
 		},
 		"no stamp": {
-			configMap: `{"data": {"total-usd": "1"}}`,
+			configMap: `{"metadata": {` + labelled + `}, "data": {"total-usd": "1"}}`,
 			want: spend.Stamp{Source: "ConfigMap team-ml/llm-spend",
 				Problem: "has no llmbudget.dev/spend-as-of annotation"},
 		},
 		"unreadable spend, whose stamp is not looked at": {
-			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}},` +
+			configMap: `{"metadata": {"annotations": {"llmbudget.dev/spend-as-of": "2026-11-20T11:55:00Z"}, ` + labelled + `},` +
 				`"data": {"total-usd": "x"}}`,
 		},
 	}

@@ -856,7 +856,7 @@ func TestTaskRecordsDeletedInAPeriodNeverLiftItsBlock(t *testing.T) {
 		blocks bool
 	}{
 		"records deleted later in the period keep the block": {at: now.Add(10 * time.Minute), blocks: true},
-		"the next period starts afresh":                       {at: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)},
+		"the next period starts afresh":                      {at: time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)},
 		"an administrator's spec change starts afresh": {
 			at: now.Add(10 * time.Minute), change: func(b *api.LLMCostBudget) { b.Metadata.Generation++ },
 		},

@@ -47,7 +47,7 @@ func do(h http.Handler, method, path, contentType, body string) *httptest.Respon
 const minimalSync = `{"parent":{"apiVersion":"llmbudget.dev/v1alpha1","kind":"LLMCostBudget",` +
 	`"metadata":{"name":"b","namespace":"ns","generation":1},` +
 	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
-	`"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"2.50"}}}},"finalizing":false}`
+	`"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},"data":{"k":"2.50"}}}},"finalizing":false}`
 
 func TestMalformedRequestsAreRefusedWithOneLineReasons(t *testing.T) {
 	cases := map[string]struct {
@@ -98,7 +98,7 @@ func TestBodiesOverTheLimitAre413(t *testing.T) {
 	h := newHandler(t, nil, 64)
 	w := do(h, http.MethodPost, "/budget/sync", "application/json", minimalSync)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
-	assert.Equal(t, "request body of 292 bytes exceeds the limit of 64 bytes\n", w.Body.String())
+	assert.Equal(t, "request body of 350 bytes exceeds the limit of 64 bytes\n", w.Body.String())
 
 	// A chunked body has no Content-Length: the reader's limit catches it.
 	r := httptest.NewRequest(http.MethodPost, "/budget/sync", io.MultiReader(strings.NewReader(minimalSync)))

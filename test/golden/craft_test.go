@@ -106,6 +106,16 @@ var budgetCrafts = []craft{
 	{name: "budget/sync/blocking-then-the-key-is-garbage", capture: "budget-sync-over-budget-with-children",
 		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-over-budget-with-children"),
 			spend(object{"total-usd": "garbage"}))},
+	// A ConfigMap without the spend-source label was made by someone other than a spend writer (a team squatting
+	// its future spend source, say): it is untrusted and not read, whatever it holds.
+	{name: "budget/sync/configmap-unlabelled-is-untrusted-open", capture: "budget-sync-first",
+		change: unlabelled},
+	{name: "budget/sync/configmap-unlabelled-closed-blocks", capture: "budget-sync-first",
+		change: all(unlabelled, spend(object{"total-usd": "0"}),
+			enforcement(object{"failurePolicy": "Closed", "gate": "Quota"}))},
+	{name: "budget/sync/blocking-then-the-label-goes", capture: "budget-sync-over-budget-with-children",
+		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-over-budget-with-children"),
+			unlabelled)},
 	// failurePolicy Open keeps its meaning for a source that blocked nothing.
 	{name: "budget/sync/not-blocking-source-unreadable-open", capture: "budget-sync-first",
 		now: "2026-11-29T07:40:00Z", change: all(statusAfter("budget/sync/capture-first-sync-under-budget"),
@@ -455,6 +465,11 @@ func spec(fields object) func(object) {
 // enforcement sets fields of the parent's spec.enforcement.
 func enforcement(fields object) func(object) {
 	return func(r object) { merge(at(r, "parent", "spec", "enforcement"), fields, true) }
+}
+
+// unlabelled removes the spend-source label from the team's spend ConfigMap.
+func unlabelled(r object) {
+	delete(at(r, "related", "ConfigMap.v1", "team-ml/llm-spend", "metadata", "labels"), "llmbudget.dev/spend-source")
 }
 
 // spend replaces the data of the team's spend ConfigMap.

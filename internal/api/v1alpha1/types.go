@@ -34,7 +34,7 @@ const (
 
 	LabelBudget        = Group + "/budget"         // puts a workload (and a budget's children) under the budget it names
 	LabelClusterBudget = Group + "/cluster-budget" // takes LabelBudget's place on a cluster budget's children
-	LabelSpendSource   = Group + "/spend-source"   // marks a spend ConfigMap as a cluster budget's source
+	LabelSpendSource   = Group + "/spend-source"   // marks a ConfigMap as a spend source, written by the writers only
 	// AnnotationPeriodStart is where a cluster budget's Total source says when (RFC 3339) its key's period starts.
 	AnnotationPeriodStart = Group + "/period-start"
 	// AnnotationSpendAsOf is where a spend ConfigMap says (RFC 3339) the instant its figures are for: the time its
@@ -733,6 +733,10 @@ const (
 	// failurePolicy Closed, where stale spend counts as unknown).
 	ReasonSpendStale = "SpendStale"
 	ReasonSpendFresh = "SpendFresh"
+	// ReasonSpendUntrusted: the ConfigMap a budget names carries no label llmbudget.dev/spend-source, so no spend
+	// writer made or labelled it (the admission policy over spend sources admits only the writers to create a
+	// labelled ConfigMap, and a cluster administrator to label one): it is not read.
+	ReasonSpendUntrusted = "SpendSourceUntrusted"
 )
 
 // MaxModelNameLength bounds a model name in the spend data and in spec.modelLimits.

@@ -6,6 +6,9 @@
 //   - Total: one key holds the current period's spend; the writer resets it when a period starts.
 //   - DailyLedger: each key "<prefix>YYYY-MM-DD" holds one local day's spend; a period's is the sum of its days.
 //
+// A team budget reads its ConfigMap only when it carries the label llmbudget.dev/spend-source, which only a spend
+// writer or a cluster administrator can have put there; one without it is untrusted (api.ReasonSpendUntrusted).
+//
 // It also reads the stamp a writer puts on the ConfigMap, the time its figures are for (StampOf), and Kelos
 // TaskRecords (DecodeRecord), summing those completed in a period (SumRecords) as Kelos does.
 //
@@ -62,6 +65,11 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 	}
 	src := keysOf(b.Spec.CostSource)
 	cm, err := DecodeConfigMap(raw)
+	if err == nil {
+		if _, labelled := cm.Metadata.Labels[api.LabelSpendSource]; !labelled {
+			return spend.Reading{Reason: api.ReasonSpendUntrusted, Message: untrusted(ns, name)}
+		}
+	}
 	u := spend.Usage{}
 	if err == nil {
 		u, err = Data(src, cm.Data, w)
@@ -81,6 +89,15 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 	}
 	stamp := StampOf(fmt.Sprintf("ConfigMap %s/%s", ns, name), cm.Metadata.Annotations)
 	return spend.Reading{Usage: u, Message: read, Stamp: stamp}
+}
+
+// untrusted says why a ConfigMap without the spend-source label is not read: only the spend writers may create a
+// labelled ConfigMap and only a cluster administrator may label one, so a ConfigMap without it may have been made
+// or stamped by the very team the budget limits (one created before the budget named it, say).
+func untrusted(ns, name string) string {
+	return fmt.Sprintf("ConfigMap %s/%s carries no label %s, so no spend writer made or labelled it: it is not "+
+		"read (a cluster administrator deletes it for the writer to create, or labels it)", ns, name,
+		api.LabelSpendSource)
 }
 
 // keysOf is where in a spend ConfigMap's data the spec's spend is.

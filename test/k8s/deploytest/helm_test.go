@@ -164,8 +164,8 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	require.Len(t, unlabelled, 7, "the unlabelled twin cleans the same kinds")
 
 	vap := byName(ofKind(all, "ValidatingAdmissionPolicy"))
-	require.Len(t, vap, 6, "the gates of LLMCostBudget and ClusterLLMCostBudget, their warn-mode policies, and the "+
-		"two over spend sources")
+	require.Len(t, vap, 5, "the gates of LLMCostBudget and ClusterLLMCostBudget, their warn-mode policies, and the "+
+		"one over spend sources")
 	rules, _ := dig(vap["llmbudget-budgets"], "spec", "matchConstraints", "resourceRules")
 	var ruleValues []any
 	for _, r := range rules.([]any) {
@@ -185,7 +185,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		assert.Equal(t, withoutHelmLabels(t, d), withoutHelmLabels(t, hdc[name]), name)
 	}
 	hvap := byName(ofKind(charted, "ValidatingAdmissionPolicy"))
-	require.Len(t, hvap, 6)
+	require.Len(t, hvap, 5)
 	for name, p := range vap {
 		assert.Equal(t, withoutHelmLabels(t, p), withoutHelmLabels(t, hvap[name]), "%s sees the same kinds", name)
 	}
@@ -217,7 +217,7 @@ func TestChartWithoutThePolicyGateRendersNoAdmissionPolicy(t *testing.T) {
 // without the gate (every budget gate: Quota) still keeps spend to its writers.
 func TestChartWithoutThePolicyGateStillProtectsSpendSources(t *testing.T) {
 	objs := renderChart(t, map[string]any{"admissionPolicy": map[string]any{"enabled": false}})
-	assert.ElementsMatch(t, []string{"llmbudget-spend-sources", "llmbudget-budget-spend-sources"},
+	assert.ElementsMatch(t, []string{"llmbudget-spend-sources"},
 		slices.Collect(maps.Keys(byName(ofKind(objs, "ValidatingAdmissionPolicy")))))
 }
 
@@ -238,7 +238,7 @@ func spendWriterLists(t *testing.T, policy object) map[string]any {
 	return out
 }
 
-func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
+func TestChartSpendWritersAreTheListsTheSpendSourcePolicyNames(t *testing.T) {
 	objs := byName(ofKind(renderChart(t, map[string]any{"spendSources": map[string]any{"writers": map[string]any{
 		"users":                    []any{"finops-bot@example.com"},
 		"groups":                   []any{"system:masters", "finops"},
@@ -249,10 +249,9 @@ func TestChartSpendWritersAreTheListsBothSpendSourcePoliciesName(t *testing.T) {
 		"writerGroups":                   `["system:masters","finops"]`,
 		"writerServiceAccountNamespaces": `["llmbudget-system","spend-collectors"]`,
 	}
-	for _, name := range []string{"llmbudget-spend-sources", "llmbudget-budget-spend-sources"} {
-		require.Contains(t, objs, name)
-		assert.Equal(t, want, spendWriterLists(t, objs[name]), name)
-	}
+	require.Len(t, objs, 5, "the four gate policies and the one over spend sources")
+	require.Contains(t, objs, "llmbudget-spend-sources")
+	assert.Equal(t, want, spendWriterLists(t, objs["llmbudget-spend-sources"]))
 }
 
 // The chart's spend writers run in the release namespace, which is therefore always a writer.
@@ -267,13 +266,13 @@ func TestChartSpendWritersInAnotherReleaseNamespaceStillWriteSpend(t *testing.T)
 	objs, err := deploytest.DecodeObjects(rendered["llmbudget/templates/spend-sources.yaml"])
 	require.NoError(t, err)
 	policies := ofKind(objs, "ValidatingAdmissionPolicy")
-	require.Len(t, policies, 2)
+	require.Len(t, policies, 1)
 	for _, p := range policies {
 		assert.Equal(t, `["platform"]`, spendWriterLists(t, p)["writerServiceAccountNamespaces"])
 	}
 }
 
-// aggregateToDefaultRoles.edit opts back into llmbudget 0.1's RBAC exactly as the kustomize
+// aggregateToDefaultRoles.edit opts back into the RBAC of commits before 0.1.0 exactly as the kustomize
 // component budget-writers-in-edit does; by default neither edit nor admin writes budgets.
 func TestChartBudgetWritersInEditIsTheKustomizeComponent(t *testing.T) {
 	byDefault := byKey(t, renderChart(t, nil))

@@ -190,8 +190,9 @@ kind: ConfigMap
 metadata:
   name: team-%02d-spend
   namespace: %s
+  labels: {llmbudget.dev/spend-source: team-%02d}
   annotations: {llmbudget.dev/spend-as-of: "%s"}
-data: {total-usd: "%s"}`, i, ns, time.Now().UTC().Format(time.RFC3339), usd)
+data: {total-usd: "%s"}`, i, ns, i, time.Now().UTC().Format(time.RFC3339), usd)
 }
 
 func getObject(t *testing.T, kind, name, ns string) map[string]any {

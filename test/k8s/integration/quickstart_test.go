@@ -21,7 +21,7 @@ import (
 // server. No container runtime runs here, so the cluster holds for real what the script's earlier steps would
 // create and a server-side dry run does not keep: Metacontroller's CRDs (step 2) and deploy/overlays/spend-writer
 // (step 4, without its CRDs and Namespace, which other tests share). Every manifest the script applies is then
-// judged by the API server's validation, RBAC and the spend-source admission policies, the example spend as the
+// judged by the API server's validation, RBAC and the spend-source admission policy, the example spend as the
 // spend writer. A cluster administrator outside system:masters, as kind's is, would be refused that spend.
 func TestTheQuickStartsDryRunIsAdmittedByTheAPIServer(t *testing.T) {
 	crds, err := cluster.MetacontrollerCRDs()
@@ -54,7 +54,7 @@ func TestTheQuickStartsDryRunIsAdmittedByTheAPIServer(t *testing.T) {
 	for _, admitted := range []string{
 		"llmcostbudget.llmbudget.dev/chatbot serverside-applied (server dry run)",
 		"configmap/chatbot-spend serverside-applied (server dry run)",
-		"validatingadmissionpolicy.admissionregistration.k8s.io/llmbudget-budget-spend-sources " +
+		"validatingadmissionpolicy.admissionregistration.k8s.io/llmbudget-spend-sources " +
 			"serverside-applied (server dry run)",
 	} {
 		assert.Contains(t, printed, admitted)
