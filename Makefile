@@ -18,7 +18,7 @@ BENCHTIME ?= 200ms
 LOADFLAGS ?=
 AUTHZBENCHFLAGS ?=
 
-.PHONY: help build install run test unit fmt fmt-check vet lint generate fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
+.PHONY: help build install run test unit fmt fmt-check vet lint generate apiref fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' \
@@ -82,13 +82,17 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
 
-generate: ## write both CRDs from the Go types of internal/api/v1alpha1 into deploy/crd and the chart's crds/
+generate: ## write the CRDs from internal/api/v1alpha1 into deploy/crd and the chart's crds/, then docs/reference.md
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
 	  name=$$(basename $$f .yaml); group=$${name%%_*}; plural=$${name#*_}; \
 	  for d in $(CRD_DIRS); do cp $$f $$d/$$plural.$$group.yaml; done; \
 	done
+	@$(MAKE) --no-print-directory apiref
+
+apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
+	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md
 
 fixtures: ## rewrite the crafted hook requests and their golden responses (review the diff!)
 	$(GO) test ./test/golden/ -update
