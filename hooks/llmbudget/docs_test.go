@@ -1,0 +1,304 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Docs are code: every fenced shell block of README.md, docs/*.md and examples/README.md either runs here (the
+// llmbudget commands that need no cluster, network or server; the tour's console blocks are
+// TestTheREADMETourShowsWhatItsCommandsPrint's), is checked against what it names (make targets and variables,
+// llmbudget flags, paths), or says on the line before its fence why it cannot run:
+//
+//	<!-- not run: needs a cluster -->
+//
+// Even a block that is not run has its llmbudget flags and make targets checked.
+
+// notRun is the marker before a block that cannot run here, with its reason.
+var notRun = regexp.MustCompile(`^<!-- not run: (\S.*\S) -->$`)
+
+// docBlock is one fenced shell block: where it is, its commands (continuation lines joined), and why it is not run.
+type docBlock struct {
+	where    string // file:line of the fence
+	lang     string
+	commands []string
+	notRun   string
+}
+
+// docBlocks lists the shell blocks of the file at path (relative to the repository root).
+func docBlocks(t *testing.T, path string) []docBlock {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", path))
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	var blocks []docBlock
+	for i := 0; i < len(lines); i++ {
+		lang, open := strings.CutPrefix(strings.TrimSpace(lines[i]), "```")
+		if !open || lang == "" {
+			continue
+		}
+		end := i + 1
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
+			end++
+		}
+		if slices.Contains([]string{"sh", "shell", "bash", "console"}, lang) {
+			b := docBlock{where: fmt.Sprintf("%s:%d", path, i+1), lang: lang, commands: commandsOf(lang, lines[i+1:end])}
+			if i > 0 {
+				if m := notRun.FindStringSubmatch(strings.TrimSpace(lines[i-1])); m != nil {
+					b.notRun = m[1]
+				}
+			}
+			blocks = append(blocks, b)
+		}
+		i = end
+	}
+	return blocks
+}
+
+// commandsOf joins a block's lines into commands: comments and blank lines dropped, a trailing backslash
+// continued, and in a console block only the lines after "$ ". A heredoc's body is not a command.
+func commandsOf(lang string, lines []string) []string {
+	var cmds []string
+	continued, heredoc := false, ""
+	for _, line := range lines {
+		line = strings.TrimSpace(line)
+		switch {
+		case heredoc != "":
+			if line == heredoc {
+				heredoc = ""
+			}
+			continue
+		case continued:
+			cmds[len(cmds)-1] += " " + strings.TrimSuffix(line, `\`)
+		case lang == "console" && !strings.HasPrefix(line, "$ "):
+			continue
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		default:
+			cmds = append(cmds, strings.TrimSuffix(strings.TrimPrefix(line, "$ "), `\`))
+		}
+		continued = strings.HasSuffix(line, `\`)
+		if m := regexp.MustCompile(`<<-?'?(\w+)'?`).FindStringSubmatch(line); m != nil {
+			heredoc = m[1]
+		}
+	}
+	for i, c := range cmds {
+		c = trailingComment.ReplaceAllString(c, "")
+		cmds[i] = strings.Join(strings.Fields(c), " ")
+	}
+	return cmds
+}
+
+// trailingComment is a shell comment after a command: a # after a blank and before a blank or the end.
+var trailingComment = regexp.MustCompile(`\s+#(\s.*)?$`)
+
+// docFiles are the documents whose commands a user copies.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	files := []string{"README.md", "examples/README.md"}
+	for _, d := range docs {
+		files = append(files, strings.TrimPrefix(d, "../../"))
+	}
+	return files
+}
+
+// offline is what a command needs that makes it unrunnable here: a cluster, the network, a server, a shell.
+var shellOnly = regexp.MustCompile(`[|><;]|\$\(|&&|\|\|`)
+
+func TestEveryDocumentedCommandRunsOrSaysWhyNot(t *testing.T) {
+	makefile := readMakefile(t)
+	ran := 0
+	for _, file := range docFiles(t) {
+		for _, b := range docBlocks(t, file) {
+			for _, cmd := range b.commands {
+				checkNames(t, b.where, cmd, makefile)
+				if b.notRun != "" || (b.lang == "console" && file == "README.md") {
+					continue // the README tour's console blocks are run and compared by the tour's test
+				}
+				if why := runDocCommand(t, cmd, makefile); why != "" {
+					t.Errorf("%s: %q cannot run here (%s): mark the block with <!-- not run: <why> --> on the line "+
+						"before its fence", b.where, cmd, why)
+					continue
+				}
+				ran++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, ran, 20, "the docs' offline commands run")
+}
+
+// runDocCommand runs or checks one command of an unmarked block, and says why when it can do neither.
+func runDocCommand(t *testing.T, cmd string, makefile makefileNames) string {
+	t.Helper()
+	words := strings.Fields(cmd)
+	switch {
+	case shellOnly.MatchString(cmd):
+		return "it needs a shell"
+	case words[0] == "make":
+		return "" // its targets and variables are checked by checkNames
+	case len(words) > 2 && words[0] == "go" && (words[1] == "test" || words[1] == "install" || words[1] == "build"):
+		for _, w := range words[2:] {
+			if strings.HasPrefix(w, "./") {
+				pkg := strings.TrimSuffix(strings.TrimSuffix(w, "/..."), "/...")
+				assert.DirExists(t, filepath.Join("..", "..", pkg), cmd)
+			}
+		}
+		return ""
+	}
+	args, ok := llmbudgetArgs(words)
+	if !ok {
+		return "it is not an llmbudget, make or go command"
+	}
+	if len(args) > 0 && !offlineCommands[args[0]] || slices.Contains(args, "--prometheus") ||
+		slices.Contains(args, "--all") {
+		return "it needs a cluster, a Prometheus or a port"
+	}
+	t.Chdir("../..")
+	code, stdout, stderr := runProgram(args, "")
+	assert.Contains(t, []int{0, 3}, code, "%s exits %d (3: a budget blocks):\n%s%s", cmd, code, stderr, stdout)
+	t.Chdir("hooks/llmbudget")
+	return ""
+}
+
+// offlineCommands are the llmbudget commands that need nothing but their files.
+var offlineCommands = map[string]bool{"eval": true, "migrate": true, "version": true, "help": true, "spend": true}
+
+// llmbudgetArgs are the arguments of an llmbudget command, run as the program or with go run.
+func llmbudgetArgs(words []string) ([]string, bool) {
+	switch {
+	case words[0] == "llmbudget":
+		return words[1:], true
+	case len(words) > 2 && words[0] == "go" && words[1] == "run" && words[2] == "./hooks/llmbudget":
+		return words[3:], true
+	}
+	return nil, false
+}
+
+// checkNames checks what a command names against the code, whether or not it runs: every flag of an llmbudget
+// command is in its -h, and every make target and variable is in the Makefile.
+func checkNames(t *testing.T, where, cmd string, makefile makefileNames) {
+	t.Helper()
+	for _, part := range regexp.MustCompile(`\s*(?:\||&&|;)\s*`).Split(cmd, -1) {
+		words := strings.Fields(part)
+		if len(words) == 0 {
+			continue
+		}
+		if words[0] == "make" {
+			// A quoted variable value may hold blanks: LOADFLAGS='-requests 200000'.
+			for _, w := range strings.Fields(regexp.MustCompile(`'[^']*'|"[^"]*"`).ReplaceAllString(part, "''"))[1:] {
+				if name, _, isVar := strings.Cut(w, "="); isVar {
+					if !makefile.vars[name] {
+						t.Errorf("%s: make variable %s is not in the Makefile", where, name)
+					}
+				} else if !strings.HasPrefix(w, "-") && !makefile.targets[w] {
+					t.Errorf("%s: make target %s is not in the Makefile", where, w)
+				}
+			}
+			continue
+		}
+		args, ok := llmbudgetArgs(words)
+		if !ok || len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			continue
+		}
+		help := flagsHelp(t, args[0])
+		for _, a := range args[1:] {
+			flag, _, _ := strings.Cut(a, "=")
+			if !regexp.MustCompile(`^--?[a-z][-a-z]*$`).MatchString(flag) {
+				continue
+			}
+			name := strings.TrimLeft(flag, "-")
+			if !regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(name) + `\b`).MatchString(help) {
+				t.Errorf("%s: llmbudget %s has no flag %s", where, args[0], flag)
+			}
+		}
+	}
+}
+
+var helps = map[string]string{}
+
+// flagsHelp is what `llmbudget <command> -h` prints, which lists its flags.
+func flagsHelp(t *testing.T, command string) string {
+	t.Helper()
+	if h, ok := helps[command]; ok {
+		return h
+	}
+	_, stdout, stderr := runProgram([]string{command, "-h"}, "")
+	helps[command] = stdout + stderr
+	return helps[command]
+}
+
+// makefileNames are the Makefile's targets and variables.
+type makefileNames struct{ targets, vars map[string]bool }
+
+func readMakefile(t *testing.T) makefileNames {
+	t.Helper()
+	data, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	names := makefileNames{targets: map[string]bool{}, vars: map[string]bool{}}
+	for _, m := range regexp.MustCompile(`(?m)^([a-zA-Z][-a-zA-Z0-9_]*):`).FindAllStringSubmatch(string(data), -1) {
+		names.targets[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z][A-Z0-9_]*)\s*[?:]?=`).FindAllStringSubmatch(string(data), -1) {
+		names.vars[m[1]] = true
+	}
+	return names
+}
+
+func TestDocBlocksJoinContinuationsAndSkipHeredocs(t *testing.T) {
+	cmds := commandsOf("sh", []string{
+		"# a comment", "kubectl apply -f - <<EOF", "kind: ConfigMap", "EOF",
+		"llmbudget eval \\", "  -f a.yaml", "", "make test",
+	})
+	assert.Equal(t, []string{"kubectl apply -f - <<EOF", "llmbudget eval -f a.yaml", "make test"}, cmds)
+	assert.Equal(t, []string{"make run"}, commandsOf("console", []string{"$ make run", "serving"}))
+}
+
+// repoPath is a path into the repository as the docs name one, in backticks, a link or a command.
+var repoPath = regexp.MustCompile(
+	"(?:^|[\\s`(\\[])((?:deploy|examples|docs|hack|internal|metacontroller|test|tools)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])")
+
+func TestEveryPathTheDocsNameExists(t *testing.T) {
+	checked := 0
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range repoPath.FindAllStringSubmatch(line, -1) {
+				path := strings.TrimSuffix(m[1], "/...")
+				if strings.ContainsAny(path, "*") || strings.Contains(path, "...") || kubectlShorthand(line, path) {
+					continue
+				}
+				// A link from docs/ or examples/ is relative to its file; a path in text is from the root.
+				fromRoot := filepath.Join("..", "..", path)
+				fromFile := filepath.Join("..", "..", filepath.Dir(file), path)
+				_, errRoot := os.Stat(fromRoot)
+				_, errFile := os.Stat(fromFile)
+				if errRoot != nil && errFile != nil {
+					t.Errorf("%s:%d: %s does not exist", file, i+1, path)
+				}
+				checked++
+			}
+		}
+	}
+	assert.Greater(t, checked, 100, "the docs name paths")
+}
+
+// kubectlShorthand reports whether path is kubectl's name for an object (deploy/llmbudget in `kubectl logs
+// deploy/llmbudget`), or another project's file (Kelos's internal/...), not a path of this repository.
+func kubectlShorthand(line, path string) bool {
+	kind, name, _ := strings.Cut(path, "/")
+	if kind == "deploy" && !strings.ContainsAny(name, "/.") && strings.Contains(line, "kubectl") {
+		return true
+	}
+	return strings.Contains(line, "Kelos's") // a file of another project
+}
