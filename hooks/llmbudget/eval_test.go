@@ -113,3 +113,13 @@ func TestEvalSaysWhatItSkippedWhenNoBudgetIsFound(t *testing.T) {
 	assert.Equal(t, "llmbudget eval: no LLMCostBudget (llmbudget.dev/v1alpha1) found in ../../examples/namespaces/; "+
 		"skipped Namespace (v1)\n", errOut)
 }
+
+// The Kueue example shows a Job waiting only if its namespace is blocked: with the spend the examples apply, its
+// budget must be over its limit and blocking.
+func TestTheKueueExampleBlocksWithTheExamplesSpend(t *testing.T) {
+	code, out, errOut := runProgram([]string{"eval", "-f", "../../examples/kueue/budget.yaml", "-f", monthlySpend,
+		"--now", "2026-11-20T12:00:00Z"}, "")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "# team-ml/batch is OverBudget: 412.35 of 400.00 USD")
+	assert.Contains(t, out, "    blocking: true\n")
+}
