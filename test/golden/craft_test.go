@@ -286,6 +286,9 @@ var workloadCrafts = []craft{
 	{name: "workload/customize/capture-labelled", capture: "workload-customize", verbatim: true},
 	{name: "workload/customize/capture-label-removed", capture: "workload-customize-label-removed", verbatim: true},
 	{name: "workload/sync/capture-budget-over-with-foreign-status", capture: "workload-sync", verbatim: true},
+	// The unlabelled decorator's sync of a Deployment whose budget label was removed: every decoration null.
+	{name: "workload/sync/capture-label-removed-decorations-left", capture: "workload-sync-label-removed",
+		verbatim: true},
 	{name: "workload/finalize/capture-label-removed-decorations-left", capture: "workload-finalize", verbatim: true},
 	{name: "workload/finalize/decorations-gone", capture: "workload-finalize", change: func(r object) {
 		md := at(r, "object", "metadata")
