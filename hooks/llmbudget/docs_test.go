@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 // Docs are code: every fenced shell block of README.md, docs/*.md and examples/README.md either runs here (the
@@ -301,4 +302,107 @@ func kubectlShorthand(line, path string) bool {
 		return true
 	}
 	return strings.Contains(line, "Kelos's") // a file of another project
+}
+
+// A dotted name in backticks (`spendWriter.enabled`, `spec.costSource.maxAge: 15m`) or after --set.
+var (
+	dottedName = regexp.MustCompile("`([a-z][a-zA-Z0-9]*(?:\\.[a-zA-Z][a-zA-Z0-9]*|\\[\\])+)(?:[:=][^`]*)?`")
+	setValue   = regexp.MustCompile(`--set(?:-json|-file|-string)? '?([a-z][a-zA-Z0-9.]*)=`)
+)
+
+// foreignFields are fields of other kinds the docs name beside ours: a ResourceQuota's, a Kelos TaskRecord's and
+// TaskBudget's, and those of the llm-cost-budget-operator's budget that docs/coming-from.md maps from.
+var foreignFields = map[string]bool{
+	"hard": true, "used": true, "completionTime": true, "template": true, "usage": true, "model": true,
+	"monthlyLimitUSD": true, "taskSelector": true, "maxCostUSD": true, "maxInputTokens": true,
+	"maxOutputTokens": true, "currentPeriodStart": true,
+}
+
+// foreignPaths are such fields whose first part is also ours.
+var foreignPaths = map[string]bool{"spec.period.timezone": true}
+
+// Every budget field and chart value the docs name is in the CRDs' schemas or the chart's values.yaml.
+func TestEveryFieldAndChartValueTheDocsNameExists(t *testing.T) {
+	values := readYAMLFile(t, "../../deploy/helm/llmbudget/values.yaml")
+	var schemas []any
+	for _, crd := range []string{"llmcostbudgets", "clusterllmcostbudgets"} {
+		doc := readYAMLFile(t, "../../deploy/crd/"+crd+".llmbudget.dev.yaml")
+		versions, _ := doc["spec"].(map[string]any)["versions"].([]any)
+		schemas = append(schemas, versions[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"])
+	}
+	fields, chartValues := 0, 0
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(data), "\n") {
+			var names []string
+			for _, m := range dottedName.FindAllStringSubmatch(line, -1) {
+				names = append(names, m[1])
+			}
+			for _, m := range setValue.FindAllStringSubmatch(line, -1) {
+				names = append(names, m[1])
+			}
+			for _, name := range names {
+				path := strings.Split(strings.ReplaceAll(name, "[]", ""), ".")
+				switch {
+				case (path[0] == "spec" || path[0] == "status") && !foreignFields[path[1]] && !foreignPaths[name]:
+					fields++
+					if !slices.ContainsFunc(schemas, func(s any) bool { return inSchema(s, path) }) {
+						t.Errorf("%s:%d: %s is no field of LLMCostBudget or ClusterLLMCostBudget", file, i+1, name)
+					}
+				case values[path[0]] != nil && !strings.Contains(line, "kubectl"):
+					chartValues++
+					if !inValues(values, path) {
+						t.Errorf("%s:%d: %s is not in the chart's values.yaml", file, i+1, name)
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, fields, 100, "the docs name budget fields")
+	assert.Greater(t, chartValues, 20, "the docs name chart values")
+}
+
+func readYAMLFile(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &v), path)
+	return v
+}
+
+// inSchema reports whether path names a field of the OpenAPI schema s, through objects and arrays.
+func inSchema(s any, path []string) bool {
+	if len(path) == 0 {
+		return true
+	}
+	node, _ := s.(map[string]any)
+	if items, ok := node["items"]; ok {
+		return inSchema(items, path)
+	}
+	if props, ok := node["properties"].(map[string]any); ok {
+		child, found := props[path[0]]
+		return found && inSchema(child, path[1:])
+	}
+	// A map (additionalProperties, x-kubernetes-preserve-unknown-fields) holds any key.
+	return node["additionalProperties"] != nil || node["x-kubernetes-preserve-unknown-fields"] == true
+}
+
+// inValues reports whether path names a value of values.yaml; under a map that is empty there, any key is one.
+func inValues(values map[string]any, path []string) bool {
+	var node any = values
+	for _, p := range path {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return false
+		}
+		if len(m) == 0 {
+			return true
+		}
+		if node, ok = m[p]; !ok {
+			return false
+		}
+	}
+	return true
 }
