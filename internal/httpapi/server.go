@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/budget"
 	"github.com/llmbudget/llmbudget/internal/clusterbudget"
+	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/posture"
 	"github.com/llmbudget/llmbudget/internal/workload"
@@ -21,6 +22,7 @@ func New(cfg metacontroller.Config) (*httprouter.Router, error) {
 	cfg.Decorator = map[string]metacontroller.DecoratorHook{
 		"workload":  workload.Controller{},
 		"namespace": posture.Controller{},
+		"gate":      gatelabel.Controller{},
 	}
 	return metacontroller.New(cfg)
 }

@@ -47,7 +47,19 @@ type craft struct {
 const clusterNow = "2026-12-01T08:46:00Z"
 
 var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
-	namespaceCrafts, staleCrafts)
+	namespaceCrafts, staleCrafts, gateCrafts)
+
+// gateCrafts are the gate decorator's: the label by which the admission policies' bindings select the budgets that
+// block.
+var gateCrafts = []craft{
+	{name: "gate/customize/capture-budget", capture: "gate-customize", verbatim: true},
+	{name: "gate/sync/capture-not-blocking", capture: "gate-sync-not-blocking", verbatim: true},
+	{name: "gate/sync/capture-blocking-labels-it", capture: "gate-sync-blocking", verbatim: true},
+	{name: "gate/sync/capture-blocking-already-labelled", capture: "gate-sync-blocking-labelled", verbatim: true},
+	{name: "gate/sync/lifted-removes-the-label", capture: "gate-sync-blocking-labelled", change: func(r object) {
+		at(r, "object", "status", "enforcement")["blocking"] = false
+	}},
+}
 
 // namespaceCrafts are the namespace decorator's: its label follows the budgets that block the namespace.
 var namespaceCrafts = []craft{

@@ -144,7 +144,7 @@ func workloadRules(t *testing.T, objs []object, decorated map[string]bool) []str
 func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 	all := kustomize(t, "deploy/overlays/all-kinds")
 	dcs := byName(ofKind(all, "DecoratorController"))
-	require.Len(t, dcs, 3, "the workload decorator, its unlabelled twin and the namespace decorator")
+	require.Len(t, dcs, 4, "the workload decorator, its unlabelled twin, the namespace and the gate decorators")
 	dc := []object{dcs["llmbudget-workloads"]}
 	resources, _ := dig(dc[0], "spec", "resources")
 	var values []any
@@ -180,7 +180,7 @@ func TestChartOptionalKindsMatchTheAllKindsOverlay(t *testing.T) {
 		"admissionPolicy": map[string]any{"resourceRules": ruleValues},
 	})
 	hdc := byName(ofKind(charted, "DecoratorController"))
-	require.Len(t, hdc, 3)
+	require.Len(t, hdc, 4)
 	for name, d := range dcs {
 		assert.Equal(t, withoutHelmLabels(t, d), withoutHelmLabels(t, hdc[name]), name)
 	}
@@ -361,7 +361,7 @@ func webhooks(t *testing.T, objs []object) map[string]map[string]any {
 			}
 		}
 	}
-	require.Len(t, out, 11, "two CompositeControllers of three hooks, two decorators of two and one of one")
+	require.Len(t, out, 13, "two CompositeControllers of three hooks, three decorators of two and one of one")
 	return out
 }
 

@@ -128,7 +128,7 @@ func TestControllersMatchMetacontrollersSchemaInEveryVariant(t *testing.T) {
 				sort.Strings(problems)
 				assert.Empty(t, problems, "%s", key(o))
 			}
-			assert.Equal(t, 5, controllers, "two CompositeControllers and three DecoratorControllers")
+			assert.Equal(t, 6, controllers, "two CompositeControllers and four DecoratorControllers")
 		})
 	}
 }

@@ -251,6 +251,9 @@ func liftAttempts(ns string) []attempt {
 			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets/status")},
 		{name: "switch the budget to warn mode", args: patchBudget(`{"enforcement":{"mode":"Warn"}}`),
 			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
+		{name: "remove the label by which the gate's binding selects the budget",
+			args:      []string{"label", "llmb", "chatbot", "llmbudget.dev/blocking-"},
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
 		// No decorator runs here, so the label is not there to remove: overwriting it is the same write.
 		{name: "relabel the namespace unblocked",
 			args:      []string{"label", "namespace", ns, "--overwrite", "llmbudget.dev/blocked=false"},

@@ -210,12 +210,33 @@ func blockingStatus(ns, budget, scope, resource string) map[string]any {
 }
 
 // writeStatus replaces the budget's status through the status subresource, as
-// Metacontroller does after a sync.
+// Metacontroller does after a sync, and labels the budget as the gate decorator does after
+// it (llmbudget.dev/blocking while the status blocks): the policies' bindings select by it.
 func writeStatus(t *testing.T, ns, name string, status map[string]any) {
 	t.Helper()
 	patch := toJSON(t, []any{map[string]any{"op": "add", "path": "/status", "value": status}})
 	kube.Kubectl(t, "patch", "llmcostbudget", name, "-n", ns, "--subresource=status", "--type=json", "-p", patch)
+	labelBlocking(t, "llmcostbudget", name, ns, status)
 }
+
+// labelBlocking labels a budget as the gate decorator would for status: llmbudget.dev/blocking
+// "true" while status.enforcement.blocking, or a status it cannot read, else no such label.
+func labelBlocking(t *testing.T, kind, name, ns string, status map[string]any) {
+	t.Helper()
+	label := gateLabel + "-"
+	enforcement, ok := status["enforcement"].(map[string]any)
+	if blocking, isBool := enforcement["blocking"].(bool); ok && (blocking || !isBool) {
+		label = gateLabel + "=true"
+	}
+	args := []string{"label", kind, name, "--overwrite", label}
+	if ns != "" {
+		args = append(args, "-n", ns)
+	}
+	kube.Kubectl(t, args...)
+}
+
+// gateLabel is the label by which the admission policies' bindings select the budgets that block.
+const gateLabel = "llmbudget.dev/blocking"
 
 // waitRefused runs kubectl args (a dry run: nothing may be created meanwhile) until the API
 // server refuses with want, and returns what kubectl printed. The policy reads budgets from

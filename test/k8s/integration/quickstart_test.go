@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,6 +90,13 @@ func installSpendWriterOverlay(t *testing.T) {
 		docs = append(docs, toYAML(t, o))
 	}
 	manifest := strings.Join(docs, "\n---\n")
+	kube.ApplyYAML(t, "", manifest)
+	// An upgrade applies it again, once the controller manager has aggregated Metacontroller's ClusterRole: the
+	// second apply must not conflict with what the aggregation controller owns.
+	cluster.WaitFor(t, time.Minute, "the aggregated ClusterRole to be filled in", func() (bool, string) {
+		out, err := kube.KubectlErr(t, "", "get", "clusterrole", "llmbudget-metacontroller", "-o", "jsonpath={.rules}")
+		return err == nil && strings.Contains(out, "llmcostbudgets"), out
+	})
 	kube.ApplyYAML(t, "", manifest)
 	t.Cleanup(func() {
 		_, _, _ = kube.Run(context.Background(), manifest, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
