@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,4 +91,26 @@ func TestSpendRefusesAConfigMapOverOneMiBNamingItsSizeAndTheCap(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Regexp(t, `^llmbudget spend: budget team-ml/chatbot: ConfigMap team-ml/llm-spend encodes to \d{7} bytes, `+
 		`more than the 1 MiB the API server stores \(promspend.MaxConfigMapBytes\)`, errOut)
+}
+
+// Every flag the docs' spend --all section names is one spend -h lists.
+func TestTheSpendAllFlagsTheDocsNameAreThoseOfSpendHelp(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/coming-from.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "### Every budget of the cluster: `llmbudget spend --all`")
+	require.True(t, ok)
+	section, _, _ = strings.Cut(section, "\n### ")
+	code, help, _ := runProgram([]string{"spend", "-h"}, "")
+	require.Equal(t, 0, code)
+	named := regexp.MustCompile("--([a-z][a-z-]*)").FindAllStringSubmatch(section, -1)
+	require.NotEmpty(t, named)
+	for _, m := range named {
+		if m[1] == "all" {
+			continue
+		}
+		assert.Regexp(t, "\n  -"+m[1]+"[ \n]", help, "--%s, named in docs/coming-from.md", m[1])
+	}
+	for _, bound := range []string{"request-timeout", "deadline", "concurrency", "qps", "burst"} {
+		assert.Contains(t, section, "`--"+bound+"`", "the docs name --%s", bound)
+	}
 }
