@@ -38,16 +38,24 @@ type spendFlags struct {
 	clock               func() time.Time // of --now
 
 	// --all: every budget of the cluster (or of -n) that declares spec.costSource.prometheus.
-	all, forceConflicts bool
-	namespace           string
-	kubeconfig          string
+	all, forceConflicts      bool
+	namespace                string
+	kubeconfig               string
+	requestTimeout, deadline time.Duration
+	concurrency, burst       int
+	qps                      float64
 }
+
+// allOnly are the flags only --all takes.
+var allOnly = []string{"n", "kubeconfig", "force-conflicts", "request-timeout", "deadline", "concurrency", "qps",
+	"burst"}
 
 var spendCommand = command{
 	name: "spend",
 	synopsis: "-f FILE [--budget NS/NAME] --prometheus URL " +
 		"[--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]\n" +
-		"       llmbudget spend --all --prometheus URL [-n NAMESPACE] [--kubeconfig FILE] [--now RFC3339] [--timeout D]",
+		"       llmbudget spend --all --prometheus URL [-n NAMESPACE] [--kubeconfig FILE] [--now RFC3339] [--timeout D]\n" +
+		"         [--request-timeout D] [--deadline D] [--concurrency N] [--qps N] [--burst N]",
 	summary: "compute budgets' spend from Prometheus: print a spend ConfigMap, or write them all",
 	about: `Computes the spend of a budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own).
@@ -58,7 +66,8 @@ llmbudget.dev/period-start. Without --source or --query it reads the budget's
 spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and
 exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
 period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
-without querying.
+without querying. All of a budget's answers together hold at most 20,000 series and
+16 MiB; a ConfigMap of more than 1 MiB (what the API server stores) is refused.
 
 With --all it is the cluster's spend writer: it reads every LLMCostBudget with
 spec.costSource.prometheus from the API server (of namespace -n only, when given; the
@@ -75,16 +84,25 @@ bounds each budget. A key another field manager owns is a conflict that fails th
 budget; --force-conflicts takes such keys over (once, to hand a ConfigMap over from an
 earlier writer).
 
+Bounds of --all: each call to the API server (a page of 500 budgets, a Get, an apply,
+an Event) ends within --request-timeout; --concurrency budgets are computed at once,
+so a hung Prometheus holds one worker for at most --timeout; the run ends within
+--deadline (below the CronJob's activeDeadlineSeconds), computing until 10s before it
+and failing, with its Event, each budget not written by then; --qps and --burst pace
+the API calls (about ceil(N/500) + 2N for N budgets: 10,000 take 100s at 200 qps).
+
 exit status:
   0  the ConfigMap was printed (or, with --print-query, the PromQL); with --all, every
      budget's spend was written
   1  failure: with -f, nothing printed: a budget or price table that cannot be read,
      Prometheus unreachable or refusing a query, no series for the current period, a
-     model without price; with --all, any budget whose spend was not written for those
-     reasons or a conflict, or budgets that cannot be listed
+     model without price, a ConfigMap over 1 MiB; with --all, any budget whose spend was
+     not written for those reasons, a conflict or the deadline, or budgets that cannot
+     be listed
   2  usage: an unknown flag, neither -f nor --all (or both), both --source and --query, a
      --match that is not a PromQL label matcher, a --step that does not divide 15m, a
-     --now that is not RFC 3339, a flag of -f given with --all`,
+     --now that is not RFC 3339, a flag of -f given with --all, a --timeout,
+     --request-timeout, --deadline, --concurrency, --qps or --burst of 0 or less`,
 	run: spendCmd,
 }
 
@@ -118,23 +136,33 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --all: kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)")
 	fs.BoolVar(&f.forceConflicts, "force-conflicts", false,
 		"with --all: take over the keys another field manager owns")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 20*time.Second,
+		"with --all: time allowed for each call to the API server")
+	fs.DurationVar(&f.deadline, "deadline", 200*time.Second,
+		"with --all: time allowed for the whole run, below the CronJob's activeDeadlineSeconds")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once")
+	fs.Float64Var(&f.qps, "qps", 200, "with --all: API calls per second, on average")
+	fs.IntVar(&f.burst, "burst", 400, "with --all: API calls in a burst above --qps")
 	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	if err := f.checkBounds(fs); err != nil {
 		return f, err
 	}
 	if f.all {
 		return f, f.checkAll(fs)
 	}
-	var allOnly []string
+	var onlyAll []string
 	fs.Visit(func(fl *flag.Flag) {
-		if slices.Contains([]string{"n", "kubeconfig", "force-conflicts"}, fl.Name) {
-			allOnly = append(allOnly, "-"+fl.Name)
+		if slices.Contains(allOnly, fl.Name) {
+			onlyAll = append(onlyAll, "-"+fl.Name)
 		}
 	})
 	switch {
 	case fs.NArg() > 0:
 		return f, badUsage(fs, "unexpected argument %q", fs.Arg(0))
-	case len(allOnly) > 0:
-		return f, badUsage(fs, "%s: only with --all", strings.Join(allOnly, ", "))
+	case len(onlyAll) > 0:
+		return f, badUsage(fs, "%s: only with --all", strings.Join(onlyAll, ", "))
 	case len(f.files) == 0:
 		return f, badUsage(fs, "no budget: give -f FILE, or --all for every budget of the cluster")
 	case stdinTwice(f.files):
@@ -167,11 +195,34 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	return f, nil
 }
 
+// checkBounds refuses a bound of 0 or less, which would remove it (a --timeout of 0 once meant no timeout) or
+// stop everything.
+func (f *spendFlags) checkBounds(fs *flag.FlagSet) error {
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"timeout", f.timeout}, {"request-timeout", f.requestTimeout}, {"deadline", f.deadline}} {
+		if d.value <= 0 {
+			return badUsage(fs, "--%s %s: want a duration above 0, like 20s", d.name, d.value)
+		}
+	}
+	for _, n := range []struct {
+		name  string
+		value float64
+	}{{"concurrency", float64(f.concurrency)}, {"qps", f.qps}, {"burst", float64(f.burst)}} {
+		if !(n.value > 0) { // NaN too
+			return badUsage(fs, "--%s %v: want a number above 0", n.name, n.value)
+		}
+	}
+	return nil
+}
+
 // checkAll refuses, with --all, what only a single budget's run takes: each budget's own stanza says.
 func (f *spendFlags) checkAll(fs *flag.FlagSet) error {
 	var single []string
 	fs.Visit(func(fl *flag.Flag) {
-		if !slices.Contains([]string{"all", "prometheus", "n", "kubeconfig", "now", "timeout", "force-conflicts"}, fl.Name) {
+		if !slices.Contains(allOnly, fl.Name) && !slices.Contains([]string{"all", "prometheus", "now", "timeout"},
+			fl.Name) {
 			single = append(single, "-"+fl.Name)
 		}
 	})
@@ -258,6 +309,9 @@ func spendCmd(args []string, std stdio) error {
 	})
 	if err != nil {
 		return err
+	}
+	if err := promspend.CheckConfigMapSize(b.Namespace+"/"+b.Spec.CostSource.ConfigMapName, out); err != nil {
+		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	if f.output != "" {
 		return os.WriteFile(f.output, out, 0o644)
@@ -351,6 +405,8 @@ func spendAll(f spendFlags, std stdio) error {
 		return err
 	}
 	cfg.UserAgent = "llmbudget-spend/" + version
+	// client-go's default of 5 calls a second took 79s for 200 budgets; --qps and --burst size it for thousands.
+	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -365,8 +421,10 @@ func spendAll(f spendFlags, std stdio) error {
 	}
 	log := slog.New(slog.NewJSONHandler(std.err, nil))
 	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
-		Force: f.forceConflicts}
-	res, err := w.Run(context.Background(), f.namespace, f.clock())
+		RequestTimeout: f.requestTimeout, Concurrency: f.concurrency, Force: f.forceConflicts}
+	ctx, cancel := context.WithTimeout(context.Background(), f.deadline)
+	defer cancel()
+	res, err := w.Run(ctx, f.namespace, f.clock())
 	if err != nil {
 		return err
 	}

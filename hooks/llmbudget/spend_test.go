@@ -325,7 +325,8 @@ func TestSpendAllListsTheBudgetsOfTheAPIServerItIsGiven(t *testing.T) {
 		t.Setenv("KUBECONFIG", kubeconfig)
 		code, _, errOut := runProgram([]string{"spend", "--all", "--prometheus=http://127.0.0.1:1", "-n", "team-a"}, "")
 		assert.Equal(t, 1, code)
-		assert.Equal(t, "llmbudget spend: list llmcostbudgets.llmbudget.dev: llmcostbudgets.llmbudget.dev is forbidden: "+
+		assert.Equal(t, "llmbudget spend: list llmcostbudgets.llmbudget.dev: page 1: "+
+			"llmcostbudgets.llmbudget.dev is forbidden: "+
 			"User \"u\" cannot list resource\n", errOut)
 	})
 }

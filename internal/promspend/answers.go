@@ -34,15 +34,52 @@ func (e *QueryError) Error() string { return "query " + e.Query.PromQL + ": " + 
 
 func (e *QueryError) Unwrap() error { return e.Err }
 
-// Ask runs the plan's queries at its instant, in order, for Data or Figures: answers[i] answers p.Queries[i].
-// warn hears each warning Prometheus gives, with the query that drew it; the first query that fails stops the
-// run with a QueryError.
+// BoundedQuerier is a Querier that reads an answer only within what is left of a plan's Allowance (failing with
+// ErrOverAllowance past it) and says how many bytes the answer's body held: a Client.
+type BoundedQuerier interface {
+	Querier
+	QueryWithin(ctx context.Context, promql string, at time.Time, left Allowance) (model.Vector, []string, int64, error)
+}
+
+// Ask is AskWithin DefaultAllowance.
 func (p Plan) Ask(ctx context.Context, q Querier, warn func(query Query, warning string)) ([]model.Vector, error) {
+	return p.AskWithin(ctx, q, DefaultAllowance, warn)
+}
+
+// AskWithin runs the plan's queries at its instant, in order, for Data or Figures: answers[i] answers
+// p.Queries[i]. warn hears each warning Prometheus gives, with the query that drew it; the first query that fails
+// stops the run with a QueryError. All the answers together hold at most a's series and, from a BoundedQuerier,
+// bytes: past either the run stops with an error wrapping ErrOverAllowance that names a.
+func (p Plan) AskWithin(ctx context.Context, q Querier, a Allowance,
+	warn func(query Query, warning string)) ([]model.Vector, error) {
+	bq, bounded := q.(BoundedQuerier)
 	answers := make([]model.Vector, len(p.Queries))
+	var used Allowance
 	for i, query := range p.Queries {
-		vec, warnings, err := q.Query(ctx, query.PromQL, p.now)
+		var vec model.Vector
+		var warnings []string
+		var n int64
+		var err error
+		if bounded {
+			left := Allowance{Series: a.Series - used.Series, Body: a.Body - used.Body}
+			vec, warnings, n, err = bq.QueryWithin(ctx, query.PromQL, p.now, left)
+		} else {
+			vec, warnings, err = q.Query(ctx, query.PromQL, p.now)
+		}
 		for _, w := range warnings {
 			warn(query, w)
+		}
+		used.Series, used.Body = used.Series+len(vec), used.Body+n
+		if err == nil && (used.Series > a.Series || used.Body > a.Body) {
+			err = ErrOverAllowance
+		}
+		if errors.Is(err, ErrOverAllowance) {
+			why := fmt.Sprintf("%d series and %d bytes so far", used.Series, used.Body)
+			if err != ErrOverAllowance {
+				why = strings.TrimPrefix(money.Abbreviate(err.Error(), Excerpt), ErrOverAllowance.Error()+": ")
+			}
+			return nil, fmt.Errorf("%w: %d series and %s in all (promspend.DefaultAllowance); query %d of %d "+
+				"passed it (%s)", ErrOverAllowance, a.Series, bytesIn(a.Body), i+1, len(p.Queries), why)
 		}
 		if err != nil {
 			return nil, &QueryError{Query: query, Err: err}

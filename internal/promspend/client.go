@@ -30,6 +30,34 @@ type Limits struct {
 // below what would exhaust a writer with a few hundred MiB of memory.
 var DefaultLimits = Limits{Body: 32 << 20, Series: 10_000, LabelValue: 1024}
 
+// Allowance bounds all the answers to one plan's queries together, however many windows the plan has: a 30-day
+// DailyLedger asks about a hundred queries, each of which Limits alone lets answer 32 MiB.
+type Allowance struct {
+	Series int   // series in all the answers
+	Body   int64 // bytes of all the answers' bodies, after decompression
+}
+
+// DefaultAllowance is what Ask allows one plan (one budget): its answers hold a series per model and window,
+// a few hundred bytes each, so even a ledger of 31 days over a hundred models stays far below it.
+var DefaultAllowance = Allowance{Series: 20_000, Body: 16 << 20}
+
+// ErrOverAllowance is wrapped by the error of a plan whose answers pass its Allowance.
+var ErrOverAllowance = errors.New("answers past the cap of one budget's answers")
+
+// MaxConfigMapBytes is the most an encoded spend ConfigMap may hold: the API server stores no ConfigMap whose
+// data passes 1 MiB, so a larger one is refused before it is printed or applied.
+const MaxConfigMapBytes = 1 << 20
+
+// CheckConfigMapSize refuses the encoded ConfigMap name when it passes MaxConfigMapBytes.
+func CheckConfigMapSize(name string, encoded []byte) error {
+	if len(encoded) <= MaxConfigMapBytes {
+		return nil
+	}
+	return fmt.Errorf("ConfigMap %s encodes to %d bytes, more than the %s the API server stores "+
+		"(promspend.MaxConfigMapBytes): fewer models or ledger days would fit", name, len(encoded),
+		bytesIn(MaxConfigMapBytes))
+}
+
 // Excerpt is how many bytes of the server's words an error or warning quotes.
 const Excerpt = 256
 
@@ -67,37 +95,56 @@ type response struct {
 // Query evaluates promql at the instant at (POST /api/v1/query) and returns its vector and Prometheus' warnings
 // (at most 10, each abbreviated).
 func (c *Client) Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error) {
+	vec, said, _, err := c.QueryWithin(ctx, promql, at, Allowance{Series: c.limits.Series, Body: c.limits.Body})
+	return vec, said, err
+}
+
+// QueryWithin is Query reading at most what is left of a plan's allowance, past which it fails with
+// ErrOverAllowance; it also returns the bytes of the answer's body.
+func (c *Client) QueryWithin(ctx context.Context, promql string, at time.Time,
+	left Allowance) (model.Vector, []string, int64, error) {
+	limit := bodyLimit{bytes: c.limits.Body}
+	if left.Body < limit.bytes {
+		limit = bodyLimit{bytes: max(left.Body, 0), ofPlan: true}
+	}
+	ctx = context.WithValue(ctx, bodyLimitKey{}, limit)
+	vec, said, body, err := c.query(ctx, promql, at, left.Series)
+	return vec, said, int64(len(body)), err
+}
+
+func (c *Client) query(ctx context.Context, promql string, at time.Time,
+	seriesLeft int) (model.Vector, []string, []byte, error) {
 	u := c.http.URL("/api/v1/query", nil)
 	form := url.Values{"query": {promql}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, body, err := c.http.Do(ctx, req)
 	if err != nil {
-		return nil, nil, excerpt{err}
+		return nil, nil, nil, excerpt{err}
 	}
 	var r response
 	jsonErr := json.Unmarshal(body, &r)
 	said := warnings(r.Warnings)
 	switch {
 	case jsonErr == nil && r.Status == "error":
-		return nil, said, excerpt{fmt.Errorf("%s: %s", r.ErrorType, r.Error)}
+		return nil, said, body, excerpt{fmt.Errorf("%s: %s", r.ErrorType, r.Error)}
 	case resp.StatusCode/100 != 2:
-		return nil, said, excerpt{fmt.Errorf("%s: %s", resp.Status, body)}
+		return nil, said, body, excerpt{fmt.Errorf("%s: %s", resp.Status, body)}
 	case jsonErr != nil:
-		return nil, said, excerpt{fmt.Errorf("answer is not the query API's JSON: %w", jsonErr)}
+		return nil, said, body, excerpt{fmt.Errorf("answer is not the query API's JSON: %w", jsonErr)}
 	case r.Status != "success":
-		return nil, said, excerpt{fmt.Errorf("answer has status %q, not success", r.Status)}
+		return nil, said, body, excerpt{fmt.Errorf("answer has status %q, not success", r.Status)}
 	}
-	vec, err := c.vector(r.Data)
-	return vec, said, err
+	vec, err := c.vector(r.Data, seriesLeft)
+	return vec, said, body, err
 }
 
-// vector decodes data's result, refusing anything but a vector of at most Limits.Series plain samples whose label
-// values are at most Limits.LabelValue bytes. It stops at the first series past the limit.
-func (c *Client) vector(data json.RawMessage) (model.Vector, error) {
+// vector decodes data's result, refusing anything but a vector of at most Limits.Series (and seriesLeft) plain
+// samples whose label values are at most Limits.LabelValue bytes. It stops at the first series past the limit.
+func (c *Client) vector(data json.RawMessage, seriesLeft int) (model.Vector, error) {
 	var d struct {
 		ResultType model.ValueType `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
@@ -114,6 +161,9 @@ func (c *Client) vector(data json.RawMessage) (model.Vector, error) {
 	}
 	var vec model.Vector
 	for dec.More() {
+		if len(vec) == seriesLeft && seriesLeft < c.limits.Series {
+			return nil, fmt.Errorf("%w: answered more than the %d series left", ErrOverAllowance, max(seriesLeft, 0))
+		}
 		if len(vec) == c.limits.Series {
 			return nil, fmt.Errorf("answered more than the %d series allowed: a query sums by model, "+
 				"so is this the Prometheus (and the selector) you meant?", c.limits.Series)
@@ -175,12 +225,24 @@ type bounded struct {
 	limit int64
 }
 
+// bodyLimit, in a request's context, lowers bounded's limit to what is left of a plan's allowance.
+type bodyLimit struct {
+	bytes  int64
+	ofPlan bool // the limit is what is left of the plan's Allowance, not Limits.Body
+}
+
+type bodyLimitKey struct{}
+
 func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := b.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: b.limit, limit: b.limit}
+	limit, _ := req.Context().Value(bodyLimitKey{}).(bodyLimit)
+	if limit.bytes == 0 && !limit.ofPlan || limit.bytes > b.limit {
+		limit = bodyLimit{bytes: b.limit}
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: limit.bytes, limit: limit}
 	return resp, nil
 }
 
@@ -189,7 +251,8 @@ var ErrTooLarge = errors.New("answer too large")
 
 type limitedBody struct {
 	io.ReadCloser
-	left, limit int64
+	left  int64
+	limit bodyLimit
 }
 
 func (l *limitedBody) Read(p []byte) (int, error) {
@@ -209,7 +272,10 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (l *limitedBody) tooLarge() error {
-	return fmt.Errorf("%w: more than %s, the limit of one answer", ErrTooLarge, bytesIn(l.limit))
+	if l.limit.ofPlan {
+		return fmt.Errorf("%w: the answer passed the %s left", ErrOverAllowance, bytesIn(l.limit.bytes))
+	}
+	return fmt.Errorf("%w: more than %s, the limit of one answer", ErrTooLarge, bytesIn(l.limit.bytes))
 }
 
 // bytesIn is n in MiB when it is a whole number of them, else in bytes.

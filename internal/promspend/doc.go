@@ -23,6 +23,11 @@
 //   - An answer of more than Limits.Series series, or with a label value longer than Limits.LabelValue bytes,
 //     fails: the writer's queries sum by model, so a model name is the only label value an answer carries. Its
 //     series are decoded one at a time, and none past the limit is.
+//   - All the answers to one plan's queries (one budget's) together hold at most Allowance's series and bytes
+//     (DefaultAllowance: 20,000 series, 16 MiB), so a long ledger over many queries is bounded too; past it Ask
+//     fails with ErrOverAllowance, naming the cap.
+//   - A spend ConfigMap of more than MaxConfigMapBytes (1 MiB, what the API server stores) is refused, by
+//     CheckConfigMapSize, before it is printed or applied.
 //   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus
 //     URL never sends the query, or credentials in it, elsewhere.
 //   - An error, and a warning, quotes at most Excerpt bytes of what the server said.

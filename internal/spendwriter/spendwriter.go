@@ -4,9 +4,11 @@
 // talks to the API server; the hook service never imports it.
 //
 // Expected Flow:
-//  1. List the LLMCostBudgets (of one namespace, or all) and keep those with spec.costSource.prometheus.
-//  2. For each, in namespace/name order: plan its queries for its own period and zone at the evaluation instant,
-//     read its price table when the source counts tokens only, query Prometheus, compute the figures.
+//  1. List the LLMCostBudgets (of one namespace, or all) in pages of PageSize, and keep those with
+//     spec.costSource.prometheus.
+//  2. For each, Concurrency at a time, handed out in namespace/name order: plan its queries for its own period
+//     and zone at the evaluation instant, read its price table when the source counts tokens only, query
+//     Prometheus, compute the figures.
 //  3. Read its spend ConfigMap, and apply, as field manager FieldManager, the figures, the keys this manager
 //     already owns that the figures leave out (a finished ledger day Prometheus no longer holds), the label
 //     api.LabelSpendSource, and the annotations api.AnnotationSpendAsOf and, for Total, api.AnnotationPeriodStart.
@@ -21,6 +23,12 @@
 //     finding no series, a model without price, a conflict with another manager over a key) leaves its ConfigMap
 //     as it was and stops no other budget.
 //   - An apply with the same figures at the same instant changes nothing (the resourceVersion stays).
+//   - Every call to the API server ends within RequestTimeout, and the run within its context's deadline: the
+//     budgets are computed until EventReserve before it, so that the budgets not written by then (one whose
+//     Prometheus hangs, those never reached) still get their Event and log line. A hung Prometheus holds one of
+//     the Concurrency workers for at most Timeout.
+//   - One budget's answers hold at most Allowance (promspend.DefaultAllowance), and a ConfigMap past
+//     promspend.MaxConfigMapBytes is never applied: the budget fails, naming the cap.
 //
 // Assumptions:
 //   - One writer runs at a time (the CronJob's concurrencyPolicy: Forbid); two would only apply the same figures.
@@ -35,22 +43,26 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -71,17 +83,27 @@ const (
 // maxMessage bounds a reason in a log line or an Event message.
 const maxMessage = 1024
 
+// PageSize is how many budgets one page of the list holds: pages are decoded one at a time.
+const PageSize = 500
+
+// EventReserve is how long before the run's deadline the computing stops, so that the budgets not written get
+// their Events; a deadline under 5 times as far away keeps a fifth of it.
+const EventReserve = 10 * time.Second
+
 // budgets is the resource the writer lists.
 var budgets = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
 
 // Writer writes the spend of the budgets with a Prometheus source.
 type Writer struct {
-	Kube       kubernetes.Interface // ConfigMaps and Events
-	Dynamic    dynamic.Interface    // LLMCostBudgets
-	Prometheus promspend.Querier
-	Log        *slog.Logger
-	Timeout    time.Duration // for one budget's reads, queries and writes; 0 is none
-	Force      bool          // take over keys another manager owns
+	Kube           kubernetes.Interface // ConfigMaps and Events
+	Dynamic        dynamic.Interface    // LLMCostBudgets
+	Prometheus     promspend.Querier
+	Log            *slog.Logger
+	Timeout        time.Duration       // for one budget's reads, queries and writes; 0 is none
+	RequestTimeout time.Duration       // for each call to the API server (a page, a Get, an Apply); 0 is none
+	Concurrency    int                 // budgets computed at once; 0 is 1
+	Allowance      promspend.Allowance // of one budget's answers; zero is promspend.DefaultAllowance
+	Force          bool                // take over keys another manager owns
 }
 
 // Result is what a run did.
@@ -90,45 +112,145 @@ type Result struct {
 	Failed  []string // and of each whose spend was not
 }
 
-// Run writes the spend at now of every budget of namespace ("" for all) with spec.costSource.prometheus. Its error
-// is for a run that could not start (the budgets cannot be listed); a budget's failure is in Result.Failed.
+// Run writes the spend at now of every budget of namespace ("" for all) with spec.costSource.prometheus, until
+// ctx's deadline. Its error is for a run that could not start (the budgets cannot be listed); a budget's failure,
+// and a budget not reached in time, is in Result.Failed.
 func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Result, error) {
-	list, err := w.Dynamic.Resource(budgets).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	work, cancel := computing(ctx)
+	defer cancel()
+	items, err := w.list(work, namespace)
 	if err != nil {
-		return Result{}, fmt.Errorf("list %s: %w", budgets.GroupResource(), err)
+		return Result{}, err
 	}
+	failed := make([]bool, len(items))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	tables := &priceTables{m: map[string]*priceTable{}}
+	for range max(w.Concurrency, 1) {
+		wg.Go(func() {
+			for i := range next {
+				failed[i] = !w.one(ctx, work, items[i], now, tables)
+			}
+		})
+	}
+	for i := range items {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var res Result
-	tables := map[string]priceTable{}
-	slices.SortFunc(list.Items, func(a, b unstructured.Unstructured) int {
-		return cmp.Or(strings.Compare(a.GetNamespace(), b.GetNamespace()), strings.Compare(a.GetName(), b.GetName()))
-	})
-	for _, item := range list.Items {
-		name := item.GetNamespace() + "/" + item.GetName()
-		js, err := item.MarshalJSON()
-		var b api.LLMCostBudget
-		if err == nil {
-			err = decode.Lenient(js, &b, "")
-		}
-		if err == nil && b.Spec.CostSource.Prometheus == nil {
-			continue
-		}
-		if err != nil {
-			err = fmt.Errorf("budget cannot be read: %w", err)
+	for i, it := range items {
+		if failed[i] {
+			res.Failed = append(res.Failed, it.namespace+"/"+it.name)
 		} else {
-			err = w.write(ctx, b, now, tables)
+			res.Written = append(res.Written, it.namespace+"/"+it.name)
 		}
-		if err != nil {
-			w.fail(ctx, b, name, err, now)
-			res.Failed = append(res.Failed, name)
-			continue
-		}
-		res.Written = append(res.Written, name)
 	}
 	return res, nil
 }
 
+// computing is the part of ctx given to computing budgets: it ends EventReserve (or a fifth of the time left)
+// before ctx's deadline, leaving the rest for the Events of the budgets not written.
+func computing(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-min(EventReserve, time.Until(deadline)/5)))
+}
+
+// item is a listed budget: read, or why it could not be.
+type item struct {
+	namespace, name string
+	b               api.LLMCostBudget
+	err             error
+}
+
+// list reads the budgets with spec.costSource.prometheus (and those that cannot be read), in namespace/name order,
+// a page at a time, each page within RequestTimeout.
+func (w Writer) list(ctx context.Context, namespace string) ([]item, error) {
+	pages := 0
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		pages++
+		var l *unstructured.UnstructuredList
+		err := w.call(ctx, func(ctx context.Context) (err error) {
+			l, err = w.Dynamic.Resource(budgets).Namespace(namespace).List(ctx, opts)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", pages, err)
+		}
+		return l, nil
+	})
+	p.PageSize, p.FullListIfExpired, p.PageBufferSize = PageSize, false, 1
+	var items []item
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("listed a %T, not an object", obj)
+		}
+		it := item{namespace: u.GetNamespace(), name: u.GetName()}
+		js, err := u.MarshalJSON()
+		if err == nil {
+			err = decode.Lenient(js, &it.b, "")
+		}
+		if err != nil {
+			it.err = fmt.Errorf("budget cannot be read: %w", err)
+		} else if it.b.Spec.CostSource.Prometheus == nil {
+			return nil
+		}
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", budgets.GroupResource(), err)
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+	})
+	return items, nil
+}
+
+// one writes one budget's spend while work lasts, or logs and posts why not (within ctx); it says whether the
+// spend was written.
+func (w Writer) one(ctx, work context.Context, it item, now time.Time, tables *priceTables) bool {
+	err := it.err
+	switch {
+	case err != nil:
+	case work.Err() != nil:
+		err = errors.New("not reached before the run's deadline (--deadline, less the time kept for Events): " +
+			"raise --concurrency, or --deadline within the CronJob's activeDeadlineSeconds")
+	default:
+		err = w.write(work, it.b, now, tables)
+		if err != nil && work.Err() != nil {
+			err = fmt.Errorf("%w (the run's deadline, --deadline, passed)", err)
+		}
+	}
+	if err != nil {
+		w.fail(ctx, it.b, it.namespace+"/"+it.name, err, now)
+		return false
+	}
+	return true
+}
+
+// call runs f with ctx bounded by RequestTimeout, for one call to the API server, naming the bound in f's error
+// when the call ran out of it.
+func (w Writer) call(ctx context.Context, f func(ctx context.Context) error) error {
+	c, cancel := ctx, context.CancelFunc(func() {})
+	if w.RequestTimeout > 0 {
+		c, cancel = context.WithTimeout(ctx, w.RequestTimeout)
+	}
+	defer cancel()
+	err := f(c)
+	if err != nil && c.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (no answer within %s, the bound of each call to the API server: --request-timeout)",
+			err, w.RequestTimeout)
+	}
+	return err
+}
+
 // write computes and applies one budget's spend, and logs what it wrote.
-func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, tables map[string]priceTable) error {
+func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, tables *priceTables) error {
 	if w.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Timeout)
@@ -149,12 +271,19 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, t
 			return err
 		}
 	}
-	answers, err := plan.Ask(ctx, w.Prometheus, func(q promspend.Query, warning string) {
-		w.Log.Warn("warning from Prometheus", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name,
-			"query", q.PromQL, "warning", warning)
+	name := b.Metadata.Namespace + "/" + b.Metadata.Name
+	allowance := w.Allowance
+	if allowance == (promspend.Allowance{}) {
+		allowance = promspend.DefaultAllowance
+	}
+	answers, err := plan.AskWithin(ctx, w.Prometheus, allowance, func(q promspend.Query, warning string) {
+		w.Log.Warn("warning from Prometheus", "budget", name, "query", q.PromQL, "warning", warning)
 	})
 	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
 		return fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
+	}
+	if errors.Is(err, promspend.ErrOverAllowance) {
+		return fmt.Errorf("budget %s: %w", name, err)
 	}
 	figures, err := plan.Figures(answers, prices)
 	if err != nil {
@@ -171,7 +300,11 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	data := promspend.Encode(figures)
 	kept := []string{} // a list in the log line even when empty
 	source, version := name, ""
-	existing, err := cms.Get(ctx, name, metav1.GetOptions{})
+	var existing *corev1.ConfigMap
+	err := w.call(ctx, func(ctx context.Context) (err error) {
+		existing, err = cms.Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -195,7 +328,18 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 		WithLabels(map[string]string{api.LabelSpendSource: source}).
 		WithAnnotations(plan.Annotations()).
 		WithData(data)
-	applied, err := cms.Apply(ctx, cm, metav1.ApplyOptions{FieldManager: FieldManager, Force: w.Force})
+	encoded, err := json.Marshal(cm)
+	if err != nil {
+		return fmt.Errorf("encode ConfigMap %s: %w", name, err)
+	}
+	if err := promspend.CheckConfigMapSize(ns+"/"+name, encoded); err != nil {
+		return fmt.Errorf("budget %s/%s: %w", ns, b.Metadata.Name, err)
+	}
+	var applied *corev1.ConfigMap
+	err = w.call(ctx, func(ctx context.Context) (err error) {
+		applied, err = cms.Apply(ctx, cm, metav1.ApplyOptions{FieldManager: FieldManager, Force: w.Force})
+		return err
+	})
 	if apierrors.IsConflict(err) {
 		return fmt.Errorf("apply ConfigMap %s: %w (another writer owns these: stop it, or hand them over "+
 			"once with llmbudget spend --all --force-conflicts)", name, err)
@@ -215,26 +359,53 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	return nil
 }
 
+// priceTables are the price tables a run has read, each once (unless it timed out: another budget may have more
+// time), however many workers ask for it.
+type priceTables struct {
+	mu sync.Mutex
+	m  map[string]*priceTable
+}
+
 // priceTable is a price table read once per run, or why it could not be.
 type priceTable struct {
+	mu     sync.Mutex // held while it is read
+	read   bool
 	prices *promspend.Prices
 	err    error
 }
 
+// get is the table id, locked: read is false until the caller has read it.
+func (ts *priceTables) get(id string) *priceTable {
+	ts.mu.Lock()
+	t, ok := ts.m[id]
+	if !ok {
+		t = &priceTable{}
+		ts.m[id] = t
+	}
+	ts.mu.Unlock()
+	t.mu.Lock()
+	return t
+}
+
 // prices reads the price table ref names (in namespace when it names none), once per run.
 func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTableRef,
-	tables map[string]priceTable) (*promspend.Prices, error) {
+	tables *priceTables) (*promspend.Prices, error) {
 	if ref == nil { // the spec's validation requires it; a stored object may predate the rule
 		return nil, errors.New("spec.costSource.prometheus.prices: the source counts tokens only: name a price table")
 	}
 	ns, key := cmp.Or(ref.Namespace, namespace), ref.PricesKey()
-	id := ns + "/" + ref.ConfigMapName + "/" + key
-	if t, ok := tables[id]; ok {
+	t := tables.get(ns + "/" + ref.ConfigMapName + "/" + key)
+	defer t.mu.Unlock()
+	if t.read {
 		return t.prices, t.err
 	}
-	var t priceTable
+	t.prices, t.err = nil, nil
 	where := fmt.Sprintf("price table (ConfigMap %s/%s, key %s)", ns, ref.ConfigMapName, key)
-	cm, err := w.Kube.CoreV1().ConfigMaps(ns).Get(ctx, ref.ConfigMapName, metav1.GetOptions{})
+	var cm *corev1.ConfigMap
+	err := w.call(ctx, func(ctx context.Context) (err error) {
+		cm, err = w.Kube.CoreV1().ConfigMaps(ns).Get(ctx, ref.ConfigMapName, metav1.GetOptions{})
+		return err
+	})
 	if err != nil {
 		t.err = fmt.Errorf("%s: %w", where, err)
 	} else if _, ok := cm.Labels[api.LabelSpendSource]; !ok {
@@ -246,9 +417,8 @@ func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTabl
 	} else if t.prices, err = promspend.ParsePrices([]byte(doc)); err != nil {
 		t.err = fmt.Errorf("%s: %w", where, err)
 	}
-	if !errors.Is(t.err, context.DeadlineExceeded) { // another budget may have more time
-		tables[id] = t
-	}
+	// Another budget may have more time, or the run's deadline may have cut this one short.
+	t.read = !errors.Is(t.err, context.DeadlineExceeded) && !errors.Is(t.err, context.Canceled)
 	return t.prices, t.err
 }
 
@@ -279,12 +449,18 @@ func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, n
 	}
 	message = money.Abbreviate(message+": "+reason, maxMessage)
 	name := eventName(b.Metadata)
-	ev, err := events.Get(ctx, name, metav1.GetOptions{})
+	var ev *corev1.Event
+	err := w.call(ctx, func(ctx context.Context) (err error) {
+		ev, err = events.Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if err == nil {
 		ev.Count++
 		ev.LastTimestamp, ev.Message = at, message
-		_, err = events.Update(ctx, ev, metav1.UpdateOptions{FieldManager: FieldManager})
-		return err
+		return w.call(ctx, func(ctx context.Context) error {
+			_, err := events.Update(ctx, ev, metav1.UpdateOptions{FieldManager: FieldManager})
+			return err
+		})
 	}
 	if !apierrors.IsNotFound(err) {
 		return err
@@ -299,8 +475,10 @@ func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, n
 		Source:         corev1.EventSource{Component: Component},
 		FirstTimestamp: at, LastTimestamp: at, Count: 1,
 	}
-	_, err = events.Create(ctx, ev, metav1.CreateOptions{FieldManager: FieldManager})
-	return err
+	return w.call(ctx, func(ctx context.Context) error {
+		_, err := events.Create(ctx, ev, metav1.CreateOptions{FieldManager: FieldManager})
+		return err
+	})
 }
 
 // eventName is "<budget>.spend-write-failed.<uid's first 8>", shortened with a hash past 253 characters.

@@ -103,6 +103,7 @@ func berlin(t *testing.T) *time.Location {
 
 type run struct {
 	kube *fake.Clientset
+	dyn  *dynamicfake.FakeDynamicClient
 	log  *bytes.Buffer
 	w    spendwriter.Writer
 }
@@ -117,7 +118,7 @@ func newRun(t *testing.T, prom promspend.Querier, budgets []*unstructured.Unstru
 		map[schema.GroupVersionResource]string{budgetResource: "LLMCostBudgetList"}, items...)
 	kube := fake.NewClientset(objs...)
 	var log bytes.Buffer
-	return run{kube: kube, log: &log, w: spendwriter.Writer{
+	return run{kube: kube, dyn: dyn, log: &log, w: spendwriter.Writer{
 		Kube: kube, Dynamic: dyn, Prometheus: prom, Log: slog.New(slog.NewJSONHandler(&log, nil)),
 	}}
 }

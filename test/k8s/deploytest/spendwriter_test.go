@@ -63,8 +63,8 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 	policy, _ := dig(kJob, "spec", "concurrencyPolicy")
 	assert.Equal(t, "Forbid", policy, "a slow run never overlaps the next")
 	args, _ := dig(kJob, append(pod, "containers", 0, "args")...)
-	assert.Equal(t, []any{"spend", "--all", "--prometheus=http://prometheus-operated.monitoring:9090", "--timeout=3m"},
-		args)
+	assert.Equal(t, []any{"spend", "--all", "--prometheus=http://prometheus-operated.monitoring:9090", "--timeout=1m",
+		"--request-timeout=20s", "--deadline=200s", "--concurrency=8", "--qps=200", "--burst=400"}, args)
 
 	// The service's own pod security, so that the writer runs under restricted Pod Security as well.
 	deployment := kustomized["Deployment llmbudget-system/llmbudget"]
