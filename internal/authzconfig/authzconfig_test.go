@@ -67,9 +67,9 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// The configuration docs/operations.md shows is one Parse accepts.
+// The configuration docs/enforcement.md shows is one Parse accepts.
 func TestTheDocumentedConfigurationParses(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "enforcement.md"))
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(doc), "## Refusing each request at the gateway")
 	require.True(t, ok)

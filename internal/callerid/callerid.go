@@ -20,7 +20,7 @@
 // Assumptions:
 //   - A gateway in source mode appends the address of the connection it received to X-Forwarded-For (or sets the
 //     header to it); one in spiffe mode sanitises or appends x-forwarded-client-cert; one in header mode removes
-//     the header from what clients send and sets it after authenticating them. docs/operations.md says how each
+//     the header from what clients send and sets it after authenticating them. docs/enforcement.md says how each
 //     gateway is configured so.
 package callerid
 

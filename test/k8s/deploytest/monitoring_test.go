@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const runbookBase = "https://github.com/llmbudget/llmbudget/blob/main/docs/operations.md#"
+const runbookBase = "https://github.com/llmbudget/llmbudget/blob/main/docs/runbooks.md#"
 
 func loadPrometheusRule(t testing.TB) monitoringv1.PrometheusRule {
 	t.Helper()
@@ -62,7 +62,7 @@ func exprOf(r monitoringv1.Rule) string { return r.Expr.String() }
 func TestPrometheusRuleExpressionsParseAndUseOnlyRealSeries(t *testing.T) {
 	rule := loadPrometheusRule(t)
 	known := knownSeries(t)
-	anchors := markdownAnchors(t, "docs/operations.md")
+	anchors := markdownAnchors(t, "docs/runbooks.md")
 	for _, g := range rule.Spec.Groups {
 		for _, r := range g.Rules {
 			t.Run(r.Alert, func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestPrometheusRuleExpressionsParseAndUseOnlyRealSeries(t *testing.T) {
 				url := r.Annotations["runbook_url"]
 				assert.Equal(t, runbookBase+strings.ToLower(r.Alert), url)
 				anchor := strings.TrimPrefix(url, runbookBase)
-				assert.True(t, anchors[anchor], "docs/operations.md has no heading for #%s", anchor)
+				assert.True(t, anchors[anchor], "docs/runbooks.md has no heading for #%s", anchor)
 
 				for _, a := range []string{"summary", "description"} {
 					used, err := expandAlertTemplate(r.Annotations[a])

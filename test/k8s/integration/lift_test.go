@@ -21,7 +21,7 @@ import (
 // over spend sources and the spend writer's RBAC), give a namespace an OverBudget budget with
 // gate Both (its status written as a sync would write it, its ResourceQuota created as
 // Metacontroller would create it: no controller runs here), and try, as a user bound to the
-// built-in edit and then admin role, everything that would lift the block. docs/operations.md
+// built-in edit and then admin role, everything that would lift the block. docs/enforcement.md
 // ("Who can lift a block") lists the same attempts and what stops each.
 
 const (
@@ -192,7 +192,7 @@ func (s liftScene) get(t *testing.T, object, path string) string {
 	return kube.Kubectl(t, "get", object, "-n", s.ns, "-o", "jsonpath="+path)
 }
 
-// What stops an attempt, as the report and docs/operations.md name it.
+// What stops an attempt, as the report and docs/enforcement.md name it.
 const (
 	byRBAC         = "RBAC"
 	bySpendSources = "ValidatingAdmissionPolicy llmbudget-spend-sources"

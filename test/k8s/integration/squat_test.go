@@ -61,7 +61,7 @@ func TestASquattedSpendConfigMapIsUntrustedAndBlocksUnderClosed(t *testing.T) {
 	assert.Contains(t, evaluated["message"], "ConfigMap "+ns+"/chatbot-spend carries no label")
 	assert.Equal(t, true, status["enforcement"].(map[string]any)["blocking"], "under Closed it blocks")
 
-	// The runbook (docs/operations.md, "A squatted spend ConfigMap").
+	// The runbook (docs/runbooks.md, "A squatted spend ConfigMap").
 	kube.Kubectl(t, "delete", "configmap", "chatbot-spend", "-n", ns)
 	out, err = kube.KubectlErr(t, written, "apply", "--server-side", "--field-manager=llmbudget-spend", "-n", ns,
 		"--as="+spendWriter, "-f", "-")
