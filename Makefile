@@ -120,6 +120,10 @@ bench: build ## benchmarks of the hook handlers against their JSON floor, a load
 	$(GO) run ./test/bench/cmd/ratio bin/bench.txt
 	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
 	$(GO) run ./test/attack -bin $(BIN)
+	@# Admission with 1,000 budgets in a namespace, against the real API server, where test/k8s/build.sh built it.
+	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ]; then \
+	  cd test/k8s && $(GO) run ./cmd/admissionbench; \
+	else echo "admissionbench: skipped, no kube-apiserver (bash test/k8s/build.sh builds it)"; fi
 	@# llmbudget authz at 10,000 namespaces, 1,000 budgets and 100,000 Pods, and through a real Caddy.
 	bash test/k8s/build-caddy.sh
 	$(GO) run ./test/bench/cmd/authzbench $(AUTHZBENCHFLAGS)
