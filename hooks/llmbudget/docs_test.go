@@ -126,7 +126,7 @@ func TestEveryDocumentedCommandRunsOrSaysWhyNot(t *testing.T) {
 				if b.notRun != "" || (b.lang == "console" && file == "README.md") {
 					continue // the README tour's console blocks are run and compared by the tour's test
 				}
-				if why := runDocCommand(t, cmd, makefile); why != "" {
+				if why := runDocCommand(t, cmd); why != "" {
 					t.Errorf("%s: %q cannot run here (%s): mark the block with <!-- not run: <why> --> on the line "+
 						"before its fence", b.where, cmd, why)
 					continue
@@ -139,7 +139,7 @@ func TestEveryDocumentedCommandRunsOrSaysWhyNot(t *testing.T) {
 }
 
 // runDocCommand runs or checks one command of an unmarked block, and says why when it can do neither.
-func runDocCommand(t *testing.T, cmd string, makefile makefileNames) string {
+func runDocCommand(t *testing.T, cmd string) string {
 	t.Helper()
 	words := strings.Fields(cmd)
 	switch {

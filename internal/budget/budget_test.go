@@ -42,23 +42,23 @@ func TestSpendIsReadFromTheNamedConfigMap(t *testing.T) {
 		spent     string
 	}{
 		"a readable value": {
-			configMap: `{"metadata": {"name": "llm-spend", "labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "120.5"}}`,
+			configMap: `{"metadata": {"name": "llm-spend", ` + labelled + `}, "data": {"total-usd": "120.5"}}`,
 			message:   `spend read from key "total-usd" of ConfigMap "llm-spend"`, spent: "120.50",
 		},
 		"no ConfigMap": {
 			reason: api.ReasonCostSourceMissing, message: `ConfigMap "llm-spend" not found in namespace "team-ml"`,
 		},
 		"no such key": {
-			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"other": "1"}}`,
+			configMap: `{"metadata": {` + labelled + `}, "data": {"other": "1"}}`,
 			reason:    api.ReasonCostKeyMissing, message: `ConfigMap "llm-spend": key "total-usd" is missing`,
 		},
 		"a value that is not a string": {
-			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": 120.5}}`,
+			configMap: `{"metadata": {` + labelled + `}, "data": {"total-usd": 120.5}}`,
 			reason:    api.ReasonInvalidCostData,
 			message:   `ConfigMap "llm-spend": key "total-usd": the value is 120.5, not a string`,
 		},
 		"a key written twice": {
-			configMap: `{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "900", "total-usd": "1"}}`,
+			configMap: `{"metadata": {` + labelled + `}, "data": {"total-usd": "900", "total-usd": "1"}}`,
 			reason:    api.ReasonInvalidCostData, message: `ConfigMap "llm-spend": duplicate field "data.total-usd"`,
 		},
 		"a ConfigMap no spend writer made or labelled": {
@@ -110,7 +110,7 @@ func TestInputReadsStraightDown(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, err := parent.Decode(json.RawMessage(tc.raw))
 			require.NoError(t, err)
-			in := kind.Input(p, related(`{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "1"}}`), now)
+			in := kind.Input(p, related(`{"metadata": {`+labelled+`}, "data": {"total-usd": "1"}}`), now)
 			assert.Equal(t, "llmbudget-chatbot", in.Subject.Quota)
 			if tc.invalid == "" {
 				require.NoError(t, in.Invalid)
@@ -161,7 +161,7 @@ func TestSync(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := metacontroller.CompositeRequest{
 				Parent: json.RawMessage(parentJSON), Finalizing: tc.finalizing, Children: tc.children,
-				Related: related(`{"metadata": {"labels": {"llmbudget.dev/spend-source": "chatbot"}}, "data": {"total-usd": "` + tc.spend + `"}}`),
+				Related: related(`{"metadata": {` + labelled + `}, "data": {"total-usd": "` + tc.spend + `"}}`),
 			}
 			resp, sum, err := Controller{}.Sync(req, now)
 			require.NoError(t, err)

@@ -75,7 +75,8 @@ func TestUnparseableParentMetadataIsAnsweredUnknown(t *testing.T) {
 }
 
 func TestASpendValueThatIsNotAStringIsInvalidCostData(t *testing.T) {
-	const ledger = `"key":"k"}}},"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},"data":{"k":"2.50"}}}}`
+	const source = `"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},`
+	const ledger = `"key":"k"}}},"children":{},"related":{"ConfigMap.v1":{"ns/cm":{` + source + `"data":{"k":"2.50"}}}}`
 	cases := map[string]struct{ old, new, message string }{
 		"Total": {`"data":{"k":"2.50"}`, `"data":{"k":2.5}`, `key "k": the value is 2.5, not a string`},
 		"a key other than the Total key": {
@@ -83,7 +84,7 @@ func TestASpendValueThatIsNotAStringIsInvalidCostData(t *testing.T) {
 			`key "other": the value is an object, not a string`,
 		},
 		"DailyLedger": {ledger, `"format":"DailyLedger","keyPrefix":"spend-"}}},"children":{},"related":` +
-			`{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},"data":{"spend-2026-11-01":"1","spend-2026-11-02":true}}}}`,
+			`{"ConfigMap.v1":{"ns/cm":{` + source + `"data":{"spend-2026-11-01":"1","spend-2026-11-02":true}}}}`,
 			`key "spend-2026-11-02": the value is true, not a string`},
 	}
 	for name, tc := range cases {

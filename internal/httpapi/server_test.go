@@ -47,7 +47,8 @@ func do(h http.Handler, method, path, contentType, body string) *httptest.Respon
 const minimalSync = `{"parent":{"apiVersion":"llmbudget.dev/v1alpha1","kind":"LLMCostBudget",` +
 	`"metadata":{"name":"b","namespace":"ns","generation":1},` +
 	`"spec":{"limitUSD":"10","costSource":{"configMapName":"cm","key":"k"}}},` +
-	`"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},"data":{"k":"2.50"}}}},"finalizing":false}`
+	`"children":{},"related":{"ConfigMap.v1":{"ns/cm":{"metadata":{"labels":{"llmbudget.dev/spend-source":"cm"}},` +
+	`"data":{"k":"2.50"}}}},"finalizing":false}`
 
 func TestMalformedRequestsAreRefusedWithOneLineReasons(t *testing.T) {
 	cases := map[string]struct {
