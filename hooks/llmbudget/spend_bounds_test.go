@@ -51,15 +51,7 @@ func silentAPIServer(t *testing.T) string {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "`+srv.URL+`"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600))
-	return kubeconfig
+	return kubeconfigFor(t, srv.URL)
 }
 
 func TestSpendAllFailsNamingTheRequestTimeoutWhenTheAPIServerNeverAnswers(t *testing.T) {

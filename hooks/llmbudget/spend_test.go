@@ -293,15 +293,7 @@ func apiServer(t *testing.T, status int, body string) string {
 		srv.Close()
 		assert.Equal(t, []string{"/apis/llmbudget.dev/v1alpha1/namespaces/team-a/llmcostbudgets"}, asked)
 	})
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "`+srv.URL+`"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600))
-	return kubeconfig
+	return kubeconfigFor(t, srv.URL)
 }
 
 func TestSpendAllListsTheBudgetsOfTheAPIServerItIsGiven(t *testing.T) {
@@ -329,4 +321,18 @@ func TestSpendAllListsTheBudgetsOfTheAPIServerItIsGiven(t *testing.T) {
 			"llmcostbudgets.llmbudget.dev is forbidden: "+
 			"User \"u\" cannot list resource\n", errOut)
 	})
+}
+
+// kubeconfigFor is a kubeconfig whose one cluster is the API server at url, with a token.
+func kubeconfigFor(t *testing.T, url string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "`+url+`"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+	return kubeconfig
 }
