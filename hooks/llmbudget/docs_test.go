@@ -406,3 +406,48 @@ func inValues(values map[string]any, path []string) bool {
 	}
 	return true
 }
+
+// objectName is an object of llmbudget's that the docs name in backticks: a policy, a controller, a role.
+var objectName = regexp.MustCompile("`(llmbudget-[a-z0-9-]+)`")
+
+// Every llmbudget object the docs name is one the manifests create (metadata.name in deploy/, metacontroller/ or
+// the chart, or an example's), a name the code gives (a field manager), or the quota of an example budget.
+func TestEveryObjectTheDocsNameIsCreated(t *testing.T) {
+	var manifests strings.Builder
+	for _, dir := range []string{"deploy", "metacontroller", "examples", "internal", "hooks/llmbudget"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join("..", "..", dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			if ext := filepath.Ext(path); ext == ".yaml" || ext == ".go" || ext == ".tpl" {
+				data, err := os.ReadFile(path)
+				manifests.Write(data)
+				return err
+			}
+			return nil
+		}))
+	}
+	known := manifests.String()
+	chartName := regexp.MustCompile(`\{\{ include "llmbudget.fullname" \. \}\}-([a-z0-9-]+)`)
+	for _, m := range chartName.FindAllStringSubmatch(known, -1) {
+		known += "\nname: llmbudget-" + m[1] + "\n"
+	}
+	for _, m := range regexp.MustCompile(`(?m)^kind: LLMCostBudget\nmetadata:\n  name: (\S+)`).FindAllStringSubmatch(
+		known, -1) {
+		known += "\nname: llmbudget-" + m[1] + "\n" // its quota
+	}
+	named := 0
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range objectName.FindAllStringSubmatch(line, -1) {
+				named++
+				if !strings.Contains(known, "name: "+m[1]+"\n") && !strings.Contains(known, `"`+m[1]+`"`) {
+					t.Errorf("%s:%d: %s is created by no manifest and named by no code", file, i+1, m[1])
+				}
+			}
+		}
+	}
+	assert.Greater(t, named, 50, "the docs name llmbudget's objects")
+}
