@@ -414,18 +414,19 @@ var objectName = regexp.MustCompile("`(llmbudget-[a-z0-9-]+)`")
 // the chart, or an example's), a name the code gives (a field manager), or the quota of an example budget.
 func TestEveryObjectTheDocsNameIsCreated(t *testing.T) {
 	var manifests strings.Builder
+	read := func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		if ext := filepath.Ext(path); ext == ".yaml" || ext == ".go" || ext == ".tpl" {
+			data, err := os.ReadFile(path)
+			manifests.Write(data)
+			return err
+		}
+		return nil
+	}
 	for _, dir := range []string{"deploy", "metacontroller", "examples", "internal", "hooks/llmbudget"} {
-		require.NoError(t, filepath.WalkDir(filepath.Join("..", "..", dir), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
-				return err
-			}
-			if ext := filepath.Ext(path); ext == ".yaml" || ext == ".go" || ext == ".tpl" {
-				data, err := os.ReadFile(path)
-				manifests.Write(data)
-				return err
-			}
-			return nil
-		}))
+		require.NoError(t, filepath.WalkDir(filepath.Join("..", "..", dir), read))
 	}
 	known := manifests.String()
 	chartName := regexp.MustCompile(`\{\{ include "llmbudget.fullname" \. \}\}-([a-z0-9-]+)`)
