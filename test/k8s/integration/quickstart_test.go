@@ -90,14 +90,20 @@ func installSpendWriterOverlay(t *testing.T) {
 		docs = append(docs, toYAML(t, o))
 	}
 	manifest := strings.Join(docs, "\n---\n")
-	kube.ApplyYAML(t, "", manifest)
+	// As kubectl's own field manager, the script's: its dry run then owns every field it sets, as on a cluster
+	// that step 4 installed.
+	apply := func() {
+		out, err := kube.KubectlErr(t, manifest, "apply", "--server-side", "--field-manager=kubectl", "-f", "-")
+		require.NoError(t, err, out)
+	}
+	apply()
 	// An upgrade applies it again, once the controller manager has aggregated Metacontroller's ClusterRole: the
 	// second apply must not conflict with what the aggregation controller owns.
 	cluster.WaitFor(t, time.Minute, "the aggregated ClusterRole to be filled in", func() (bool, string) {
 		out, err := kube.KubectlErr(t, "", "get", "clusterrole", "llmbudget-metacontroller", "-o", "jsonpath={.rules}")
 		return err == nil && strings.Contains(out, "llmcostbudgets"), out
 	})
-	kube.ApplyYAML(t, "", manifest)
+	apply()
 	t.Cleanup(func() {
 		_, _, _ = kube.Run(context.Background(), manifest, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
 	})
