@@ -452,3 +452,77 @@ func TestEveryObjectTheDocsNameIsCreated(t *testing.T) {
 	}
 	assert.Greater(t, named, 50, "the docs name llmbudget's objects")
 }
+
+// linkedFile is a markdown link to a YAML file of the repository.
+var linkedFile = regexp.MustCompile(`\]\(((?:\.\./)?(?:deploy|examples|metacontroller)/[A-Za-z0-9_./-]+\.yaml)\)`)
+
+// A YAML block right after a paragraph that links one YAML file of the repository shows that file: its lines are
+// the file's, in order, and where it leaves lines out it says so with a line "...".
+func TestEveryExcerptOfALinkedFileIsTheFilesOwnLines(t *testing.T) {
+	excerpts := 0
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		lines := strings.Split(string(data), "\n")
+		for i, line := range lines {
+			if strings.TrimSpace(line) != "```yaml" || i == 0 {
+				continue
+			}
+			links := linkedFile.FindAllStringSubmatch(lines[i-1]+" "+lines[max(i-2, 0)], -1)
+			if len(links) != 1 {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join("..", "..", filepath.Dir(file), links[0][1]))
+			require.NoError(t, err, "%s:%d links %s", file, i, links[0][1])
+			end := i + 1
+			for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
+				end++
+			}
+			excerpts++
+			if !isExcerpt(lines[i+1:end], strings.Split(string(src), "\n")) {
+				t.Errorf("%s:%d: the block is not %s's own lines (a line \"...\" marks lines left out)",
+					file, i+2, links[0][1])
+			}
+		}
+	}
+	assert.Positive(t, excerpts, "the docs show linked files")
+}
+
+// isExcerpt reports whether shown is src's lines in order, consecutive but where a line "..." stands for lines
+// left out.
+func isExcerpt(shown, src []string) bool {
+	at, skip := -1, true
+	for _, line := range shown {
+		if strings.TrimSpace(line) == "..." {
+			skip = true
+			continue
+		}
+		next := at + 1
+		if skip {
+			for next < len(src) && src[next] != line {
+				next++
+			}
+		}
+		if next >= len(src) || src[next] != line {
+			return false
+		}
+		at, skip = next, false
+	}
+	return true
+}
+
+func TestAnExcerptLeavesLinesOutOnlyWhereItSaysSo(t *testing.T) {
+	src := []string{"a", "b", "c", "d"}
+	for name, tc := range map[string]struct {
+		shown []string
+		want  bool
+	}{
+		"consecutive lines from anywhere": {[]string{"b", "c"}, true},
+		"lines left out, said so":         {[]string{"a", "...", "d"}, true},
+		"lines left out silently":         {[]string{"a", "c"}, false},
+		"a line reworded":                 {[]string{"a", "b2"}, false},
+		"lines out of order":              {[]string{"c", "...", "a"}, false},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, isExcerpt(tc.shown, src)) })
+	}
+}
