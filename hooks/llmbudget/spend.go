@@ -60,9 +60,9 @@ var spendCommand = command{
 	about: `Computes the spend of a budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own).
 
-With -f it prints the budget's spend ConfigMap in its costSource format, with the
-annotations llmbudget.dev/spend-as-of (the evaluation time) and, for Total,
-llmbudget.dev/period-start. Without --source or --query it reads the budget's
+With -f it prints the budget's spend ConfigMap in its costSource format, labelled
+llmbudget.dev/spend-source (a budget reads no other), with the annotations
+llmbudget.dev/spend-as-of (the evaluation time) and, for Total, llmbudget.dev/period-start. Without --source or --query it reads the budget's
 spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and
 exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
 period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
@@ -304,7 +304,9 @@ func spendCmd(args []string, std stdio) error {
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata": map[string]any{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace,
-			"annotations": plan.Annotations()},
+			"annotations": plan.Annotations(),
+			// A budget reads only a labelled ConfigMap, as the spend writer writes them.
+			"labels": map[string]string{api.LabelSpendSource: b.Spec.CostSource.ConfigMapName}},
 		"data": data,
 	})
 	if err != nil {
