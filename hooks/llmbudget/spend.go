@@ -62,12 +62,13 @@ Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own).
 
 With -f it prints the budget's spend ConfigMap in its costSource format, labelled
 llmbudget.dev/spend-source (a budget reads no other), with the annotations
-llmbudget.dev/spend-as-of (the evaluation time) and, for Total, llmbudget.dev/period-start. Without --source or --query it reads the budget's
-spec.costSource.prometheus (with --prices for a token-only source). Prints nothing and
-exits 1 when Prometheus cannot be reached, refuses a query, or has no series for the
-period, so a failed run leaves the ConfigMap as it was. --print-query shows the PromQL
-without querying. All of a budget's answers together hold at most 20,000 series and
-16 MiB; a ConfigMap of more than 1 MiB (what the API server stores) is refused.
+llmbudget.dev/spend-as-of (the evaluation time) and, for Total, llmbudget.dev/period-start.
+Without --source or --query it reads the budget's spec.costSource.prometheus (with
+--prices for a token-only source). Prints nothing and exits 1 when Prometheus cannot be
+reached, refuses a query, or has no series for the period, so a failed run leaves the
+ConfigMap as it was. --print-query shows the PromQL without querying. All of a budget's
+answers together hold at most 20,000 series and 16 MiB; a ConfigMap of more than 1 MiB
+(what the API server stores) is refused.
 
 With --all it is the cluster's spend writer: it reads every LLMCostBudget with
 spec.costSource.prometheus from the API server (of namespace -n only, when given; the
