@@ -87,7 +87,7 @@ func commandsOf(lang string, lines []string) []string {
 			cmds = append(cmds, strings.TrimSuffix(strings.TrimPrefix(line, "$ "), `\`))
 		}
 		continued = strings.HasSuffix(line, `\`)
-		if m := regexp.MustCompile(`<<-?'?(\w+)'?`).FindStringSubmatch(line); m != nil {
+		if m := heredocStart.FindStringSubmatch(line); m != nil {
 			heredoc = m[1]
 		}
 	}
@@ -97,6 +97,15 @@ func commandsOf(lang string, lines []string) []string {
 	}
 	return cmds
 }
+
+// The parts of a shell line the docs tests take apart: a heredoc's start (<<EOF), what separates commands, a
+// quoted word, and a flag.
+var (
+	heredocStart     = regexp.MustCompile(`<<-?'?(\w+)'?`)
+	commandSeparator = regexp.MustCompile(`\s*(?:\||&&|;)\s*`)
+	quoted           = regexp.MustCompile(`'[^']*'|"[^"]*"`)
+	flagName         = regexp.MustCompile(`^--?[a-z][-a-z]*$`)
+)
 
 // trailingComment is a shell comment after a command: a # after a blank and before a blank or the end.
 var trailingComment = regexp.MustCompile(`\s+#(\s.*)?$`)
@@ -189,14 +198,14 @@ func llmbudgetArgs(words []string) ([]string, bool) {
 // command is in its -h, and every make target and variable is in the Makefile.
 func checkNames(t *testing.T, where, cmd string, makefile makefileNames) {
 	t.Helper()
-	for _, part := range regexp.MustCompile(`\s*(?:\||&&|;)\s*`).Split(cmd, -1) {
+	for _, part := range commandSeparator.Split(cmd, -1) {
 		words := strings.Fields(part)
 		if len(words) == 0 {
 			continue
 		}
 		if words[0] == "make" {
 			// A quoted variable value may hold blanks: LOADFLAGS='-requests 200000'.
-			for _, w := range strings.Fields(regexp.MustCompile(`'[^']*'|"[^"]*"`).ReplaceAllString(part, "''"))[1:] {
+			for _, w := range strings.Fields(quoted.ReplaceAllString(part, "''"))[1:] {
 				if name, _, isVar := strings.Cut(w, "="); isVar {
 					if !makefile.vars[name] {
 						t.Errorf("%s: make variable %s is not in the Makefile", where, name)
@@ -214,7 +223,7 @@ func checkNames(t *testing.T, where, cmd string, makefile makefileNames) {
 		help := flagsHelp(t, args[0])
 		for _, a := range args[1:] {
 			flag, _, _ := strings.Cut(a, "=")
-			if !regexp.MustCompile(`^--?[a-z][-a-z]*$`).MatchString(flag) {
+			if !flagName.MatchString(flag) {
 				continue
 			}
 			name := strings.TrimLeft(flag, "-")

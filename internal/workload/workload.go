@@ -101,9 +101,11 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, now time.Time) (
 		return metacontroller.DecoratorResponse{}, metacontroller.Summary{}, err
 	}
 	resp, state := undecorated(), ""
-	if _, labelled := o.Metadata.Labels[api.LabelBudget]; req.Finalizing {
+	_, labelled := o.Metadata.Labels[api.LabelBudget]
+	switch {
+	case req.Finalizing:
 		resp.Finalized = true
-	} else if labelled {
+	case labelled:
 		var requeue time.Duration
 		resp, state, requeue = apply(o, req.Related, now)
 		resp.ResyncAfterSeconds = metacontroller.RequeueAfter(requeue).Seconds()

@@ -65,13 +65,11 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 	}
 	src := keysOf(b.Spec.CostSource)
 	cm, err := DecodeConfigMap(raw)
+	u := spend.Usage{}
 	if err == nil {
 		if _, labelled := cm.Metadata.Labels[api.LabelSpendSource]; !labelled {
 			return spend.Reading{Reason: api.ReasonSpendUntrusted, Message: untrusted(ns, name)}
 		}
-	}
-	u := spend.Usage{}
-	if err == nil {
 		u, err = Data(src, cm.Data, w)
 	}
 	if err != nil {
