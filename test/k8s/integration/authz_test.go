@@ -289,10 +289,7 @@ spec:
 	require.NoError(t, err)
 	s.kube.Kubectl(t, "patch", "llmcostbudgets.llmbudget.dev", name, "-n", ns, "--subresource=status",
 		"--type=merge", "-p", string(data))
-	// As the gate decorator labels a budget that blocks: the policy's binding selects by it.
-	if blocking, _ := enforcement["blocking"].(bool); blocking {
-		s.kube.Kubectl(t, "label", "llmcostbudgets.llmbudget.dev", name, "-n", ns, "--overwrite", gateLabel+"=true")
-	}
+	labelBlocking(t, s.kube, "llmcostbudgets.llmbudget.dev", name, ns, status["status"].(map[string]any))
 }
 
 type answer struct {

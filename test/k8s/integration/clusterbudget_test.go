@@ -140,7 +140,7 @@ func TestClusterPolicyGateRefusesOnlyInTheNamespacesTheBudgetCloses(t *testing.T
 	require.NotNil(t, over)
 	patch := toJSON(t, []any{map[string]any{"op": "add", "path": "/status", "value": over}})
 	kube.Kubectl(t, "patch", "clusterllmcostbudget", "ml-department", "--subresource=status", "--type=json", "-p", patch)
-	labelBlocking(t, "clusterllmcostbudget", "ml-department", "", over)
+	labelBlocking(t, kube, "clusterllmcostbudget", "ml-department", "", over)
 
 	want := "ClusterLLMCostBudget ml-department is OverBudget " +
 		"(20004.50 of 20000.00 USD this Monthly period, ends 2027-01-01T00:00:00Z): new jobs.batch are refused in ml-research"

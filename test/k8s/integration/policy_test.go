@@ -216,23 +216,25 @@ func writeStatus(t *testing.T, ns, name string, status map[string]any) {
 	t.Helper()
 	patch := toJSON(t, []any{map[string]any{"op": "add", "path": "/status", "value": status}})
 	kube.Kubectl(t, "patch", "llmcostbudget", name, "-n", ns, "--subresource=status", "--type=json", "-p", patch)
-	labelBlocking(t, "llmcostbudget", name, ns, status)
+	labelBlocking(t, kube, "llmcostbudget", name, ns, status)
 }
 
-// labelBlocking labels a budget as the gate decorator would for status: llmbudget.dev/blocking
-// "true" while status.enforcement.blocking, or a status it cannot read, else no such label.
-func labelBlocking(t *testing.T, kind, name, ns string, status map[string]any) {
+// labelBlocking labels a budget in kc as the gate decorator would for status: llmbudget.dev/blocking
+// "true" while status.enforcement.blocking is true or not a boolean (a status it cannot read), else
+// no such label.
+func labelBlocking(t *testing.T, kc *cluster.Cluster, kind, name, ns string, status map[string]any) {
 	t.Helper()
 	label := gateLabel + "-"
-	enforcement, ok := status["enforcement"].(map[string]any)
-	if blocking, isBool := enforcement["blocking"].(bool); ok && (blocking || !isBool) {
+	enforcement, _ := status["enforcement"].(map[string]any)
+	blocking, present := enforcement["blocking"]
+	if b, isBool := blocking.(bool); present && (b || !isBool) {
 		label = gateLabel + "=true"
 	}
 	args := []string{"label", kind, name, "--overwrite", label}
 	if ns != "" {
 		args = append(args, "-n", ns)
 	}
-	kube.Kubectl(t, args...)
+	kc.Kubectl(t, args...)
 }
 
 // gateLabel is the label by which the admission policies' bindings select the budgets that block.

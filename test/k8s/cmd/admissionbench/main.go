@@ -8,6 +8,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -228,7 +229,7 @@ func report(ctx context.Context, k kube, o options) error {
 }
 
 func median(rs []result) result {
-	slices.SortFunc(rs, func(a, b result) int { return int(a.wall - b.wall) })
+	slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.wall, b.wall) })
 	return rs[len(rs)/2]
 }
 
