@@ -124,19 +124,19 @@ func evalCmd(args []string, std stdio) error {
 		metacontroller.ConfigMapGroup: {}, metacontroller.NamespaceGroup: {}, source.TaskRecordGroup: {},
 	}
 	for _, cm := range set.ConfigMaps {
-		related[metacontroller.ConfigMapGroup][metacontroller.Key(cm.Namespace, cm.Name)] = cm.JSON
+		related[metacontroller.ConfigMapGroup][metacontroller.Key(cm.Namespace, cm.Name)] = metacontroller.Raw(cm.JSON)
 	}
 	for _, o := range set.Skipped {
 		switch {
 		case o.Kind == "Namespace" && o.APIVersion == "v1":
-			related[metacontroller.NamespaceGroup][o.Name] = o.JSON // for cluster budgets
+			related[metacontroller.NamespaceGroup][o.Name] = metacontroller.Raw(o.JSON) // for cluster budgets
 		case o.Kind == "TaskRecord" && o.APIVersion == source.KelosAPIVersion:
 			// As the hook gets them: every record, which it matches against each budget's selector.
 			ns, raw, err := inNamespace(o)
 			if err != nil {
 				return fmt.Errorf("%s: TaskRecord %s: %w", o.Source, o.Name, err)
 			}
-			related[source.TaskRecordGroup][metacontroller.Key(ns, o.Name)] = raw
+			related[source.TaskRecordGroup][metacontroller.Key(ns, o.Name)] = metacontroller.Raw(raw)
 		}
 	}
 	if len(set.Budgets)+len(set.ClusterBudgets) == 0 {

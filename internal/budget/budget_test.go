@@ -29,7 +29,7 @@ const labelled = `"labels": {"llmbudget.dev/spend-source": "chatbot"}`
 func related(configMap string) metacontroller.ObjectMap {
 	om := metacontroller.ObjectMap{metacontroller.ConfigMapGroup: {}}
 	if configMap != "" {
-		om[metacontroller.ConfigMapGroup]["team-ml/llm-spend"] = json.RawMessage(configMap)
+		om[metacontroller.ConfigMapGroup]["team-ml/llm-spend"] = metacontroller.Raw(configMap)
 	}
 	return om
 }
@@ -136,7 +136,7 @@ func TestTheDeploymentsNamesAreTheBudgets(t *testing.T) {
 
 func TestSync(t *testing.T) {
 	quota := metacontroller.ObjectMap{
-		metacontroller.ResourceQuotaGroup: {"team-ml/llmbudget-chatbot": json.RawMessage(`{}`)},
+		metacontroller.ResourceQuotaGroup: {"team-ml/llmbudget-chatbot": metacontroller.Raw(`{}`)},
 	}
 	cases := map[string]struct {
 		finalizing bool

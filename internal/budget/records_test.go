@@ -18,8 +18,8 @@ const recordsParent = `{"metadata": {"name": "agents", "namespace": "team-ml", "
 	"spec": {"limitUSD": "50", "costSource": {"format": "TaskRecords", "selector": {"matchLabels": {"team": "ml"}}}}}`
 
 // record is a TaskRecord completed at the time given, costing cost; labels and namespace as given.
-func record(ns, name, labels, completed, cost string) json.RawMessage {
-	return json.RawMessage(`{"metadata": {"name": "` + name + `", "namespace": "` + ns + `", "labels": ` + labels +
+func record(ns, name, labels, completed, cost string) metacontroller.Raw {
+	return metacontroller.Raw(`{"metadata": {"name": "` + name + `", "namespace": "` + ns + `", "labels": ` + labels +
 		`}, "spec": {"model": "opus", "phase": "Succeeded", "completionTime": "` + completed +
 		`", "usage": {"costUSD": "` + cost + `", "inputTokens": 10}}}`)
 }
@@ -38,7 +38,7 @@ func TestCustomizeRelatesTheSelectedRecordsOfTheBudgetsNamespace(t *testing.T) {
 func TestSpendIsSummedFromTheRecordsOfThePeriod(t *testing.T) {
 	ml := `{"team": "ml"}`
 	cases := map[string]struct {
-		records map[string]json.RawMessage
+		records map[string]metacontroller.Raw
 		reason  string // empty: read
 		message string
 		spent   string
@@ -48,13 +48,13 @@ func TestSpendIsSummedFromTheRecordsOfThePeriod(t *testing.T) {
 			spent:   "0.00",
 		},
 		"records of the period, of another period, of another team and of another namespace": {
-			records: map[string]json.RawMessage{
+			records: map[string]metacontroller.Raw{
 				"team-ml/a":   record("team-ml", "a", ml, "2026-11-20T10:00:00Z", "1.25"),
 				"team-ml/b":   record("team-ml", "b", ml, "2026-11-01T00:00:00Z", "2500m"),
 				"team-ml/old": record("team-ml", "old", ml, "2026-10-31T23:59:59Z", "100"),
 				"team-ml/web": record("team-ml", "web", `{"team": "web"}`, "2026-11-20T10:00:00Z", "100"),
 				"team-web/c":  record("team-web", "c", ml, "2026-11-20T10:00:00Z", "100"),
-				"team-ml/none": json.RawMessage(`{"metadata": {"name": "none", "namespace": "team-ml", "labels": ` +
+				"team-ml/none": metacontroller.Raw(`{"metadata": {"name": "none", "namespace": "team-ml", "labels": ` +
 					ml + `}, "spec": {"completionTime": "2026-11-20T10:00:00Z"}}`),
 			},
 			message: "spend summed from 2 of the TaskRecords labelled team=ml, those completed in the period; " +
@@ -62,7 +62,7 @@ func TestSpendIsSummedFromTheRecordsOfThePeriod(t *testing.T) {
 			spent: "3.75",
 		},
 		"a record whose cost does not parse makes the spend unknown, naming it": {
-			records: map[string]json.RawMessage{
+			records: map[string]metacontroller.Raw{
 				"team-ml/a":   record("team-ml", "a", ml, "2026-11-20T10:00:00Z", "1.25"),
 				"team-ml/bad": record("team-ml", "bad", ml, "2026-10-01T10:00:00Z", "1.5 USD"),
 			},
@@ -72,14 +72,14 @@ func TestSpendIsSummedFromTheRecordsOfThePeriod(t *testing.T) {
 				`'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
 		},
 		"a broken record of another team is none of the budget's business": {
-			records: map[string]json.RawMessage{
+			records: map[string]metacontroller.Raw{
 				"team-ml/bad": record("team-ml", "bad", `{"team": "web"}`, "2026-11-20T10:00:00Z", "x"),
 			},
 			message: "spend summed from 0 of the TaskRecords labelled team=ml, those completed in the period",
 			spent:   "0.00",
 		},
 		"a record whose metadata does not decode is named by its key": {
-			records: map[string]json.RawMessage{"team-ml/odd": json.RawMessage(`{"metadata": {"labels": {"team": 1}}}`)},
+			records: map[string]metacontroller.Raw{"team-ml/odd": metacontroller.Raw(`{"metadata": {"labels": {"team": 1}}}`)},
 			reason:  api.ReasonInvalidCostData,
 			message: `TaskRecord team-ml/odd: metadata.labels: Invalid value: "number": must be of type string`,
 		},

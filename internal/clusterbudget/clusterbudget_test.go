@@ -61,7 +61,7 @@ func ml(names ...string) map[string]map[string]string {
 	return out
 }
 
-func mustJSON(t testing.TB, v any) json.RawMessage {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
@@ -427,10 +427,10 @@ func TestNoRelatedObjectIsSkippedSilently(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			related := metacontroller.ObjectMap{metacontroller.NamespaceGroup: {}, metacontroller.ConfigMapGroup: {}}
 			for k, v := range tc.namespaces {
-				related[metacontroller.NamespaceGroup][k] = json.RawMessage(v)
+				related[metacontroller.NamespaceGroup][k] = metacontroller.Raw(v)
 			}
 			for k, v := range tc.configMaps {
-				related[metacontroller.ConfigMapGroup][k] = json.RawMessage(v)
+				related[metacontroller.ConfigMapGroup][k] = metacontroller.Raw(v)
 			}
 			sp := source.ReadCluster(api.LLMCostBudget{Kind: api.ClusterKind, Spec: spec}, related, w)
 			ns := sp.Namespaces

@@ -1,7 +1,6 @@
 package clusterbudget
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,9 +20,9 @@ var recordsSpec = map[string]any{"costSource": map[string]any{"format": "TaskRec
 func withRecord(req metacontroller.CompositeRequest, ns, name, labels, completed, cost string,
 ) metacontroller.CompositeRequest {
 	if req.Related[source.TaskRecordGroup] == nil {
-		req.Related[source.TaskRecordGroup] = map[string]json.RawMessage{}
+		req.Related[source.TaskRecordGroup] = map[string]metacontroller.Raw{}
 	}
-	req.Related[source.TaskRecordGroup][metacontroller.Key(ns, name)] = json.RawMessage(`{"metadata": {"name": "` +
+	req.Related[source.TaskRecordGroup][metacontroller.Key(ns, name)] = metacontroller.Raw(`{"metadata": {"name": "` +
 		name + `", "namespace": "` + ns + `", "labels": ` + labels + `}, "spec": {"completionTime": "` + completed +
 		`", "usage": {"costUSD": "` + cost + `"}}}`)
 	return req
@@ -91,7 +90,7 @@ func TestTheRecordsOfTheSelectedNamespacesAreSummed(t *testing.T) {
 				delete(spec, "enforcement")
 			}
 			req := request{spec: spec, namespaces: ml("ml-a", "ml-b")}.build(t)
-			req.Related[metacontroller.NamespaceGroup]["web"] = json.RawMessage(`{"metadata": {"name": "web"}}`)
+			req.Related[metacontroller.NamespaceGroup]["web"] = metacontroller.Raw(`{"metadata": {"name": "web"}}`)
 			resp, _, err := Controller{}.Sync(tc.add(req), now)
 			require.NoError(t, err)
 			st, ok := resp.Status.(api.Status)

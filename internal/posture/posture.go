@@ -137,7 +137,7 @@ type block struct {
 
 // blocking reads a related budget; ok only while its status says it refuses (blocking, and not in Warn mode). A
 // budget this version cannot read blocks nothing here: the admission policy reads it on its own.
-func blocking(raw json.RawMessage, kind string) (block, bool) {
+func blocking(raw []byte, kind string) (block, bool) {
 	var b struct {
 		Metadata metacontroller.ObjectMeta `json:"metadata"`
 		Status   struct {

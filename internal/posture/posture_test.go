@@ -13,16 +13,16 @@ import (
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
-func teamBudget(ns, name, enforcement string) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q},"status":{"enforcement":%s}}`,
+func teamBudget(ns, name, enforcement string) metacontroller.Raw {
+	return metacontroller.Raw(fmt.Sprintf(`{"metadata":{"name":%q,"namespace":%q},"status":{"enforcement":%s}}`,
 		name, ns, enforcement))
 }
 
-func clusterBudget(name, enforcement string) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"enforcement":%s}}`, name, enforcement))
+func clusterBudget(name, enforcement string) metacontroller.Raw {
+	return metacontroller.Raw(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"enforcement":%s}}`, name, enforcement))
 }
 
-func request(labels string, team, cluster map[string]json.RawMessage) metacontroller.DecoratorRequest {
+func request(labels string, team, cluster map[string]metacontroller.Raw) metacontroller.DecoratorRequest {
 	return metacontroller.DecoratorRequest{
 		Object:  json.RawMessage(`{"metadata":{"name":"team-ml","labels":` + labels + `}}`),
 		Related: metacontroller.ObjectMap{budgetGroup: team, clusterBudgetGroup: cluster},
@@ -40,30 +40,30 @@ const (
 func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 	cases := []struct {
 		name    string
-		team    map[string]json.RawMessage
-		cluster map[string]json.RawMessage
+		team    map[string]metacontroller.Raw
+		cluster map[string]metacontroller.Raw
 		want    []string
 	}{
-		{"a blocking team budget", map[string]json.RawMessage{
+		{"a blocking team budget", map[string]metacontroller.Raw{
 			"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}, nil, []string{"LLMCostBudget team-ml/chatbot"}},
 		{"a cluster budget that closes the namespace", nil,
-			map[string]json.RawMessage{"ml": clusterBudget("ml", closesIt)}, []string{"ClusterLLMCostBudget ml"}},
+			map[string]metacontroller.Raw{"ml": clusterBudget("ml", closesIt)}, []string{"ClusterLLMCostBudget ml"}},
 		{"a cluster budget that closes other namespaces only", nil,
-			map[string]json.RawMessage{"ml": clusterBudget("ml", closesNot)}, nil},
-		{"a warn-mode budget, which refuses nothing", map[string]json.RawMessage{
+			map[string]metacontroller.Raw{"ml": clusterBudget("ml", closesNot)}, nil},
+		{"a warn-mode budget, which refuses nothing", map[string]metacontroller.Raw{
 			"team-ml/chatbot": teamBudget("team-ml", "chatbot", warns)}, nil, nil},
-		{"a budget that does not block", map[string]json.RawMessage{
+		{"a budget that does not block", map[string]metacontroller.Raw{
 			"team-ml/chatbot": teamBudget("team-ml", "chatbot", idle)}, nil, nil},
-		{"a budget of another namespace", map[string]json.RawMessage{
+		{"a budget of another namespace", map[string]metacontroller.Raw{
 			"other/chatbot": teamBudget("other", "chatbot", blocks)}, nil, nil},
-		{"a budget this version cannot read", map[string]json.RawMessage{
-			"team-ml/chatbot": json.RawMessage(`{"status":{"enforcement":{"blocking":"yes"}}}`)}, nil, nil},
+		{"a budget this version cannot read", map[string]metacontroller.Raw{
+			"team-ml/chatbot": metacontroller.Raw(`{"status":{"enforcement":{"blocking":"yes"}}}`)}, nil, nil},
 		{"no budgets at all", nil, nil, nil},
-		{"a team budget listed under two keys, named once", map[string]json.RawMessage{
+		{"a team budget listed under two keys, named once", map[string]metacontroller.Raw{
 			"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks),
 			"chatbot":         teamBudget("team-ml", "chatbot", blocks),
 		}, nil, []string{"LLMCostBudget team-ml/chatbot"}},
-		{"a cluster budget listed under two keys, named once", nil, map[string]json.RawMessage{
+		{"a cluster budget listed under two keys, named once", nil, map[string]metacontroller.Raw{
 			"ml": clusterBudget("ml", closesIt), "/ml": clusterBudget("ml", closesIt),
 		}, []string{"ClusterLLMCostBudget ml"}},
 	}
@@ -88,7 +88,7 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 }
 
 func TestTheAnnotationStaysSmallWhateverTheBudgetsSay(t *testing.T) {
-	cluster := map[string]json.RawMessage{}
+	cluster := map[string]metacontroller.Raw{}
 	for i := range 100 {
 		msg, err := json.Marshal(strings.Repeat("é", 10000))
 		require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestTheAnnotationStaysSmallWhateverTheBudgetsSay(t *testing.T) {
 }
 
 func TestASettledNamespaceIsNotLookedAtAgainAndAnUnsettledOneIs(t *testing.T) {
-	team := map[string]json.RawMessage{"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}
+	team := map[string]metacontroller.Raw{"team-ml/chatbot": teamBudget("team-ml", "chatbot", blocks)}
 	resp, _, err := Controller{}.Sync(request(`{}`, team, nil), time.Time{})
 	require.NoError(t, err)
 	assert.Equal(t, settleRetry.Seconds(), resp.ResyncAfterSeconds, "the label is still to be set")

@@ -22,7 +22,7 @@ func related(status string) metacontroller.ObjectMap {
 	if status == "" {
 		return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {}}
 	}
-	budget := json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)
+	budget := metacontroller.Raw(`{"metadata":{"name":"b","namespace":"ns"},"status":` + status + `}`)
 	return metacontroller.ObjectMap{metacontroller.GroupKey(api.APIVersion, api.Kind): {"ns/b": budget}}
 }
 

@@ -1,7 +1,6 @@
 package source_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -197,20 +196,20 @@ func TestDecodeRecordsNamesEveryRecordItCannotReadAndCountsEachOnce(t *testing.T
 	wrongLabel := []byte(strings.Replace(string(taskRecord("c", done)), `"team": "ml"`, `"team": 1`, 1))
 	unmatched := []byte(strings.Replace(string(taskRecord("d", `, "usage": {"costUSD": {}}`)), `"ml"`, `"web"`, 1))
 	tests := map[string]struct {
-		objs  map[string]json.RawMessage
+		objs  map[string]metacontroller.Raw
 		names []string
 		bad   string
 	}{
 		"a record with a wrong-typed label is named, not dropped": {
-			objs: map[string]json.RawMessage{"team-ml/a": good, "team-ml/c": wrongLabel},
+			objs: map[string]metacontroller.Raw{"team-ml/a": good, "team-ml/c": wrongLabel},
 			bad:  "TaskRecord team-ml/c: ", names: []string{"a"},
 		},
 		"a record listed under two keys counts once": {
-			objs:  map[string]json.RawMessage{"team-ml/a": good, "a": good, "team-ml/b": other},
+			objs:  map[string]metacontroller.Raw{"team-ml/a": good, "a": good, "team-ml/b": other},
 			names: []string{"a", "b"},
 		},
 		"a record that does not decode and that the selector does not match is none of the budget's": {
-			objs:  map[string]json.RawMessage{"team-ml/a": good, "team-ml/d": unmatched},
+			objs:  map[string]metacontroller.Raw{"team-ml/a": good, "team-ml/d": unmatched},
 			names: []string{"a"},
 		},
 	}
