@@ -1,6 +1,8 @@
 package metacontroller
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -280,14 +282,70 @@ func readBody(body *meteredBody, r *http.Request, limit int64) ([]byte, int, str
 	return buf, 0, ""
 }
 
-// writeJSON can still answer 500 on failure: the encoder marshals v whole before it writes.
+// writeJSON can still answer 500 on failure: the encoder marshals v whole before it writes. A CompositeResponse
+// with more than streamedChildren children is written a child at a time instead (see writeComposite).
 func writeJSON(w http.ResponseWriter, v any) int {
 	w.Header().Set("Content-Type", "application/json")
+	if r, ok := v.(CompositeResponse); ok && len(r.Children) > streamedChildren {
+		return writeComposite(w, r)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
+	return http.StatusOK
+}
+
+// streamedChildren is how many children an answer may have before it is written a child at a time: a cluster
+// budget's 10,000 quotas are megabytes of JSON, which encoded whole would sit in memory twice over (the encoder's
+// buffer grows by doubling) beside the request.
+const streamedChildren = 64
+
+// writeComposite writes r as the encoder would, byte for byte, holding one child's JSON at a time. A child that
+// fails to encode (none can: they are plain structs and maps) cuts the answer short, which Metacontroller cannot
+// parse and retries; the call is logged 500.
+func writeComposite(w http.ResponseWriter, r CompositeResponse) int {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	piece := func(v any) ([]byte, error) {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	status, err := piece(r.Status)
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return http.StatusInternalServerError
+	}
+	_, _ = bw.WriteString(`{"status":`)
+	_, _ = bw.Write(status)
+	_, _ = bw.WriteString(`,"children":[`)
+	for i, c := range r.Children {
+		b, err := piece(c)
+		if err != nil {
+			return http.StatusInternalServerError
+		}
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		_, _ = bw.Write(b)
+	}
+	_ = bw.WriteByte(']')
+	tail, err := piece(r.Tail)
+	if err != nil {
+		return http.StatusInternalServerError
+	}
+	if fields := tail[1 : len(tail)-1]; len(fields) > 0 { // the Tail's members, after the children as embedded
+		_ = bw.WriteByte(',')
+		_, _ = bw.Write(fields)
+	}
+	_, _ = bw.WriteString("}\n")
+	_ = bw.Flush()
 	return http.StatusOK
 }
