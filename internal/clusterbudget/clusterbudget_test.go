@@ -303,6 +303,36 @@ func TestFiveHundredBlockedNamespacesEachGetTheirQuota(t *testing.T) {
 	assert.Len(t, quotaNamespaces(kids), 500)
 }
 
+func TestABudgetOverTooManyNamespacesNamesTheBoundAndEnforcesNothing(t *testing.T) {
+	cases := map[string]struct {
+		namespaces int
+		state      api.State
+	}{
+		"at the bound, every namespace is closed": {api.MaxSelectedNamespaces, api.OverBudget},
+		"one past it, none is":                    {api.MaxSelectedNamespaces + 1, api.Unknown},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := request{namespaces: map[string]map[string]string{}}
+			for i := range tc.namespaces {
+				r.namespaces[fmt.Sprintf("team-%05d", i)] = map[string]string{"department": "ml"}
+			}
+			r.configMaps = []configMap{ledger("team-00000", "2000")}
+			st, kids, _ := sync(t, r)
+			require.Equal(t, tc.state, st.State)
+			if tc.state == api.Unknown {
+				assert.False(t, st.Enforcement.Blocking)
+				assert.Empty(t, quotaNamespaces(kids))
+				assert.Equal(t, "spec.namespaceSelector: Too many: 20001: must have at most 20000 items "+
+					"(MaxSelectedNamespaces): narrow the selector or split the budget", st.Conditions[0].Message)
+				return
+			}
+			assert.Len(t, st.Enforcement.Namespaces, tc.namespaces)
+			assert.Len(t, quotaNamespaces(kids), tc.namespaces)
+		})
+	}
+}
+
 func TestEventsOfTheClusterBudgetGoToDefault(t *testing.T) {
 	_, kids, _ := sync(t, request{namespaces: ml("a"), configMaps: []configMap{ledger("a", "2000")}})
 	var events int

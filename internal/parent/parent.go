@@ -9,9 +9,13 @@
 package parent
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
@@ -66,6 +70,7 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 		b.Spec.Default()
 		if k.cluster() {
 			invalid = b.Spec.ValidateCluster().ToAggregate()
+			invalid = cmp.Or(invalid, tooManyNamespaces(related))
 		} else {
 			invalid = b.Spec.Validate().ToAggregate()
 		}
@@ -77,6 +82,19 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 		in.Spend = k.Read(b, related, in.Window)
 	}
 	return in
+}
+
+// tooManyNamespaces refuses a cluster budget that selects more than api.MaxSelectedNamespaces, before any is read:
+// like an invalid spec, it is reported (Unknown, InvalidSpec, naming the bound) and enforces nothing, since neither
+// its status nor its answer could hold every namespace.
+func tooManyNamespaces(related metacontroller.ObjectMap) error {
+	n := len(related[metacontroller.NamespaceGroup])
+	if n <= api.MaxSelectedNamespaces {
+		return nil
+	}
+	path := field.NewPath("spec", "namespaceSelector")
+	return fmt.Errorf("%s (MaxSelectedNamespaces): narrow the selector or split the budget",
+		field.TooMany(path, n, api.MaxSelectedNamespaces).Error())
 }
 
 // subject is how messages name a budget of this kind.

@@ -18,6 +18,10 @@ import (
 const (
 	MaxNamespaces = 50 // the most namespaces status.namespaces lists
 	MaxHistory    = 12 // the most finished periods status.history keeps
+	// MaxSelectedNamespaces is the most namespaces a ClusterLLMCostBudget may select: its status lists each one it
+	// closes (status.enforcement.namespaces, up to 64 bytes a name within etcd's 1.5 MiB object) and its sync
+	// answers a ResourceQuota for each, so that the answer stays in proportion to a bounded request.
+	MaxSelectedNamespaces = 20_000
 
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
