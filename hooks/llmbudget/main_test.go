@@ -54,6 +54,8 @@ func TestEveryUsageErrorExitsTwoAndSaysWhy(t *testing.T) {
 			"llmbudget serve: --max-body-bytes 0: must be at least 1", ""},
 		"serve with an in-flight bound below a call": {[]string{"serve", "--max-in-flight-bytes", "1000",
 			"--max-body-bytes", "1000"}, 2, "llmbudget serve: --max-in-flight-bytes 1000: must be at least 65536", ""},
+		"serve with a list limit below the body limit": {[]string{"serve", "--max-list-body-bytes", "1000"}, 2,
+			"llmbudget serve: --max-list-body-bytes 1000: must be at least --max-body-bytes (4194304)", ""},
 		"serve with an in-flight bound below a body": {[]string{"serve", "--max-in-flight-bytes", "1000000"}, 2,
 			"llmbudget serve: --max-in-flight-bytes 1000000: must be at least 4194304", ""},
 		"spend --all with a bad -n": {[]string{"spend", "--all", "--prometheus", "http://p", "-n", "Team_A"}, 2,

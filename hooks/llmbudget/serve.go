@@ -48,6 +48,7 @@ type serveOptions struct {
 	metricsAddr       string // empty: /metrics on addr, beside the hooks
 	maxBody           int64
 	maxInFlight       int64
+	maxListBody       int64
 	maxConns          int
 	certFile, keyFile string
 	tokenFile         string
@@ -83,6 +84,9 @@ func parseServe(args []string) (serveOptions, error) {
 		fmt.Sprintf("request bytes worked on at once (each call counts its body, at least %d); "+
 			"calls past it are answered 429 with Retry-After; at least --max-body-bytes and %d",
 			metacontroller.MinCallWeight, metacontroller.MinCallWeight))
+	fs.Int64Var(&o.maxListBody, "max-list-body-bytes", metacontroller.DefaultMaxListBodyBytes,
+		"largest ClusterLLMCostBudget or Namespace sync accepted, whose lists grow with the cluster; these calls "+
+			"have an in-flight bound of this size of their own (at least --max-body-bytes)")
 	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConnections,
 		fmt.Sprintf("connections held open at once on each listener; past it, new ones wait to be accepted "+
 			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
@@ -140,6 +144,8 @@ func checkServeFlags(o serveOptions) error {
 	case o.maxBody < 1:
 		return fmt.Errorf("--max-body-bytes %d: must be at least 1 (the default is %d)", o.maxBody,
 			metacontroller.DefaultMaxBodyBytes)
+	case o.maxListBody < o.maxBody:
+		return fmt.Errorf("--max-list-body-bytes %d: must be at least --max-body-bytes (%d)", o.maxListBody, o.maxBody)
 	case o.maxInFlight < least:
 		return fmt.Errorf("--max-in-flight-bytes %d: must be at least %d, --max-body-bytes and the %d bytes each "+
 			"call counts, or every call of that size is answered 429", o.maxInFlight, least, metacontroller.MinCallWeight)
@@ -201,6 +207,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	}
 	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
+		"max_list_body_bytes", o.maxListBody,
 		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections))
 	select {
 	case err := <-errc:
@@ -232,6 +239,7 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		Logger:           logger,
 		MaxBodyBytes:     o.maxBody,
 		MaxInFlightBytes: o.maxInFlight,
+		MaxListBodyBytes: o.maxListBody,
 		Ready:            func() bool { return !draining.Load() },
 		Observe:          m.ObserveHook,
 	})

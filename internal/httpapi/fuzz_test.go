@@ -69,6 +69,8 @@ var hookSeeds = map[string][]string{
 		`{"parent":` + clusterParent + `,"related":{"Namespace.v1":{"ml":{"metadata":{"name":"ml",` +
 			`"labels":{"team":"ml"}}}},"ConfigMap.v1":{"ml/cm":{"metadata":{"name":"cm","namespace":"ml",` +
 			`"labels":{"llmbudget.dev/spend-source":"s"}},"data":{"2026-11-29":"5"}}}}}`,
+		// Crafted to grow the answer: minimal namespaces, each closed by a quota, written a child at a time.
+		clusterSync(300, 0),
 	},
 }
 

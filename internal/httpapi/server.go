@@ -13,8 +13,13 @@ import (
 	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
+// Lists are the routes whose requests grow with the cluster: a ClusterLLMCostBudget's sync carries every Namespace
+// it selects (with their quotas and spend ConfigMaps), and a Namespace's sync every ClusterLLMCostBudget.
+var Lists = []string{"clusterbudget", "namespace"}
+
 // New is the service's router: metacontroller.New with cfg and llmbudget's controllers.
 func New(cfg metacontroller.Config) (*httprouter.Router, error) {
+	cfg.Lists = Lists
 	cfg.Composite = map[string]metacontroller.CompositeHook{
 		"budget":        budget.Controller{},
 		"clusterbudget": clusterbudget.Controller{},

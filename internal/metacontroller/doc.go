@@ -9,8 +9,12 @@
 // Every hook answer is 200 with a response Metacontroller decodes strictly, or a 4xx with a one-line reason (shown
 // to users in a SyncError Event) when the request is at fault (a RequestError); a hook's own failure, a panic
 // included, is a 500, not a crashed process. Memory stays bounded however many callers: past
-// Config.MaxInFlightBytes, a call is answered 429 with Retry-After. A body counts only the bytes that have arrived,
-// so callers that send slowly cannot starve the others.
+// Config.MaxInFlightBytes, a call is answered 429 with Retry-After. A body counts only the bytes that have arrived
+// (at most twice them once a large body is read into one buffer), so callers that send slowly cannot starve the
+// others. The routes of Config.Lists, whose requests grow with the cluster, have a body limit and an in-flight bound
+// of their own, so a cluster-sized call neither needs the ordinary limit raised nor crowds out the ordinary calls.
+// A request is held once: the objects of its maps are slices of its body (Raw), and a long answer is written a
+// child at a time.
 //
 // # The finalizer
 //

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,11 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	// DefaultMaxInFlightBytes is four maximum-size requests in flight, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
+	// DefaultMaxListBodyBytes bounds a sync or finalize request of a Lists route, one that carries a list the size
+	// of the cluster: a ClusterLLMCostBudget over 10,000 namespaces, each with its ResourceQuota and a spend
+	// ConfigMap in a tenth of them, is 29 MB as Metacontroller sends it. These calls have an in-flight bound of
+	// their own, of the same size: one at a time at the limit, beside the ordinary calls.
+	DefaultMaxListBodyBytes = 32 << 20
 	// MinCallWeight is what any hook call counts against the in-flight bound, however small its body: a call's
 	// goroutine, connection buffers and decoded request cost tens of KiB beyond the body itself.
 	MinCallWeight = 64 << 10
@@ -91,6 +97,11 @@ type Config struct {
 	// arrive, and at least MinCallWeight once its body is read): DefaultMaxInFlightBytes when 0, never less than
 	// MaxBodyBytes, so any call can be served.
 	MaxInFlightBytes int64
+	// Lists are the route prefixes whose sync and finalize requests carry cluster-sized lists: they accept up to
+	// MaxListBodyBytes (DefaultMaxListBodyBytes when 0, never less than MaxBodyBytes), within an in-flight bound of
+	// that size of their own.
+	Lists            []string
+	MaxListBodyBytes int64
 	Ready            func() bool // reports readiness for /readyz; always ready when nil
 	Observe          func(Call)  // when set, told about every hook call (for metrics)
 	Composite        map[string]CompositeHook
@@ -108,6 +119,11 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, fmt.Errorf("metacontroller: Config.MaxBodyBytes must not be negative, got %d", cfg.MaxBodyBytes)
 	}
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.MaxListBodyBytes = cmp.Or(cfg.MaxListBodyBytes, max(DefaultMaxListBodyBytes, cfg.MaxBodyBytes))
+	if cfg.MaxListBodyBytes < cfg.MaxBodyBytes {
+		return cfg, fmt.Errorf("metacontroller: Config.MaxListBodyBytes (%d) must be at least MaxBodyBytes (%d)",
+			cfg.MaxListBodyBytes, cfg.MaxBodyBytes)
+	}
 	cfg.MaxInFlightBytes = cmp.Or(cfg.MaxInFlightBytes, max(DefaultMaxInFlightBytes, cfg.MaxBodyBytes))
 	if cfg.MaxInFlightBytes < cfg.MaxBodyBytes {
 		return cfg, fmt.Errorf("metacontroller: Config.MaxInFlightBytes (%d) must be at least MaxBodyBytes (%d)",
@@ -123,18 +139,26 @@ func New(cfg Config) (*httprouter.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, inFlight: semaphore.NewWeighted(cfg.MaxInFlightBytes)}
+	s := &server{cfg: cfg}
+	ordinary := bound{cfg.MaxBodyBytes, semaphore.NewWeighted(cfg.MaxInFlightBytes), cfg.MaxInFlightBytes}
+	lists := bound{cfg.MaxListBodyBytes, semaphore.NewWeighted(cfg.MaxListBodyBytes), cfg.MaxListBodyBytes}
+	syncs := func(prefix string) bound {
+		if slices.Contains(cfg.Lists, prefix) {
+			return lists
+		}
+		return ordinary
+	}
 	router := httprouter.New()
 	for prefix, h := range cfg.Composite {
-		s.handle(router, prefix+"/customize", customize(h.Customize))
-		s.handle(router, prefix+"/sync", lenient(h.Sync))
-		s.handle(router, prefix+"/finalize", lenient(h.Sync))
+		s.handle(router, prefix+"/customize", customize(h.Customize), ordinary)
+		s.handle(router, prefix+"/sync", lenient(h.Sync), syncs(prefix))
+		s.handle(router, prefix+"/finalize", lenient(h.Sync), syncs(prefix))
 	}
 	for prefix, h := range cfg.Decorator {
-		s.handle(router, prefix+"/customize", customize(h.Customize))
-		s.handle(router, prefix+"/sync", lenient(h.Sync))
+		s.handle(router, prefix+"/customize", customize(h.Customize), ordinary)
+		s.handle(router, prefix+"/sync", lenient(h.Sync), syncs(prefix))
 		if f, ok := h.(DecoratorFinalizer); ok {
-			s.handle(router, prefix+"/finalize", lenient(f.Finalize))
+			s.handle(router, prefix+"/finalize", lenient(f.Finalize), syncs(prefix))
 		}
 	}
 	router.GET("/healthz", healthz)
@@ -149,8 +173,15 @@ func New(cfg Config) (*httprouter.Router, error) {
 }
 
 type server struct {
-	cfg      Config
-	inFlight *semaphore.Weighted // MaxInFlightBytes; a call that does not fit is refused at once, so none pile up
+	cfg Config
+}
+
+// bound is a route's body limit and the in-flight bound it shares with the routes of its kind (ordinary or Lists);
+// a call that does not fit is refused at once, so none pile up.
+type bound struct {
+	maxBody     int64
+	inFlight    *semaphore.Weighted
+	maxInFlight int64
 }
 
 // healthz answers "ok", which net/http sniffs as text/plain; charset=utf-8.
@@ -179,10 +210,10 @@ func customize(hook func(CustomizeRequest) (CustomizeResponse, error)) hookFunc 
 	})
 }
 
-func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
+func (s *server) handle(router *httprouter.Router, name string, fn hookFunc, b bound) {
 	router.POST("/"+name, func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
-		c := s.serve(w, r, fn)
+		c := s.serve(w, r, fn, b)
 		c.Hook, c.Duration = name, time.Since(start)
 		if s.cfg.Observe != nil {
 			s.cfg.Observe(c)
@@ -202,9 +233,10 @@ func (s *server) handle(router *httprouter.Router, name string, fn hookFunc) {
 	})
 }
 
-func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c Call) {
-	limit := s.cfg.MaxBodyBytes
-	body := &meteredBody{r: http.MaxBytesReader(w, r.Body, limit), limit: limit, inFlight: s.inFlight}
+func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc, b bound) (c Call) {
+	limit := b.maxBody
+	body := &meteredBody{r: http.MaxBytesReader(w, r.Body, limit), limit: limit, declared: r.ContentLength,
+		inFlight: b.inFlight}
 	defer body.release()
 	defer func() {
 		if p := recover(); p != nil {
@@ -214,7 +246,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c C
 			http.Error(w, "internal error: the hook failed unexpectedly; see the llmbudget logs", c.Status)
 		}
 	}()
-	req, code, reason := readBody(body, r, s.cfg.MaxBodyBytes)
+	req, code, reason := readBody(body, r, limit)
 	if code == 0 && !body.hold(MinCallWeight) {
 		code = http.StatusTooManyRequests
 	}
@@ -226,7 +258,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request, fn hookFunc) (c C
 		_, _ = io.Copy(io.Discard, body.r)
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		reason = fmt.Sprintf("busy: more than %d request bytes in flight; retry after %s s",
-			s.cfg.MaxInFlightBytes, retryAfterSeconds)
+			b.maxInFlight, retryAfterSeconds)
 	}
 	if code != 0 {
 		return refuse(w, code, reason, c)

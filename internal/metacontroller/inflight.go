@@ -2,6 +2,7 @@ package metacontroller
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -26,6 +27,7 @@ var chunkPool = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 type meteredBody struct {
 	r        io.Reader // bounded by limit
 	limit    int64
+	declared int64 // the request's Content-Length; -1 when not declared (chunked)
 	inFlight *semaphore.Weighted
 	held     int64
 	chunks   []*[chunkSize]byte
@@ -40,6 +42,8 @@ func (m *meteredBody) readAll() ([]byte, error) {
 		switch {
 		case int64(n) >= m.limit:
 			p = make([]byte, 1) // only sees EOF or trips the limit: never a byte of the body, so never held
+		case n == len(m.chunks)*chunkSize && m.direct(n):
+			return m.readRest(n)
 		case n == len(m.chunks)*chunkSize:
 			if !m.hold(min(int64(n+chunkSize), m.limit)) {
 				return nil, errBusy
@@ -61,6 +65,34 @@ func (m *meteredBody) readAll() ([]byte, error) {
 	}
 }
 
+// direct reports whether a body that has sent n bytes is read from here on into one buffer of its declared length
+// rather than into chunks: once it is large (past pooledChunks) and half of it has arrived. Its memory is then
+// the body's once, not chunks and their join twice, and holding it in full costs at most twice what has arrived.
+func (m *meteredBody) direct(n int) bool {
+	return m.declared > pooledChunks*chunkSize && m.declared <= m.limit && int64(n)*2 >= m.declared
+}
+
+// readRest holds the declared length, moves the n bytes read into one buffer of that length and reads the rest
+// into it.
+func (m *meteredBody) readRest(n int) ([]byte, error) {
+	if !m.hold(m.declared) {
+		return nil, errBusy
+	}
+	body := make([]byte, m.declared)
+	m.joinInto(body)
+	for n < len(body) {
+		k, err := m.r.Read(body[n:])
+		n += k
+		if err == io.EOF && n < len(body) {
+			return nil, fmt.Errorf("the body ended after %d of the %d bytes its Content-Length declares", n, len(body))
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+	}
+	return body, nil
+}
+
 // join is the n bytes read, in one slice.
 func (m *meteredBody) join(n int) []byte {
 	switch len(m.chunks) {
@@ -70,13 +102,26 @@ func (m *meteredBody) join(n int) []byte {
 		return m.chunks[0][:n]
 	}
 	body := make([]byte, n)
-	for i, c := range m.chunks {
-		copy(body[i*chunkSize:], c[:])
-		chunkPool.Put(c)
-	}
-	m.chunks = nil
+	m.joinInto(body)
 	return body
 }
+
+// joinInto copies the chunks into body and lets them go.
+func (m *meteredBody) joinInto(body []byte) {
+	for i, c := range m.chunks {
+		copy(body[i*chunkSize:], c[:])
+		if i < pooledChunks {
+			chunkPool.Put(c)
+		}
+		m.chunks[i] = nil // garbage now: a large body's chunks must not stay live beside the body
+	}
+	m.chunks = nil
+}
+
+// pooledChunks is how many of a body's chunks go back to the pool: enough for the ordinary calls in flight at
+// once. The pool keeps what it holds alive across a garbage collection, so the chunks of a 30 MB body, put back,
+// would stay beside the body the hook is reading.
+const pooledChunks = 8
 
 // hold tops the weight held up to at least n: the chunks a body is read into, then what a call holds while its
 // request is decoded and answered.

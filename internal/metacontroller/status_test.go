@@ -40,12 +40,10 @@ func TestAHookErrorIs400WhenTheRequestIsAtFaultAnd500WhenTheServiceIs(t *testing
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := &server{
-				cfg:      Config{Now: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 1 << 10},
-				inFlight: semaphore.NewWeighted(DefaultMaxInFlightBytes),
-			}
+			s := &server{cfg: Config{Now: time.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 			router := httprouter.New()
-			s.handle(router, "hook", func([]byte, time.Time) (any, Summary, error) { return nil, Summary{}, tc.err })
+			b := bound{1 << 10, semaphore.NewWeighted(DefaultMaxInFlightBytes), DefaultMaxInFlightBytes}
+			s.handle(router, "hook", func([]byte, time.Time) (any, Summary, error) { return nil, Summary{}, tc.err }, b)
 			r := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader("{}"))
 			r.Header.Set("Content-Type", "application/json")
 			w := httptest.NewRecorder()
