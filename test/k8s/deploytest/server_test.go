@@ -38,21 +38,25 @@ func serviceSeries(t testing.TB) map[string]bool {
 }
 
 func scrapeServer(root string) (map[string]bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	dir, err := os.MkdirTemp("", "llmbudget-server-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "llmbudget")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./hooks/llmbudget")
+	// A cold build of the server (CGO off, so none of the test binaries' packages are reused) takes minutes on two
+	// busy cores; the build has its own bound, the server the 5 minutes after it.
+	buildCtx, cancelBuild := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancelBuild()
+	build := exec.CommandContext(buildCtx, "go", "build", "-o", bin, "./hooks/llmbudget")
 	build.Dir = root
 	build.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the llmbudget server: %w\n%s", err, out)
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	serve := exec.CommandContext(ctx, bin, "serve", "--addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--log-level=info")
 	stderr, err := serve.StderrPipe()
 	if err != nil {
