@@ -10,14 +10,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,12 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/llmbudget/llmbudget/test/k8s/cluster"
+	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
 )
 
 // target is how much more a write may cost in a namespace of many budgets than in one of none.
@@ -55,32 +47,14 @@ func main() {
 
 func run(o options) error {
 	ctx := context.Background()
-	c, err := cluster.Start(ctx, cluster.Config{BinDir: cluster.DefaultBinDir()})
+	c, k, err := benchkit.Start(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return err
-	}
-	if err := install(ctx, c, root); err != nil {
-		return err
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 5000, 5000
-	clients := kube{}
-	if clients.typed, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	if clients.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return err
-	}
+	clients := kube(k)
 	for _, ns := range []string{"none", "many"} {
-		if _, err := clients.typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		if _, err := clients.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 			ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -97,43 +71,12 @@ func run(o options) error {
 	return report(ctx, clients, o)
 }
 
-// install applies the CRDs and llmbudget's admission policies from deploy/, failurePolicy as shipped, and waits
-// until the API server serves the budgets.
-func install(ctx context.Context, c *cluster.Cluster, root string) error {
-	steps := [][]string{
-		{"apply", "--server-side", "-k", filepath.Join(root, "deploy", "crd")},
-		{"wait", "--for=condition=Established", "--timeout=60s", "crd/llmcostbudgets.llmbudget.dev"},
-		{"apply", "--server-side", "-f", filepath.Join(root, "deploy", "base", "admission")},
-	}
-	for _, args := range steps {
-		if _, stderr, err := c.Run(ctx, "", args...); err != nil {
-			return fmt.Errorf("%w: %s", err, stderr)
-		}
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out, _, err := c.Run(ctx, "", "api-resources", "--api-group=llmbudget.dev", "-o", "name")
-		if err == nil && strings.Contains(out, "llmcostbudgets") {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the API server does not serve llmcostbudgets after a minute")
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-type kube struct {
-	typed   kubernetes.Interface
-	dynamic dynamic.Interface
-}
-
-var budgetsResource = schema.GroupVersionResource{Group: "llmbudget.dev", Version: "v1alpha1",
-	Resource: "llmcostbudgets"}
+// kube is the cluster's clients, with the writes the benchmark makes.
+type kube benchkit.Kube
 
 // budgets creates n blocking budgets of Jobs in ns, none of them exhausted: the gate evaluates each, refuses none.
 func (k kube) budgets(ctx context.Context, ns string, n, parallel int) error {
-	return parallelDo(n, parallel, func(i int) error {
+	return benchkit.Parallel(n, parallel, func(i int) error {
 		b := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "llmbudget.dev/v1alpha1", "kind": "LLMCostBudget",
 			"metadata": map[string]any{"name": fmt.Sprintf("team-%04d", i), "namespace": ns},
@@ -144,7 +87,7 @@ func (k kube) budgets(ctx context.Context, ns string, n, parallel int) error {
 					"gate": "Policy"},
 			},
 		}}
-		_, err := k.dynamic.Resource(budgetsResource).Namespace(ns).Create(ctx, b, metav1.CreateOptions{})
+		_, err := k.Dynamic.Resource(benchkit.Budgets).Namespace(ns).Create(ctx, b, metav1.CreateOptions{})
 		return err
 	})
 }
@@ -161,14 +104,14 @@ var serial atomic.Int64
 func (k kube) measure(ctx context.Context, kind, ns string, n, parallel int) (result, error) {
 	lat := make([]time.Duration, n)
 	start := time.Now()
-	err := parallelDo(n, parallel, func(i int) error {
+	err := benchkit.Parallel(n, parallel, func(i int) error {
 		name := fmt.Sprintf("w-%d", serial.Add(1))
 		t0 := time.Now()
 		var err error
 		if kind == "Job" {
-			_, err = k.typed.BatchV1().Jobs(ns).Create(ctx, job(name), metav1.CreateOptions{})
+			_, err = k.Typed.BatchV1().Jobs(ns).Create(ctx, job(name), metav1.CreateOptions{})
 		} else {
-			_, err = k.typed.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+			_, err = k.Typed.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"color": "blue"}},
 				metav1.CreateOptions{})
 		}
@@ -237,26 +180,4 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[int(q*float64(len(s)-1))].Round(100 * time.Microsecond)
-}
-
-// parallelDo runs do(0..n-1) on parallel workers and returns the first error.
-func parallelDo(n, parallel int, do func(int) error) error {
-	var wg sync.WaitGroup
-	var first atomic.Pointer[error]
-	next := atomic.Int64{}
-	for range parallel {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				if err := do(i); err != nil {
-					first.CompareAndSwap(nil, &err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if p := first.Load(); p != nil {
-		return *p
-	}
-	return nil
 }
