@@ -133,6 +133,19 @@ func EventName(object, slug string, unix int64) string {
 	return strings.TrimRight(name[:maxLength-len(suffix)], ".-") + suffix
 }
 
+// Quotas renders the blocking ResourceQuota in each namespace q closes. They differ only in their namespace, so they
+// share one rendering's labels, annotations and limits: a cluster budget closing 10,000 namespaces holds those
+// once, not 10,000 times, while its answer is written.
+func Quotas(owner Owner, q *evaluate.Quota) []ResourceQuota {
+	rq := Quota(owner, q, "")
+	out := make([]ResourceQuota, len(q.Namespaces))
+	for i, ns := range q.Namespaces {
+		out[i] = rq
+		out[i].Metadata.Namespace = ns
+	}
+	return out
+}
+
 // Quota renders the blocking ResourceQuota in namespace: the budget's own, or one a cluster budget closes.
 func Quota(owner Owner, q *evaluate.Quota, namespace string) ResourceQuota {
 	patch := fmt.Sprintf("kubectl -n %s patch llmcostbudget %s", owner.Namespace, owner.Name)

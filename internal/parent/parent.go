@@ -122,8 +122,9 @@ func render(owner children.Owner, r evaluate.Result) metacontroller.CompositeRes
 		kids = append(kids, e)
 	}
 	if r.Quota != nil {
-		for _, ns := range r.Quota.Namespaces {
-			kids = append(kids, children.Quota(owner, r.Quota, ns))
+		quotas := children.Quotas(owner, r.Quota)
+		for i := range quotas {
+			kids = append(kids, quotas[i])
 		}
 	}
 	return metacontroller.CompositeResponse{Status: r.Status, Children: kids}
