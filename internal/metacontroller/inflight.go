@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sync/semaphore"
@@ -80,6 +81,12 @@ func (m *meteredBody) readRest(n int) ([]byte, error) {
 	}
 	body := make([]byte, m.declared)
 	m.joinInto(body)
+	// The chunks are garbage now, half the body's size; the collector would next run only once the heap doubled
+	// from them and the body together. For a cluster-sized body, collecting here is cheap (the body holds no
+	// pointers) and lets the decoding that follows grow the heap from the body alone.
+	if m.declared >= collectFrom {
+		runtime.GC()
+	}
 	for n < len(body) {
 		k, err := m.r.Read(body[n:])
 		n += k
@@ -117,6 +124,9 @@ func (m *meteredBody) joinInto(body []byte) {
 	}
 	m.chunks = nil
 }
+
+// collectFrom is the least body a collection follows: one larger than any ordinary sync (DefaultMaxBodyBytes).
+const collectFrom = DefaultMaxBodyBytes
 
 // pooledChunks is how many of a body's chunks go back to the pool: enough for the ordinary calls in flight at
 // once. The pool keeps what it holds alive across a garbage collection, so the chunks of a 30 MB body, put back,
