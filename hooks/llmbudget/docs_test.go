@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -533,5 +535,311 @@ func TestAnExcerptLeavesLinesOutOnlyWhereItSaysSo(t *testing.T) {
 		"lines out of order":              {[]string{"c", "...", "a"}, false},
 	} {
 		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, isExcerpt(tc.shown, src)) })
+	}
+}
+
+// Every default a doc states is the code's: "`--max-body-bytes` (4 MiB)", "(`--metrics-addr`, :9090)" and a table
+// of flags with a "default" column are compared with the default `llmbudget <command> -h` prints, "(Helm
+// `maxListBodyBytes`, 32 MiB)" and a table of flags with their chart values with values.yaml. Docs wrap lines, so
+// a paragraph (or a table) is read as one text.
+
+// The commands whose flags have defaults, in the order a flag's command is guessed when the text names none.
+var defaultedCommands = []string{"serve", "authz", "spend", "eval", "migrate"}
+
+// A value as the docs state one: an address, or a number with an optional unit of bytes or time.
+const statedValue = `:\d+|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?` +
+	`(?:\s?(?:KiB|MiB|GiB|Ki|Mi|Gi|bytes|ms|seconds?|minutes?|hours?|s|m|h)\b)?`
+
+var (
+	// "`--flag` (VALUE", "`--flag`, VALUE", "`--flag` (default VALUE", with a value that ends there.
+	flagDefault = regexp.MustCompile("`--([a-z][-a-z]*)`(?: \\(|, )(?:the default,? |default:? )?(" + statedValue +
+		`)(?:[;,)]|$)`)
+	// "Helm `name`, VALUE", "Helm `name` (VALUE" or, with a path of values.yaml, "`resources.limits.memory`, VALUE".
+	chartDefault   = regexp.MustCompile("(Helm )?`([a-z][a-zA-Z0-9.]*)`(?:,| \\() (" + statedValue + `)(?:[;,)]|$)`)
+	helpFlag       = regexp.MustCompile(`(?m)^  -([a-z][-a-z]*)(?: \S+)?\n((?:    \t.*\n?)+)`)
+	helpDefault    = regexp.MustCompile(`\(default (.*)\)\n?$`)
+	tableValue     = regexp.MustCompile(`^(?:` + statedValue + `)`)
+	tableChartKeys = regexp.MustCompile("\\((`[a-z][a-zA-Z0-9]*`(?:, `[a-z][a-zA-Z0-9]*`)*)\\)")
+	tableChartKey  = regexp.MustCompile("`([a-z][a-zA-Z0-9]*)`")
+	tableFlag      = regexp.MustCompile("`--([a-z][-a-z]*)`")
+)
+
+// statedDefault is a default a doc states: of a flag, or of a chart value.
+type statedDefault struct {
+	flag, chart string // one of them
+	value       string
+	where       string // the words that state it: a table's row, or the flag or value and what follows
+	context     string // the paragraph or section, which says whose flag it is
+}
+
+// statedDefaults lists the defaults stated in a paragraph of a doc (a table is one paragraph).
+func statedDefaults(paragraph, section string) []statedDefault {
+	context := paragraph + "\n" + section
+	var found []statedDefault
+	if strings.HasPrefix(paragraph, "|") {
+		rows := strings.Split(paragraph, "\n")
+		header := strings.Split(rows[0], "|")
+		if len(header) < 3 {
+			return nil
+		}
+		byFlag := strings.Contains(strings.ToLower(header[2]), "default")
+		for _, row := range rows[1:] {
+			cells := strings.Split(row, "|")
+			if len(cells) < 3 {
+				continue
+			}
+			var values []string
+			for v := range strings.SplitSeq(cells[2], ", ") {
+				values = append(values, tableValue.FindString(strings.TrimSpace(v)))
+			}
+			names := tableFlag.FindAllStringSubmatch(cells[1], -1)
+			if !byFlag {
+				names = nil
+				if keys := tableChartKeys.FindStringSubmatch(cells[1]); keys != nil {
+					names = tableChartKey.FindAllStringSubmatch(keys[1], -1)
+				}
+			}
+			for i, n := range names {
+				if i >= len(values) || values[i] == "" {
+					continue
+				}
+				d := statedDefault{chart: n[1], value: values[i], where: row, context: context}
+				if byFlag {
+					d.flag, d.chart = n[1], ""
+				}
+				found = append(found, d)
+			}
+		}
+	}
+	text := strings.Join(strings.Fields(paragraph), " ")
+	for _, m := range flagDefault.FindAllStringSubmatch(text, -1) {
+		found = append(found, statedDefault{flag: m[1], value: m[2], where: m[0], context: context})
+	}
+	for _, m := range chartDefault.FindAllStringSubmatch(text, -1) {
+		if m[1] != "" || strings.Contains(m[2], ".") {
+			found = append(found, statedDefault{chart: m[2], value: m[3], where: m[0], context: context})
+		}
+	}
+	return found
+}
+
+// canonical is a stated or real default in one form: bytes and counts as an integer, durations as Go prints them,
+// anything else as it is.
+func canonical(v string) string {
+	v = strings.Trim(strings.TrimSpace(v), `"`)
+	units := map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+	durations := map[string]string{"s": "s", "second": "s", "seconds": "s", "m": "m", "minute": "m",
+		"minutes": "m", "h": "h", "hour": "h", "hours": "h", "ms": "ms"}
+	m := regexp.MustCompile(`^(\d[\d,]*)(?:\.0+)?\s?([A-Za-z]*)$`).FindStringSubmatch(v)
+	if m != nil && m[2] == "bytes" {
+		m[2] = ""
+	}
+	if m == nil {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d.String()
+		}
+		return v
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	if err != nil {
+		return v
+	}
+	switch {
+	case m[2] == "":
+		return strconv.FormatInt(n, 10)
+	case units[m[2]] != 0:
+		return strconv.FormatInt(n*units[m[2]], 10)
+	case durations[m[2]] != "":
+		if d, err := time.ParseDuration(strconv.FormatInt(n, 10) + durations[m[2]]); err == nil {
+			return d.String()
+		}
+	}
+	return v
+}
+
+// flagDefaults are each command's flags with the defaults its -h prints ("" for a flag without one).
+func flagDefaults(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	defaults := map[string]map[string]string{}
+	for _, c := range defaultedCommands {
+		defaults[c] = map[string]string{}
+		for _, m := range helpFlag.FindAllStringSubmatch(flagsHelp(t, c), -1) {
+			d := ""
+			if dm := helpDefault.FindStringSubmatch(m[2]); dm != nil {
+				d = dm[1]
+			}
+			defaults[c][m[1]] = d
+		}
+		require.NotEmpty(t, defaults[c], "llmbudget %s -h lists its flags", c)
+	}
+	return defaults
+}
+
+// commandOf is the command whose flag a stated default is: the one of the commands its paragraph (then its
+// section) names that has the flag, else the first command that has it.
+func commandOf(flag, context string, defaults map[string]map[string]string) (string, bool) {
+	paragraph, section, _ := strings.Cut(context, "\n")
+	for _, text := range []string{paragraph, section} {
+		var named []string
+		for _, c := range defaultedCommands {
+			if _, has := defaults[c][flag]; has && regexp.MustCompile(`\b`+c+`\b`).MatchString(text) {
+				named = append(named, c)
+			}
+		}
+		if len(named) == 1 {
+			return named[0], true
+		}
+	}
+	for _, c := range defaultedCommands {
+		if _, has := defaults[c][flag]; has {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// chartValueOf is the values.yaml value a doc names: by its path, or by a key that only one value has.
+func chartValueOf(values map[string]any, name string) (any, bool) {
+	var found []any
+	var walk func(node any, path []string)
+	walk = func(node any, path []string) {
+		m, ok := node.(map[string]any)
+		if !ok {
+			if strings.Join(path, ".") == name || path[len(path)-1] == name {
+				found = append(found, node)
+			}
+			return
+		}
+		for k, v := range m {
+			walk(v, append(slices.Clone(path), k))
+		}
+	}
+	walk(values, nil)
+	if len(found) != 1 {
+		return nil, false
+	}
+	return found[0], true
+}
+
+// defaultMismatches compares the defaults a doc's text states with the code's and the chart's, and says where they
+// differ. A flag that no llmbudget command has (Metacontroller's, the API server's) is not ours to check.
+func defaultMismatches(t *testing.T, doc string, values map[string]any) (mismatches []string, checked int) {
+	t.Helper()
+	defaults := flagDefaults(t)
+	section := ""
+	lines := strings.Split(doc, "\n")
+	for start := 0; start < len(lines); start++ {
+		end := start
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		paragraph := strings.Join(lines[start:end], "\n")
+		if strings.HasPrefix(paragraph, "#") {
+			section = lines[start]
+		}
+		for _, d := range statedDefaults(paragraph, section) {
+			where := fmt.Sprintf("%d: %s", start+1, d.where) // the line its paragraph starts
+			if d.chart != "" {
+				v, ok := chartValueOf(values, d.chart)
+				if !ok && !strings.Contains(where, "Helm `") && strings.Contains(d.chart, ".") {
+					continue // a budget field's path, such as spec.costSource.maxAge
+				}
+				if !ok {
+					mismatches = append(mismatches, fmt.Sprintf("%s: %s is no single chart value", where, d.chart))
+					continue
+				}
+				checked++
+				if f, isNumber := v.(float64); isNumber {
+					v = strconv.FormatFloat(f, 'f', -1, 64) // YAML numbers are read as float64
+				}
+				if canonical(d.value) != canonical(fmt.Sprint(v)) {
+					mismatches = append(mismatches, fmt.Sprintf("%s: the chart's %s is %v", where, d.chart, v))
+				}
+				continue
+			}
+			command, ok := commandOf(d.flag, d.context, defaults)
+			if !ok {
+				continue
+			}
+			checked++
+			if code := defaults[command][d.flag]; canonical(d.value) != canonical(code) {
+				mismatches = append(mismatches, fmt.Sprintf("%s: llmbudget %s --%s defaults to %q", where, command,
+					d.flag, code))
+			}
+		}
+		start = end
+	}
+	return mismatches, checked
+}
+
+func TestEveryDefaultTheDocsStateIsTheCodes(t *testing.T) {
+	values := readYAMLFile(t, "../../deploy/helm/llmbudget/values.yaml")
+	checked := 0
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		require.NoError(t, err)
+		mismatches, n := defaultMismatches(t, string(data), values)
+		checked += n
+		for _, m := range mismatches {
+			t.Errorf("%s:%s", file, m)
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 20, "the docs state defaults")
+}
+
+func TestAStatedDefaultIsComparedWithTheCodes(t *testing.T) {
+	values := map[string]any{"maxBodyBytes": 4194304,
+		"spendWriter": map[string]any{"timeout": "1m", "qps": 200, "burst": 400},
+		"resources":   map[string]any{"limits": map[string]any{"memory": "128Mi"}}}
+	table := func(header, row string) string { return header + "\n|---|---|---|\n" + row }
+	tests := map[string]struct {
+		doc        string
+		found      bool // a default is taken from doc
+		mismatches int
+	}{
+		"a flag's size in MiB":             {"`--max-body-bytes` (4 MiB) is the largest request.", true, 0},
+		"a flag's wrong size":              {"`--max-body-bytes` (8 MiB) is the largest request.", true, 1},
+		"a size in bytes with commas":      {"(`--max-body-bytes`, 4,194,304 bytes)", true, 0},
+		"a count after a comma":            {"at most (`--max-connections`, 512) at once", true, 0},
+		"a wrong count":                    {"at most `--max-connections` (1024) at once", true, 1},
+		"the other command's count, named": {"`llmbudget authz` takes `--max-connections` (1024) at once", true, 0},
+		"an address":                       {"`/metrics` (`--metrics-addr`, :9090) exposes", true, 0},
+		"a wrong address":                  {"`/metrics` (`--metrics-addr`, :8080) exposes", true, 1},
+		"a duration in seconds":            {"The authz `--idle-timeout` (90 s) for keep-alive connections.", true, 0},
+		"a wrong duration":                 {"The authz `--idle-timeout` (30 s) for keep-alive connections.", true, 1},
+		"a duration after default":         {"spend `--deadline` (default 200s) bounds the run", true, 0},
+		"a wrong duration after default":   {"spend `--deadline` (default 5m) bounds the run", true, 1},
+		"a count for a duration":           {"spend `--deadline` (200) bounds the run", true, 1},
+		"a line wrapped before the value":  {"`--max-in-flight-bytes`\n(16 MiB; calls past it", true, 0},
+		"no value after the flag":          {"`--max-body-bytes` (Helm `maxBodyBytes`) is the largest", false, 0},
+		"another program's flags":          {"its `--event-ttl` (1 hour) and `--workers` (5)", false, 0},
+		"a budget field's default":         {"older than `spec.costSource.maxAge` (15 minutes)", false, 0},
+		"a chart value":                    {"the largest request (Helm `maxBodyBytes`, 4 MiB)", true, 0},
+		"a wrong chart value":              {"the largest request (Helm `maxBodyBytes`, 1 MiB)", true, 1},
+		"a chart value by its path":        {"the limit (`resources.limits.memory`, 128Mi)", true, 0},
+		"a wrong chart value by its path":  {"the limit (`resources.limits.memory`, 256Mi)", true, 1},
+		"a table of flag defaults": {
+			table("| flag | default | bounds |", "| `--timeout` | 2m (the CronJob: 1m) | a budget |"), true, 0},
+		"a table with a wrong flag default": {
+			table("| flag | default | bounds |", "| `--timeout` | 1m | a budget |"), true, 1},
+		"a table of two flags' defaults": {
+			table("| flag | default | bounds |", "| `--qps`, `--burst` | 200, 400 | API calls |"), true, 0},
+		"a table of two defaults, one wrong": {
+			table("| flag | default | bounds |", "| `--qps`, `--burst` | 200, 200 | API calls |"), true, 1},
+		"a table of chart values": {
+			table("| flag (chart value) | CronJob | bounds |", "| `--timeout` (`timeout`) | 1m | a budget |"), true, 0},
+		"a table with a wrong chart value": {
+			table("| flag (chart value) | CronJob | bounds |", "| `--timeout` (`timeout`) | 2m | a budget |"), true, 1},
+		"a table of two chart values, one wrong": {
+			table("| flag (chart value) | CronJob | bounds |", "| `--qps` (`qps`, `burst`) | 200, 1 | calls |"), true, 1},
+		"a table row stating a flag's default": {
+			table("| status | cause | fix |", "| 413 | over `--max-body-bytes` (8 MiB) | split |"), true, 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			mismatches, checked := defaultMismatches(t, tc.doc, values)
+			assert.Len(t, mismatches, tc.mismatches, "%v", mismatches)
+			assert.Equal(t, tc.found, checked > 0, "a default is found")
+		})
 	}
 }

@@ -1,4 +1,4 @@
-// Package httpapi is llmbudget's hook service: its four controllers, at the paths that the Metacontroller objects
+// Package httpapi is llmbudget's hook service: its five controllers, at the paths that the Metacontroller objects
 // in metacontroller/ call, served by package metacontroller's handler. It holds no logic of its own.
 package httpapi
 
