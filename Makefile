@@ -110,7 +110,7 @@ manifests: ## render the kustomize base, components, overlays, monitoring and Me
 	  $(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "manifests render"
 
-bench: build ## benchmarks of the hook handlers against their JSON floor, a load run, memory under attack, authz
+bench: build ## the hooks against their JSON floor, load, memory under attack, admission, spend writer, authz
 	$(GO) test -c -o bin/bench.test ./test/bench
 	@# Each round runs every body's handler and floor benchmarks back to back,
 	@# so the ratio compares figures taken under the same machine load.
@@ -124,6 +124,12 @@ bench: build ## benchmarks of the hook handlers against their JSON floor, a load
 	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ]; then \
 	  cd test/k8s && $(GO) run ./cmd/admissionbench; \
 	else echo "admissionbench: skipped, no kube-apiserver (bash test/k8s/build.sh builds it)"; fi
+	@# The spend writer over 1,000 and 10,000 budgets, against the real API server and a real Prometheus.
+	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ] && \
+	  [ -x "$${LLMBUDGET_PROMETHEUS_BIN:-$$HOME/.cache/llmbudget/prometheus/v0.316.0}/prometheus" ]; then \
+	  cd test/k8s && $(GO) run ./cmd/writerbench -bin $(CURDIR)/$(BIN) \
+	    -prometheus-bin "$${LLMBUDGET_PROMETHEUS_BIN:-$$HOME/.cache/llmbudget/prometheus/v0.316.0}/prometheus"; \
+	else echo "writerbench: skipped, no kube-apiserver or Prometheus (test/k8s/build.sh, build-prometheus.sh)"; fi
 	@# llmbudget authz at 10,000 namespaces, 1,000 budgets and 100,000 Pods, and through a real Caddy.
 	bash test/k8s/build-caddy.sh
 	$(GO) run ./test/bench/cmd/authzbench $(AUTHZBENCHFLAGS)

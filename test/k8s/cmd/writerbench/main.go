@@ -1,0 +1,336 @@
+// Command writerbench measures the cluster's spend writer, `llmbudget spend --all`, as deployed: against the real
+// API server of test/k8s (llmbudget's CRDs and admission policies installed) and a real Prometheus, which scrapes
+// the LiteLLM spend counters of one team per budget. It creates the budgets (LiteLLM sources, Total format, spread
+// over namespaces), runs the built binary once with the CronJob's flags, and prints its wall time and peak
+// resident memory against the goal: within 60 s and 128 MiB for 1,000 budgets. A second run at 10,000 budgets
+// checks that the rate flags (--qps, --burst, --concurrency) let a run finish within its --deadline.
+//
+//	go run ./cmd/writerbench -bin ../../bin/llmbudget   # from test/k8s, after ./build.sh and
+//	                                                     # ./build-prometheus.sh; make bench runs it
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmbudget/llmbudget/test/k8s/cluster"
+	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
+)
+
+// The goal for a run over goalBudgets budgets.
+const (
+	goalBudgets = 1_000
+	goalWall    = 60 * time.Second
+	goalRSS     = 128 << 20
+)
+
+// cronJob is the spend writer as deploy/components/spend-writer runs it: its arguments, but --prometheus, and
+// GOMEMLIMIT, which the Downward API sets to its memory limit.
+type cronJob struct {
+	args      []string
+	memLimit  int64
+	manifest  string
+	container string
+}
+
+// deployedCronJob reads the CronJob of deploy/components/spend-writer.
+func deployedCronJob() (cronJob, error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return cronJob{}, err
+	}
+	path := filepath.Join(root, "deploy", "components", "spend-writer", "spend-writer.yaml")
+	docs, err := cluster.ReadDocuments(path)
+	if err != nil {
+		return cronJob{}, err
+	}
+	for _, d := range docs {
+		if d.Kind != "CronJob" {
+			continue
+		}
+		var cj batchv1.CronJob
+		if err := yaml.Unmarshal([]byte(d.YAML), &cj); err != nil {
+			return cronJob{}, fmt.Errorf("%s: %w", path, err)
+		}
+		c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+		out := cronJob{manifest: path, container: c.Name, memLimit: c.Resources.Limits.Memory().Value()}
+		for _, a := range c.Args {
+			if !strings.HasPrefix(a, "--prometheus=") {
+				out.args = append(out.args, a)
+			}
+		}
+		return out, nil
+	}
+	return cronJob{}, fmt.Errorf("%s holds no CronJob", path)
+}
+
+type options struct {
+	bin                 string
+	budgets, large, per int
+	prometheus          string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin", "../../bin/llmbudget", "the llmbudget binary (make build)")
+	flag.IntVar(&o.budgets, "budgets", goalBudgets, "budgets of the measured run")
+	flag.IntVar(&o.large, "large", 10_000, "budgets of the run that checks the deadline; 0 skips it")
+	flag.IntVar(&o.per, "per-namespace", 50, "budgets in each namespace")
+	flag.StringVar(&o.prometheus, "prometheus-bin", "", "Prometheus binary (default: build-prometheus.sh's cache)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "writerbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	cj, err := deployedCronJob()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
+		cj.manifest[strings.Index(cj.manifest, "deploy/"):])
+	exp := &exporter{}
+	target, stopExporter, err := serve(exp)
+	if err != nil {
+		return err
+	}
+	defer stopExporter()
+	prom, stopProm, err := startPrometheus(o.prometheus, target)
+	if err != nil {
+		return err
+	}
+	defer stopProm()
+	c, k, err := benchkit.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	fmt.Printf("%-8s %10s %10s %10s %8s %s\n", "budgets", "created in", "run wall", "peak RSS", "written", "")
+	made := 0
+	for _, n := range []int{o.budgets, o.large} {
+		if n <= made {
+			continue
+		}
+		exp.teams.Store(int64(n))
+		start := time.Now()
+		if err := createBudgets(ctx, k, made, n, o.per); err != nil {
+			return err
+		}
+		created := time.Since(start)
+		made = n
+		if err := waitForSeries(prom, n); err != nil {
+			return err
+		}
+		r, err := spendAll(bin, cj, prom, c.Kubeconfig)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-8d %10s %10s %6.1f MiB %8d %s\n", n, created.Round(time.Second),
+			r.wall.Round(100*time.Millisecond), float64(r.rss)/(1<<20), r.written, verdict(n, r))
+		if r.exit != 0 {
+			fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+		}
+	}
+	return nil
+}
+
+func verdict(n int, r result) string {
+	switch {
+	case (r.exit != 0 || r.written != n) && n != goalBudgets:
+		return "NOT within the deadline: the budgets not reached got their SpendWriteFailed Event"
+	case r.exit != 0 || r.written != n:
+		return "NOT within the goal: not every budget was written"
+	case n != goalBudgets:
+		return "within the deadline"
+	case r.wall <= goalWall && r.rss <= goalRSS:
+		return "within the goal (60 s, 128 MiB)"
+	}
+	return "NOT within the goal (60 s, 128 MiB)"
+}
+
+// createBudgets creates budgets from..to-1, per to a namespace, each reading LiteLLM team team-<i>.
+func createBudgets(ctx context.Context, k benchkit.Kube, from, to, per int) error {
+	for ns := from / per; ns*per < to; ns++ {
+		_, err := k.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+			ObjectMeta: metav1.ObjectMeta{Name: namespace(ns * per)}}, metav1.CreateOptions{})
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			return err
+		}
+	}
+	return benchkit.Parallel(to-from, 32, func(j int) error {
+		i := from + j
+		b := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "llmbudget.dev/v1alpha1", "kind": "LLMCostBudget",
+			"metadata": map[string]any{"name": team(i), "namespace": namespace(i / per * per)},
+			"spec": map[string]any{
+				"limitUSD": "300",
+				"costSource": map[string]any{
+					"configMapName": team(i) + "-spend", "format": "Total", "key": "total",
+					"prometheus": map[string]any{"source": "litellm", "selector": map[string]any{"team": team(i)}},
+				},
+			},
+		}}
+		_, err := k.Dynamic.Resource(benchkit.Budgets).Namespace(namespace(i/per*per)).Create(ctx, b,
+			metav1.CreateOptions{})
+		return err
+	})
+}
+
+func team(i int) string      { return fmt.Sprintf("team-%05d", i) }
+func namespace(i int) string { return fmt.Sprintf("ns-%05d", i) }
+
+// exporter serves LiteLLM's spend counter for teams team-00000.. and its token counters, growing a cent a scrape.
+type exporter struct {
+	teams   atomic.Int64
+	scrapes atomic.Int64
+}
+
+func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	n, s := int(e.teams.Load()), e.scrapes.Add(1)
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	for _, m := range []struct {
+		name  string
+		value float64
+	}{{"spend", 0.01}, {"input_tokens", 100}, {"output_tokens", 10}} {
+		fmt.Fprintf(w, "# TYPE litellm_%s_metric_total counter\n", m.name)
+		for i := range n {
+			fmt.Fprintf(w, "litellm_%s_metric_total{team=%q,model=\"gpt-4o\",hashed_api_key=\"k%d\"} %g\n",
+				m.name, team(i), i, m.value*float64(s))
+		}
+	}
+}
+
+func serve(h http.Handler) (addr string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return l.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// startPrometheus runs Prometheus scraping target every second and returns its URL.
+func startPrometheus(bin, target string) (string, func(), error) {
+	if bin == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", nil, err
+		}
+		bin = filepath.Join(home, ".cache", "llmbudget", "prometheus", "v0.316.0", "prometheus")
+	}
+	work, err := os.MkdirTemp("", "writerbench-prometheus-")
+	if err != nil {
+		return "", nil, err
+	}
+	config := fmt.Sprintf("global: {scrape_interval: 1s, scrape_timeout: 900ms}\nscrape_configs:\n"+
+		"- job_name: litellm\n  honor_labels: true\n  static_configs: [{targets: [%q]}]\n", target)
+	if err := os.WriteFile(filepath.Join(work, "prometheus.yml"), []byte(config), 0o600); err != nil {
+		return "", nil, err
+	}
+	ports, err := cluster.FreePorts(1)
+	if err != nil {
+		return "", nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	p, err := cluster.StartProcess(bin, work, filepath.Join(work, "prometheus.log"),
+		"--config.file="+filepath.Join(work, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(work, "data"),
+		"--web.listen-address="+addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("start %s (bash test/k8s/build-prometheus.sh builds it): %w", bin, err)
+	}
+	stop := func() { p.Stop(5 * time.Second); _ = os.RemoveAll(work) }
+	return "http://" + addr, stop, nil
+}
+
+// waitForSeries waits until Prometheus has held every team's spend for 90 s: the writer sums the steps of the
+// period up to the last whole step before its run, so a series scraped only in the last minute may not count yet.
+func waitForSeries(prom string, teams int) error {
+	q := "count(litellm_spend_metric_total offset 90s)"
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		resp, err := http.Get(prom + "/api/v1/query?query=" + strings.ReplaceAll(q, " ", "%20"))
+		if err == nil {
+			if strings.Contains(readAll(resp), fmt.Sprintf(`"%d"]`, teams)) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("prometheus has not held the spend of all %d teams for 90 s after 4 minutes", teams)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func readAll(resp *http.Response) string {
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
+
+type result struct {
+	wall    time.Duration
+	rss     int64
+	exit    int
+	written int
+	tail    string
+}
+
+// spendAll runs the writer once, as the CronJob does, and counts the budgets it reports written.
+func spendAll(bin string, cj cronJob, prom, kubeconfig string) (result, error) {
+	cmd := exec.Command(bin, append(cj.args, "--prometheus="+prom, "--kubeconfig="+kubeconfig)...)
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(cj.memLimit, 10))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{wall: time.Since(start)}
+	if cmd.ProcessState == nil {
+		return r, err
+	}
+	r.exit = cmd.ProcessState.ExitCode()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = ru.Maxrss << 10
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, `"msg":"spend written"`) {
+			r.written++
+		}
+	}
+	for _, l := range lines[max(0, len(lines)-2):] {
+		r.tail += "\n         " + l[:min(len(l), 200)]
+	}
+	return r, nil
+}
