@@ -139,7 +139,7 @@ func ReadWith(names []string, stdin io.Reader, opts Options) (Set, error) {
 	r := reader{opts: opts}
 	skipped, err := readInputs(names, stdin, opts.Exclude, func(in Input) error {
 		docs := 0
-		err := EachDoc(in.Name, in.Data, func(d Doc) {
+		err := EachDocIn(in.Name, in.Text(), func(d Doc) {
 			docs++
 			r.readObject(d)
 		})
