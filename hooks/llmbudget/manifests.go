@@ -363,7 +363,7 @@ func migrateCmd(args []string, std stdio) error {
 	var notes []string
 	var errs manifest.Errors // of every file, as eval reports them
 	skipped, err := manifest.ReadInputs(files, std.in, func(in manifest.Input) error {
-		res, err := migrate.Migrate(in.Name, in.Data, migrate.Options{SkipUnknownKinds: *skip})
+		res, err := migrate.From(in.Name, in.Text(), migrate.Options{SkipUnknownKinds: *skip})
 		docs = append(docs, res.Documents...)
 		notes = append(notes, res.Notes...)
 		if me, ok := errors.AsType[manifest.Errors](err); ok {

@@ -12,7 +12,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -103,19 +102,24 @@ func Docs(file string, data []byte) ([]Doc, *Error) {
 // documents than that (after a "..." end marker, or "---" after a line break the splitter does not see: CR alone,
 // NEL, U+2028 or U+2029) is refused, so that no input is ever read in part.
 func EachDoc(file string, data []byte, read func(Doc)) *Error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	lc := lineCounter{data: data}
+	return EachDocIn(file, bytes.NewReader(data), read)
+}
+
+// EachDocIn is EachDoc of a stream read as it is split, so that the stream is never held whole either.
+func EachDocIn(file string, r io.Reader, read func(Doc)) *Error {
+	s := splitter{r: bufio.NewReader(r)}
 	for {
-		text, err := r.Read()
+		text, before, err := s.next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		lc.skipSeparators()
-		if err != nil { // a "---" followed by something other than a comment
-			return &Error{Source: Source{File: file, Line: lc.badSeparator()}, Message: "not valid YAML: " + err.Error()}
+		if _, ok := err.(separatorError); ok { // a "---" followed by something other than a comment
+			return &Error{Source: Source{File: file, Line: s.lines}, Message: "not valid YAML: " + err.Error()}
 		}
-		d := Doc{File: file, src: &source{text: text, lines: lc.line, first: firstLine(text)}}
-		lc.advance(bytes.Count(text, []byte("\n")))
+		if err != nil {
+			return &Error{Source: Source{File: file}, Message: "read: " + err.Error()}
+		}
+		d := Doc{File: file, src: &source{text: text, lines: before, first: firstLine(text)}}
 		if d.JSON, err = sigsyaml.YAMLToJSONStrict(text); err != nil {
 			return yamlError(file, d.src.lines, err)
 		}
@@ -126,6 +130,69 @@ func EachDoc(file string, data []byte, read func(Doc)) *Error {
 			return err
 		}
 		read(d)
+	}
+}
+
+// splitter cuts a stream into documents line for line as kubectl's splitter (k8s.io/apimachinery's YAMLReader
+// and its LineReader) does, counting the lines it reads: a line ends at LF, a CR before it is dropped, and every
+// line it returns ends with LF.
+type splitter struct {
+	r     *bufio.Reader
+	lines int // read so far
+}
+
+// next is the next document's text and the lines before its first line that is not a separator, or YAMLReader's
+// error.
+func (s *splitter) next() (text []byte, before int, err error) {
+	var buf bytes.Buffer
+	started := false
+	for {
+		line, err := s.line()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, err
+		}
+		if after, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			if t := bytes.TrimSpace(after); len(t) > 0 && t[0] != '#' {
+				return nil, 0, separatorError(t)
+			}
+			if buf.Len() != 0 {
+				return buf.Bytes(), before, nil
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+		}
+		if err != nil {
+			if buf.Len() != 0 { // a last line without a line break
+				return buf.Bytes(), before, nil
+			}
+			return nil, 0, err
+		}
+		if !started { // a separator with nothing before it stays in the text, as the splitter leaves it
+			before, started = s.lines-1, !bytes.HasPrefix(line, []byte("---"))
+		}
+		buf.Write(line)
+	}
+}
+
+// separatorError is YAMLReader's error for a "---" line followed by more than a comment: the text after it.
+type separatorError string
+
+func (e separatorError) Error() string { return "invalid Yaml document separator: " + string(e) }
+
+// line is the next line, ending with LF, and io.EOF past the last.
+func (s *splitter) line() ([]byte, error) {
+	var line []byte
+	for {
+		part, isPrefix, err := s.r.ReadLine()
+		line = append(line, part...)
+		if err != nil {
+			return append(line, '\n'), err
+		}
+		if !isPrefix {
+			s.lines++
+			return append(line, '\n'), nil
+		}
 	}
 }
 
@@ -205,46 +272,6 @@ func countDocuments(text []byte) (int, error) {
 		if len(doc.Content) > 0 && (doc.Content[0].Kind != yaml.ScalarNode || doc.Content[0].Tag != "!!null") {
 			found++
 		}
-	}
-}
-
-// lineCounter follows the YAML splitter through the stream's lines: it skips the "---" lines the splitter drops
-// and counts the lines of each document it returns (a line each, whatever the line ending).
-type lineCounter struct {
-	data []byte
-	pos  int // the start of the next line
-	line int // lines before pos
-}
-
-func (c *lineCounter) skipSeparators() {
-	for bytes.HasPrefix(c.data[c.pos:], []byte("---")) {
-		c.advance(1)
-	}
-}
-
-// badSeparator is the line of the first "---" line from here on that the splitter refuses: one with more than a
-// comment after it.
-func (c *lineCounter) badSeparator() int {
-	for c.pos < len(c.data) {
-		rest, _, _ := bytes.Cut(c.data[c.pos:], []byte("\n"))
-		c.advance(1)
-		if after, ok := bytes.CutPrefix(rest, []byte("---")); ok {
-			if t := bytes.TrimSpace(after); len(t) > 0 && t[0] != '#' {
-				return c.line
-			}
-		}
-	}
-	return 0
-}
-
-func (c *lineCounter) advance(lines int) {
-	for ; lines > 0 && c.pos < len(c.data); lines-- {
-		next := bytes.IndexByte(c.data[c.pos:], '\n')
-		if next < 0 {
-			next = len(c.data) - c.pos - 1
-		}
-		c.pos += next + 1
-		c.line++
 	}
 }
 

@@ -24,8 +24,17 @@ var maxInputBytes int64 = MaxInputBytes
 // Input is one file (or stdin) to read.
 type Input struct {
 	Name  string
-	Data  []byte // UTF-8, whatever the file's encoding was
-	InDir bool   // found by walking a directory given with -f, rather than named
+	InDir bool // found by walking a directory given with -f, rather than named
+	data  []byte
+	text  io.Reader // a file's UTF-8 text, read as it is parsed rather than held whole; nil for data
+}
+
+// Text is the input as UTF-8, whatever the file's encoding was. It can be read once.
+func (in Input) Text() io.Reader {
+	if in.text != nil {
+		return in.text
+	}
+	return bytes.NewReader(in.data)
 }
 
 // SkippedFile is a file a directory held that was not read, and why.
@@ -66,32 +75,106 @@ func readInputs(names []string, stdin io.Reader, exclude []string, read func(Inp
 				}
 				readStdin, in.Name, r = true, "stdin", stdin
 			} else {
-				file, err := os.Open(f)
+				n, err := openInput(&in, f, left)
 				if err != nil {
 					return skipped, err
 				}
-				if info, err := file.Stat(); err == nil && info.Size() > left {
-					file.Close()
-					return skipped, tooLarge(in.Name, left < maxInputBytes)
-				}
-				in.Data, err = readInput(in.Name, file, left)
-				file.Close()
-				if err != nil {
-					return skipped, err
-				}
+				left -= n
 			}
 			if r != nil {
-				if in.Data, err = readInput(in.Name, r, left); err != nil {
+				if in.data, err = readInput(in.Name, r, left); err != nil {
 					return skipped, err
 				}
+				left -= int64(len(in.data))
 			}
-			left -= int64(len(in.Data))
-			if err := read(in); err != nil {
+			err := read(in)
+			if c, ok := in.text.(io.Closer); ok {
+				c.Close()
+			}
+			if err != nil {
 				return skipped, err
 			}
 		}
 	}
 	return skipped, nil
+}
+
+// openInput opens the file at path for in and returns its size. A file in UTF-8 is checked as toUTF8 checks it,
+// a buffer at a time, and then read again as it is parsed: held whole, the input would stay in memory beside
+// every object read from it. Another encoding is read whole and transcoded.
+func openInput(in *Input, path string, left int64) (int64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	info, err := file.Stat()
+	if err == nil && info.Size() > left {
+		file.Close()
+		return 0, tooLarge(in.Name, left < maxInputBytes)
+	}
+	whole := err != nil || !info.Mode().IsRegular() // a pipe (<(kubectl get ...)) is read once
+	var size, bom int64
+	if !whole {
+		size, bom, err = checkUTF8(in.Name, file, left)
+		whole = err == nil && bom < 0 // another encoding
+		if err == nil && whole {
+			_, err = file.Seek(0, io.SeekStart)
+		}
+	}
+	if err == nil && whole {
+		in.data, err = readInput(in.Name, file, left)
+		file.Close()
+		return int64(len(in.data)), err
+	}
+	if err == nil {
+		_, err = file.Seek(bom, io.SeekStart)
+	}
+	if err != nil {
+		file.Close()
+		return 0, err
+	}
+	// As checked: a file that grows while it is read is read as it was.
+	in.text = &limitedFile{Reader: io.LimitReader(file, size-bom), Closer: file}
+	return size - bom, nil
+}
+
+type limitedFile struct {
+	io.Reader
+	io.Closer
+}
+
+// checkUTF8 reads r through, at most left bytes, and returns its size and the length of its UTF-8 byte-order
+// mark (0 when it has none), or -1 when it starts with another byte-order mark; it refuses what toUTF8 refuses of
+// a file without one, with the same words.
+func checkUTF8(name string, r io.Reader, left int64) (size, bom int64, err error) {
+	buf := make([]byte, 64<<10)
+	lr := io.LimitReader(r, left+1)
+	for {
+		n, err := io.ReadFull(lr, buf)
+		chunk := buf[:n]
+		if size == 0 {
+			switch {
+			case bytes.HasPrefix(chunk, []byte{0xef, 0xbb, 0xbf}):
+				bom = 3
+			case bytes.HasPrefix(chunk, []byte{0xff, 0xfe}), bytes.HasPrefix(chunk, []byte{0xfe, 0xff}),
+				bytes.HasPrefix(chunk, []byte{0, 0, 0xfe, 0xff}):
+				return 0, -1, nil
+			}
+		}
+		size += int64(n)
+		if size > left {
+			return 0, 0, tooLarge(name, left < maxInputBytes)
+		}
+		if bom == 0 && bytes.IndexByte(chunk, 0) >= 0 {
+			return 0, 0, holdsNUL(name)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return size, bom, nil
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
 }
 
 // readInput reads at most left bytes of r and returns them as UTF-8.
@@ -131,8 +214,7 @@ func toUTF8(name string, data []byte) ([]byte, error) {
 	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
 		order = binary.BigEndian
 	case bytes.IndexByte(data, 0) >= 0:
-		return nil, fmt.Errorf("%s: holds NUL bytes: UTF-16 or UTF-32 without a byte-order mark, or not text; "+
-			"save it as UTF-8", name)
+		return nil, holdsNUL(name)
 	default:
 		return data, nil
 	}
@@ -145,6 +227,11 @@ func toUTF8(name string, data []byte) ([]byte, error) {
 		units[i] = order.Uint16(data[2*i:])
 	}
 	return []byte(string(utf16.Decode(units))), nil
+}
+
+func holdsNUL(name string) error {
+	return fmt.Errorf("%s: holds NUL bytes: UTF-16 or UTF-32 without a byte-order mark, or not text; "+
+		"save it as UTF-8", name)
 }
 
 // manifestFiles lists the manifests under name when it is a directory, else name itself, so that reading a

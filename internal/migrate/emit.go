@@ -121,5 +121,6 @@ func render(doc *goyaml.Node) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("the converted budget is not valid: %s", strings.Join(msgs, "; "))
 	}
-	return b.Bytes(), nil
+	// Held until every input converts: the buffer has grown past the document by up to its double.
+	return bytes.Clone(b.Bytes()), nil
 }

@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	goyaml "go.yaml.in/yaml/v3"
@@ -52,9 +53,14 @@ func Join(docs [][]byte) []byte {
 // refuses every object it must, each a manifest.Error of the manifest.Errors returned, and then returns no
 // documents.
 func Migrate(source string, data []byte, opts Options) (Result, error) {
+	return From(source, bytes.NewReader(data), opts)
+}
+
+// From is Migrate of a stream, read as it is converted.
+func From(source string, r io.Reader, opts Options) (Result, error) {
 	var res Result
 	var errs manifest.Errors
-	stop := manifest.EachDoc(source, data, func(d manifest.Doc) {
+	stop := manifest.EachDocIn(source, r, func(d manifest.Doc) {
 		errs = appendErrors(errs, source, res.object(d, opts))
 	})
 	if stop != nil {
