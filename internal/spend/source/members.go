@@ -64,9 +64,13 @@ type configMapSource struct {
 	err  error
 }
 
-// namespaceObject is the part of a related Namespace that decides membership.
+// namespaceObject is the part of a related Namespace that decides membership: its name and labels. Not its
+// annotations, which the namespace decorator and kubectl fill (some hundreds of bytes each, 10,000 times over).
 type namespaceObject struct {
-	Metadata metacontroller.ObjectMeta `json:"metadata"`
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
 }
 
 // decodeNamespace reads a related Namespace; an error names the first label whose value is not a string.
