@@ -304,31 +304,42 @@ func TestFiveHundredBlockedNamespacesEachGetTheirQuota(t *testing.T) {
 }
 
 func TestABudgetOverTooManyNamespacesNamesTheBoundAndEnforcesNothing(t *testing.T) {
+	const overAll = "spec.namespaceSelector: Too many: 20001: must have at most 20000 items " +
+		"(MaxSelectedNamespaces): narrow the selector or split the budget"
+	const overQuotas = `spec.enforcement.gate: Invalid value: "Both": a ResourceQuota in each of 8001 namespaces is ` +
+		"more than 8000 (MaxQuotaNamespaces): use gate Policy, narrow the selector or split the budget"
 	cases := map[string]struct {
+		gate       string
 		namespaces int
-		state      api.State
+		refused    string // the message naming the bound; empty when every namespace is closed
 	}{
-		"at the bound, every namespace is closed": {api.MaxSelectedNamespaces, api.OverBudget},
-		"one past it, none is":                    {api.MaxSelectedNamespaces + 1, api.Unknown},
+		"gate Policy at the bound closes every namespace": {"Policy", api.MaxSelectedNamespaces, ""},
+		"gate Policy one past it closes none":             {"Policy", api.MaxSelectedNamespaces + 1, overAll},
+		"gate Both at its quota bound closes every one":   {"Both", api.MaxQuotaNamespaces, ""},
+		"gate Both one past it closes none":               {"Both", api.MaxQuotaNamespaces + 1, overQuotas},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := request{namespaces: map[string]map[string]string{}}
+			r := request{namespaces: map[string]map[string]string{}, spec: map[string]any{"enforcement": map[string]any{
+				"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": tc.gate,
+			}}}
 			for i := range tc.namespaces {
 				r.namespaces[fmt.Sprintf("team-%05d", i)] = map[string]string{"department": "ml"}
 			}
 			r.configMaps = []configMap{ledger("team-00000", "2000")}
 			st, kids, _ := sync(t, r)
-			require.Equal(t, tc.state, st.State)
-			if tc.state == api.Unknown {
+			if tc.refused != "" {
+				require.Equal(t, api.Unknown, st.State)
 				assert.False(t, st.Enforcement.Blocking)
 				assert.Empty(t, quotaNamespaces(kids))
-				assert.Equal(t, "spec.namespaceSelector: Too many: 20001: must have at most 20000 items "+
-					"(MaxSelectedNamespaces): narrow the selector or split the budget", st.Conditions[0].Message)
+				assert.Equal(t, tc.refused, st.Conditions[0].Message)
 				return
 			}
+			require.Equal(t, api.OverBudget, st.State)
 			assert.Len(t, st.Enforcement.Namespaces, tc.namespaces)
-			assert.Len(t, quotaNamespaces(kids), tc.namespaces)
+			if tc.gate == "Both" {
+				assert.Len(t, quotaNamespaces(kids), tc.namespaces)
+			}
 		})
 	}
 }

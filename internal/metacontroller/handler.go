@@ -29,8 +29,8 @@ const (
 	// DefaultMaxInFlightBytes is four maximum-size requests in flight, or 256 ordinary ones (see MinCallWeight).
 	DefaultMaxInFlightBytes = 16 << 20
 	// DefaultMaxListBodyBytes bounds a sync or finalize request of a Lists route, one that carries a list the size
-	// of the cluster: a ClusterLLMCostBudget over 10,000 namespaces, each with its ResourceQuota and a spend
-	// ConfigMap in a tenth of them, is 29 MB as Metacontroller sends it. These calls have an in-flight bound of
+	// of the cluster: a ClusterLLMCostBudget over 8,000 namespaces, each with its ResourceQuota and a spend
+	// ConfigMap in an eighth of them, is 28 MB as Metacontroller sends it. These calls have an in-flight bound of
 	// their own, of the same size: one at a time at the limit, beside the ordinary calls.
 	DefaultMaxListBodyBytes = 32 << 20
 	// MinCallWeight is what any hook call counts against the in-flight bound, however small its body: a call's

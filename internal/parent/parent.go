@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -70,7 +71,7 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 		b.Spec.Default()
 		if k.cluster() {
 			invalid = b.Spec.ValidateCluster().ToAggregate()
-			invalid = cmp.Or(invalid, tooManyNamespaces(related))
+			invalid = cmp.Or(invalid, tooManyNamespaces(b.Spec.Enforcement.Gate, related))
 		} else {
 			invalid = b.Spec.Validate().ToAggregate()
 		}
@@ -84,17 +85,23 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 	return in
 }
 
-// tooManyNamespaces refuses a cluster budget that selects more than api.MaxSelectedNamespaces, before any is read:
-// like an invalid spec, it is reported (Unknown, InvalidSpec, naming the bound) and enforces nothing, since neither
-// its status nor its answer could hold every namespace.
-func tooManyNamespaces(related metacontroller.ObjectMap) error {
+// tooManyNamespaces refuses a cluster budget that selects more than api.MaxSelectedNamespaces, or with a quota in
+// each more than api.MaxQuotaNamespaces, before any is read: like an invalid spec, it is reported (Unknown,
+// InvalidSpec, naming the bound) and enforces nothing, since neither its status nor the requests of its syncs
+// could hold every namespace.
+func tooManyNamespaces(gate api.Gate, related metacontroller.ObjectMap) error {
 	n := len(related[metacontroller.NamespaceGroup])
-	if n <= api.MaxSelectedNamespaces {
-		return nil
+	if n > api.MaxSelectedNamespaces {
+		path := field.NewPath("spec", "namespaceSelector")
+		return fmt.Errorf("%s (MaxSelectedNamespaces): narrow the selector or split the budget",
+			field.TooMany(path, n, api.MaxSelectedNamespaces).Error())
 	}
-	path := field.NewPath("spec", "namespaceSelector")
-	return fmt.Errorf("%s (MaxSelectedNamespaces): narrow the selector or split the budget",
-		field.TooMany(path, n, api.MaxSelectedNamespaces).Error())
+	if n > api.MaxQuotaNamespaces && slices.Contains(gate.Gates(), api.GateQuota) {
+		return fmt.Errorf("spec.enforcement.gate: Invalid value: %q: a ResourceQuota in each of %d namespaces is "+
+			"more than %d (MaxQuotaNamespaces): use gate Policy, narrow the selector or split the budget",
+			gate, n, api.MaxQuotaNamespaces)
+	}
+	return nil
 }
 
 // subject is how messages name a budget of this kind.

@@ -22,6 +22,10 @@ const (
 	// closes (status.enforcement.namespaces, up to 64 bytes a name within etcd's 1.5 MiB object) and its sync
 	// answers a ResourceQuota for each, so that the answer stays in proportion to a bounded request.
 	MaxSelectedNamespaces = 20_000
+	// MaxQuotaNamespaces is the most namespaces a ClusterLLMCostBudget with gate Quota or Both may select: each
+	// ResourceQuota comes back in every sync as Metacontroller observed it (about 2.6 KiB, with its status and
+	// managedFields) beside its Namespace, and 8,000 of both fit the hook's 32 MiB list limit.
+	MaxQuotaNamespaces = 8_000
 
 	DefaultTimeZone            = "UTC"
 	DefaultWarnThreshold int32 = 80
