@@ -23,10 +23,10 @@ type scaled struct {
 }
 
 var scaledSyncs = []scaled{
-	{"ClusterLLMCostBudget over 10,000 namespaces, 1,000 spending (Quota, blocking)", "/clusterbudget/sync", 1,
-		func(dir string) ([]byte, error) { return clusterSync(dir, 10_000, 1_000, true) }},
-	{"ClusterLLMCostBudget over 10,000 namespaces, each spending (Policy)", "/clusterbudget/sync", 1,
-		func(dir string) ([]byte, error) { return clusterSync(dir, 10_000, 10_000, false) }},
+	{"ClusterLLMCostBudget over 8,000 namespaces, 1,000 spending (Both, blocking)", "/clusterbudget/sync", 1,
+		func(dir string) ([]byte, error) { return clusterSync(dir, 8_000, 1_000, true) }},
+	{"ClusterLLMCostBudget over 10,000 namespaces, 1,000 spending (Policy, blocking)", "/clusterbudget/sync", 1,
+		func(dir string) ([]byte, error) { return clusterSync(dir, 10_000, 1_000, false) }},
 	{"Namespace beside 100 blocking ClusterLLMCostBudgets of 1,000 namespaces", "/namespace/sync", 1,
 		func(dir string) ([]byte, error) { return namespaceSync(dir, 100, 1_000) }},
 	{"4 at once: a crafted ClusterLLMCostBudget over 58,000 minimal namespaces", "/clusterbudget/sync", 4,
@@ -116,8 +116,11 @@ func group(req map[string]any, section, key string) map[string]any {
 }
 
 // clusterSync grows the capture of a blocking cluster budget (gate Both) to namespaces selected namespaces, spenders
-// of them holding a spend ConfigMap. With blocking, each namespace has its ResourceQuota child.
-func clusterSync(dir string, namespaces, spenders int, blocking bool) ([]byte, error) {
+// of them holding a spend ConfigMap; with quotas, gate Both, each namespace has its ResourceQuota, else gate
+// Policy. Its Namespaces and ResourceQuotas are copies of those Metacontroller v4.17.2 sent for a ClusterLLMCostBudget
+// over 10,000 namespaces, in testdata/cluster-objects.json: a blocked Namespace (its posture label and annotation
+// included) and a ResourceQuota (its status and managedFields included).
+func clusterSync(dir string, namespaces, spenders int, quotas bool) ([]byte, error) {
 	req, err := readCapture(dir, "clusterbudget/sync/capture-configmap-missing-closed-blocks.request.json")
 	if err != nil {
 		return nil, err
@@ -126,27 +129,30 @@ func clusterSync(dir string, namespaces, spenders int, blocking bool) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	nsTemplate := group(req, "related", "Namespace.v1")["ml-research"]
+	seen, err := readCapture(filepath.Join(dir, "..", "attack", "testdata"), "cluster-objects.json")
+	if err != nil {
+		return nil, err
+	}
 	cmTemplate := group(spend, "related", "ConfigMap.v1")["ml-research/llm-spend"]
-	quotaTemplate := group(req, "children", "ResourceQuota.v1")["ml-research/llmbudget-cluster-ml-department"]
-	nss, cms, quotas := map[string]any{}, map[string]any{}, map[string]any{}
+	nss, cms, rqs := map[string]any{}, map[string]any{}, map[string]any{}
 	for i := range namespaces {
 		name := fmt.Sprintf("ml-team-%05d", i)
-		ns := renamed(nsTemplate, name, "")
-		ns["metadata"].(map[string]any)["labels"].(map[string]any)["kubernetes.io/metadata.name"] = name
+		ns := renamed(seen["namespace"], name, "")
+		labels := ns["metadata"].(map[string]any)["labels"].(map[string]any)
+		labels["kubernetes.io/metadata.name"], labels["department"] = name, "ml"
 		nss[name] = ns
 		if i < spenders {
 			cms[name+"/llm-spend"] = renamed(cmTemplate, "llm-spend", name)
 		}
-		if blocking {
-			quotas[name+"/llmbudget-cluster-ml-department"] = renamed(quotaTemplate, "llmbudget-cluster-ml-department", name)
+		if quotas {
+			rqs[name+"/llmbudget-cluster-ml-department"] = renamed(seen["resourceQuota"],
+				"llmbudget-cluster-ml-department", name)
 		}
 	}
 	req["related"] = map[string]any{"Namespace.v1": nss, "ConfigMap.v1": cms}
-	req["children"] = map[string]any{"Event.v1": map[string]any{}, "ResourceQuota.v1": quotas}
-	if !blocking {
+	req["children"] = map[string]any{"Event.v1": map[string]any{}, "ResourceQuota.v1": rqs}
+	if !quotas {
 		parent := req["parent"].(map[string]any)
-		parent["spec"].(map[string]any)["limitUSD"] = "1000000000"
 		parent["spec"].(map[string]any)["enforcement"].(map[string]any)["gate"] = "Policy"
 	}
 	return json.Marshal(req)
