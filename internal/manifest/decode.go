@@ -145,7 +145,6 @@ type splitter struct {
 // error.
 func (s *splitter) next() (text []byte, before int, err error) {
 	var buf bytes.Buffer
-	started := false
 	for {
 		line, err := s.line()
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -168,8 +167,8 @@ func (s *splitter) next() (text []byte, before int, err error) {
 			}
 			return nil, 0, err
 		}
-		if !started { // a separator with nothing before it stays in the text, as the splitter leaves it
-			before, started = s.lines-1, !bytes.HasPrefix(line, []byte("---"))
+		if buf.Len() == 0 { // a separator with nothing before it stays in the text, as the splitter leaves it
+			before = s.lines - 1
 		}
 		buf.Write(line)
 	}
@@ -242,7 +241,7 @@ func firstLine(text []byte) int {
 	n := 1
 	for line := range bytes.Lines(text) {
 		t := bytes.TrimSpace(line)
-		if len(t) > 0 && t[0] != '#' && t[0] != '%' {
+		if len(t) > 0 && t[0] != '#' && t[0] != '%' && !bytes.HasPrefix(line, []byte("---")) {
 			return n
 		}
 		n++

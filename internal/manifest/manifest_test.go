@@ -65,6 +65,26 @@ func TestReadAcceptsABudgetAndItsConfigMapInOneStream(t *testing.T) {
 	assert.Contains(t, string(b.JSON), `"generation":1`, "the API server's generation is set")
 }
 
+func TestAnObjectsLineSkipsTheSeparatorsBeforeIt(t *testing.T) {
+	cases := map[string]struct {
+		text             string
+		budget, cfgMapAt int
+	}{
+		"a leading separator":            {"---\n" + validBudget + "---\n" + spendConfigMap, 2, 13},
+		"a comment, then two separators": {"# budgets\n---\n--- # next\n" + validBudget + "---\n" + spendConfigMap, 4, 15},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			set, err := readText(t, tc.text)
+			require.NoError(t, err)
+			require.Len(t, set.Budgets, 1)
+			require.Len(t, set.ConfigMaps, 1)
+			assert.Equal(t, tc.budget, set.Budgets[0].Line)
+			assert.Equal(t, tc.cfgMapAt, set.ConfigMaps[0].Line)
+		})
+	}
+}
+
 func TestReadRefusesProblemsNamingTheFieldAndItsLine(t *testing.T) {
 	tests := map[string]struct {
 		text string
