@@ -13,8 +13,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,12 +114,9 @@ func run(o options) error {
 	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
 		cj.manifest[strings.Index(cj.manifest, "deploy/"):])
 	exp := &exporter{}
-	target, stopExporter, err := serve(exp)
-	if err != nil {
-		return err
-	}
-	defer stopExporter()
-	prom, stopProm, err := startPrometheus(o.prometheus, target)
+	target := httptest.NewServer(exp)
+	defer target.Close()
+	prom, stopProm, err := startPrometheus(o.prometheus, target.Listener.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -222,16 +219,6 @@ func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 				m.name, team(i), i, m.value*float64(s))
 		}
 	}
-}
-
-func serve(h http.Handler) (addr string, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return l.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 // startPrometheus runs Prometheus scraping target every second and returns its URL.
