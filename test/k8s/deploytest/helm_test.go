@@ -441,6 +441,7 @@ func TestChartPassesValuesThrough(t *testing.T) {
 		"logLevel":          "debug",
 		"maxBodyBytes":      16777216,
 		"maxInFlightBytes":  33554432,
+		"maxListBodyBytes":  50331648,
 		"pprof":             true,
 		"priorityClassName": "llm-critical",
 		"nodeSelector":      map[string]any{"kubernetes.io/os": "linux"},
@@ -453,7 +454,7 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	assert.Equal(t, "ghcr.io/llmbudget/llmbudget:0.2.0", container.(map[string]any)["image"])
 	assert.Equal(t, []any{
 		"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug",
-		"--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--pprof",
+		"--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--max-list-body-bytes=50331648", "--pprof",
 	}, container.(map[string]any)["args"])
 	replicas, _ := dig(dep, "spec", "replicas")
 	assert.EqualValues(t, 3, replicas)
