@@ -37,7 +37,8 @@ func NewMetrics(version string, g CacheGauges) *Metrics {
 	f.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."},
 		[]string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
 	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "cache_age_seconds",
-		Help: "Seconds since the API server was last heard from; decisions past --max-cache-age say they are stale."},
+		Help: "Seconds since the API server was last heard from; " +
+			"decisions past the config's maxCacheAge say they are stale."},
 		func() float64 { return g.Cache().Age.Seconds() })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "cache_synced",
 		Help: "1 once every informer has synced (and the server is ready), else 0."},
@@ -69,7 +70,7 @@ func NewMetrics(version string, g CacheGauges) *Metrics {
 			Help: "Calls whose caller could not be told, by gateway; the unknownCaller policy decided them."},
 			[]string{"gateway"}),
 		stale: f.NewCounterVec(prometheus.CounterOpts{Name: "stale_decisions_total",
-			Help: "Decisions made while the cache was unsynced or older than --max-cache-age, by gateway."},
+			Help: "Decisions made while the cache was unsynced or older than the config's maxCacheAge, by gateway."},
 			[]string{"gateway"}),
 		untrusted: f.NewCounter(prometheus.CounterOpts{Name: "untrusted_calls_total",
 			Help: "Calls refused because their peer is no configured gateway."}),
