@@ -97,9 +97,9 @@ func tooManyNamespaces(gate api.Gate, related metacontroller.ObjectMap) error {
 			field.TooMany(path, n, api.MaxSelectedNamespaces).Error())
 	}
 	if n > api.MaxQuotaNamespaces && slices.Contains(gate.Gates(), api.GateQuota) {
-		return fmt.Errorf("spec.enforcement.gate: Invalid value: %q: a ResourceQuota in each of %d namespaces is "+
-			"more than %d (MaxQuotaNamespaces): use gate Policy, narrow the selector or split the budget",
-			gate, n, api.MaxQuotaNamespaces)
+		return field.Invalid(field.NewPath("spec", "enforcement", "gate"), gate, fmt.Sprintf(
+			"a ResourceQuota in each of %d namespaces is more than %d (MaxQuotaNamespaces): use gate Policy, "+
+				"narrow the selector or split the budget", n, api.MaxQuotaNamespaces))
 	}
 	return nil
 }
