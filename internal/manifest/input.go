@@ -154,10 +154,9 @@ func checkUTF8(name string, r io.Reader, left int64) (size, bom int64, err error
 		chunk := buf[:n]
 		if size == 0 {
 			switch {
-			case bytes.HasPrefix(chunk, []byte{0xef, 0xbb, 0xbf}):
-				bom = 3
-			case bytes.HasPrefix(chunk, []byte{0xff, 0xfe}), bytes.HasPrefix(chunk, []byte{0xfe, 0xff}),
-				bytes.HasPrefix(chunk, []byte{0, 0, 0xfe, 0xff}):
+			case bytes.HasPrefix(chunk, utf8BOM):
+				bom = int64(len(utf8BOM))
+			case otherBOM(chunk):
 				return 0, -1, nil
 			}
 		}
@@ -205,8 +204,8 @@ func tooLarge(name string, after bool) error {
 func toUTF8(name string, data []byte) ([]byte, error) {
 	var order binary.ByteOrder
 	switch {
-	case bytes.HasPrefix(data, []byte{0xef, 0xbb, 0xbf}):
-		return data[3:], nil
+	case bytes.HasPrefix(data, utf8BOM):
+		return data[len(utf8BOM):], nil
 	case bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}):
 		return nil, fmt.Errorf("%s: UTF-32 is not read: save it as UTF-8", name)
 	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
@@ -227,6 +226,15 @@ func toUTF8(name string, data []byte) ([]byte, error) {
 		units[i] = order.Uint16(data[2*i:])
 	}
 	return []byte(string(utf16.Decode(units))), nil
+}
+
+// utf8BOM is UTF-8's byte-order mark, which toUTF8 drops.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// otherBOM reports whether data starts with a byte-order mark toUTF8 transcodes or refuses: UTF-16's or UTF-32's.
+func otherBOM(data []byte) bool {
+	return bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) ||
+		bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff})
 }
 
 func holdsNUL(name string) error {
