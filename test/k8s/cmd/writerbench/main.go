@@ -13,11 +13,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -44,11 +47,12 @@ const (
 // cronJob is the spend writer as deploy/components/spend-writer runs it: its arguments, but --prometheus, and
 // GOMEMLIMIT, which the Downward API sets to its memory limit.
 type cronJob struct {
-	args      []string
-	memLimit  int64
-	manifest  string
-	container string
+	args     []string
+	memLimit int64
 }
+
+// cronJobManifest holds the spend writer's CronJob, from the repository's root.
+const cronJobManifest = "deploy/components/spend-writer/spend-writer.yaml"
 
 // deployedCronJob reads the CronJob of deploy/components/spend-writer.
 func deployedCronJob() (cronJob, error) {
@@ -56,7 +60,7 @@ func deployedCronJob() (cronJob, error) {
 	if err != nil {
 		return cronJob{}, err
 	}
-	path := filepath.Join(root, "deploy", "components", "spend-writer", "spend-writer.yaml")
+	path := filepath.Join(root, cronJobManifest)
 	docs, err := cluster.ReadDocuments(path)
 	if err != nil {
 		return cronJob{}, err
@@ -70,7 +74,7 @@ func deployedCronJob() (cronJob, error) {
 			return cronJob{}, fmt.Errorf("%s: %w", path, err)
 		}
 		c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-		out := cronJob{manifest: path, container: c.Name, memLimit: c.Resources.Limits.Memory().Value()}
+		out := cronJob{memLimit: c.Resources.Limits.Memory().Value()}
 		for _, a := range c.Args {
 			if !strings.HasPrefix(a, "--prometheus=") {
 				out.args = append(out.args, a)
@@ -112,7 +116,7 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
-		cj.manifest[strings.Index(cj.manifest, "deploy/"):])
+		cronJobManifest)
 	exp := &exporter{}
 	target := httptest.NewServer(exp)
 	defer target.Close()
@@ -260,9 +264,11 @@ func waitForSeries(prom string, teams int) error {
 	q := "count(litellm_spend_metric_total offset 90s)"
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		resp, err := http.Get(prom + "/api/v1/query?query=" + strings.ReplaceAll(q, " ", "%20"))
+		resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(q))
 		if err == nil {
-			if strings.Contains(readAll(resp), fmt.Sprintf(`"%d"]`, teams)) {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), fmt.Sprintf(`"%d"]`, teams)) {
 				return nil
 			}
 		}
@@ -270,19 +276,6 @@ func waitForSeries(prom string, teams int) error {
 			return fmt.Errorf("prometheus has not held the spend of all %d teams for 90 s after 4 minutes", teams)
 		}
 		time.Sleep(time.Second)
-	}
-}
-
-func readAll(resp *http.Response) string {
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
 	}
 }
 
@@ -296,7 +289,7 @@ type result struct {
 
 // spendAll runs the writer once, as the CronJob does, and counts the budgets it reports written.
 func spendAll(bin string, cj cronJob, prom, kubeconfig string) (result, error) {
-	cmd := exec.Command(bin, append(cj.args, "--prometheus="+prom, "--kubeconfig="+kubeconfig)...)
+	cmd := exec.Command(bin, slices.Concat(cj.args, []string{"--prometheus=" + prom, "--kubeconfig=" + kubeconfig})...)
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(cj.memLimit, 10))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
