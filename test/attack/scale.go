@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,12 @@ import (
 	"sync"
 	"time"
 )
+
+// clusterObjects are a Namespace and a ResourceQuota as Metacontroller v4.17.2 sent them for a ClusterLLMCostBudget
+// over 10,000 namespaces, under the test/k8s control plane.
+//
+//go:embed testdata/cluster-objects.json
+var clusterObjects []byte
 
 // A scaled sync is a real capture grown to a cluster's size: its one Namespace, spend ConfigMap, ResourceQuota or
 // ClusterLLMCostBudget copied under new names, as Metacontroller would send them.
@@ -118,7 +125,7 @@ func group(req map[string]any, section, key string) map[string]any {
 // clusterSync grows the capture of a blocking cluster budget (gate Both) to namespaces selected namespaces, spenders
 // of them holding a spend ConfigMap; with quotas, gate Both, each namespace has its ResourceQuota, else gate
 // Policy. Its Namespaces and ResourceQuotas are copies of those Metacontroller v4.17.2 sent for a ClusterLLMCostBudget
-// over 10,000 namespaces, in testdata/cluster-objects.json: a blocked Namespace (its posture label and annotation
+// over 10,000 namespaces, clusterObjects: a blocked Namespace (its posture label and annotation
 // included) and a ResourceQuota (its status and managedFields included).
 func clusterSync(dir string, namespaces, spenders int, quotas bool) ([]byte, error) {
 	req, err := readCapture(dir, "clusterbudget/sync/capture-configmap-missing-closed-blocks.request.json")
@@ -129,8 +136,8 @@ func clusterSync(dir string, namespaces, spenders int, quotas bool) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	seen, err := readCapture(filepath.Join(dir, "..", "attack", "testdata"), "cluster-objects.json")
-	if err != nil {
+	var seen map[string]any
+	if err := json.Unmarshal(clusterObjects, &seen); err != nil {
 		return nil, err
 	}
 	cmTemplate := group(spend, "related", "ConfigMap.v1")["ml-research/llm-spend"]
