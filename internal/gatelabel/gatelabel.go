@@ -58,7 +58,7 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 		Attachments: []any{},
 	}
 	state := "NotBlocking"
-	if blocks(b.Status) {
+	if Blocks(b.Status) {
 		resp.Labels[LabelBlocking], state = new("true"), "Blocking"
 	}
 	if !resp.CarriedBy(b.Metadata.Labels, b.Metadata.Annotations) {
@@ -73,9 +73,9 @@ func decodeBudget(raw json.RawMessage, field string) (budget, error) {
 	return metacontroller.DecodeObject(raw, field, func(b budget) string { return b.Metadata.Name })
 }
 
-// blocks reports whether a status says the budget blocks; a status it cannot read counts as blocking, so that the
-// policy reads the budget and decides.
-func blocks(status json.RawMessage) bool {
+// Blocks reports whether a budget's status gets it LabelBlocking: whether it says the budget blocks. A status it
+// cannot read counts as blocking, so that the policy reads the budget and decides.
+func Blocks(status json.RawMessage) bool {
 	if len(status) == 0 || string(status) == "null" {
 		return false
 	}

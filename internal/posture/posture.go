@@ -2,10 +2,13 @@
 // policy engine can select on (NetworkPolicy, Kueue's ClusterQueue, admission policies, meshes and gateways all
 // select namespaces by label) and an annotation that says which budgets block it and why.
 //
-// It guarantees that it only ever sets or removes LabelBlocked and AnnotationBlockedBy, never another label,
-// annotation or anything else of the Namespace, and that it never holds up a namespace's deletion: the
-// decorator has no finalize hook, so Metacontroller puts no finalizer on Namespaces. Namespace labels are
-// cluster-scoped, so the namespace's own users cannot remove the label.
+// It also says, as LabelBudgetsBlocking, whether any of the namespace's LLMCostBudgets blocks, so that the Policy
+// gate's bindings can skip namespaces where none does without the API server matching each budget on every write.
+//
+// It guarantees that it only ever sets or removes LabelBlocked, LabelBudgetsBlocking and AnnotationBlockedBy,
+// never another label, annotation or anything else of the Namespace, and that it never holds up a namespace's
+// deletion: the decorator has no finalize hook, so Metacontroller puts no finalizer on Namespaces. Namespace labels
+// are cluster-scoped, so the namespace's own users can neither remove the first nor set the second.
 package posture
 
 import (
@@ -17,6 +20,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/money"
 )
@@ -33,7 +37,12 @@ const (
 	LabelBlocked = api.Group + "/blocked"
 	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
 	AnnotationBlockedBy = api.Group + "/blocked-by"
-	clusterResource     = "clusterllmcostbudgets"
+	// LabelBudgetsBlocking is "false" while none of the namespace's LLMCostBudgets is labelled
+	// llmbudget.dev/blocking (gatelabel.Blocks), "true" while one is, and absent while the namespace has none.
+	// The Policy gate's bindings skip a namespace labelled "false", so a write there does not pay for the API
+	// server's matching of its many budgets: only "false" lets a write past, and only Namespace writers can set it.
+	LabelBudgetsBlocking = api.Group + "/budgets-blocking"
+	clusterResource      = "clusterllmcostbudgets"
 )
 
 // The annotation stays small whatever the budgets say: each reason is cut to maxReason bytes and at most
@@ -87,6 +96,7 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 			blocks = append(blocks, b)
 		}
 	}
+	gate := budgetsBlocking(req.Related[budgetGroup], name)
 	for _, raw := range req.Related[clusterBudgetGroup] {
 		if b, ok := blocking(raw, api.ClusterKind); ok && slices.Contains(b.closes, name) {
 			blocks = append(blocks, b)
@@ -96,7 +106,7 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 	slices.SortFunc(blocks, func(a, b block) int { return strings.Compare(a.who, b.who) })
 	blocks = slices.CompactFunc(blocks, func(a, b block) bool { return a.who == b.who })
 	resp := metacontroller.DecoratorResponse{
-		Labels:      map[string]*string{LabelBlocked: nil},
+		Labels:      map[string]*string{LabelBlocked: nil, LabelBudgetsBlocking: gate},
 		Annotations: map[string]*string{AnnotationBlockedBy: nil},
 		Attachments: []any{},
 	}
@@ -156,6 +166,33 @@ func blocking(raw []byte, kind string) (block, bool) {
 		who = kind + " " + b.Metadata.Namespace + "/" + b.Metadata.Name
 	}
 	return block{who: who, namespace: b.Metadata.Namespace, message: enf.Message, closes: enf.Namespaces}, true
+}
+
+// budgetsBlocking is LabelBudgetsBlocking's value for the namespace's LLMCostBudgets among related. It reads each
+// status as the gate decorator does, so "false" only while no budget there is, or is about to be, labelled
+// llmbudget.dev/blocking. A budget it cannot read, whatever its namespace, counts as blocking.
+func budgetsBlocking(related map[string]metacontroller.Raw, namespace string) *string {
+	var found bool
+	for _, raw := range related {
+		var b struct {
+			Metadata metacontroller.ObjectMeta `json:"metadata"`
+			Status   json.RawMessage           `json:"status"`
+		}
+		if decode.Lenient(raw, &b, "budget") != nil {
+			return new("true")
+		}
+		if b.Metadata.Namespace != namespace {
+			continue
+		}
+		if gatelabel.Blocks(b.Status) {
+			return new("true")
+		}
+		found = true
+	}
+	if !found {
+		return nil
+	}
+	return new("false")
 }
 
 // blockedBy is the annotation: each blocking budget and its sentence, "; " apart.

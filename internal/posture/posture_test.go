@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -72,7 +73,7 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 			resp, sum, err := Controller{}.Sync(request(`{"team":"ml"}`, tc.team, tc.cluster), time.Time{})
 			require.NoError(t, err)
 			assert.Equal(t, strings.Join(tc.want, ", "), logged(sum, "budget"))
-			require.Len(t, resp.Labels, 1, "only its own label")
+			require.Len(t, resp.Labels, 2, "only its own labels")
 			require.Len(t, resp.Annotations, 1, "only its own annotation")
 			if tc.want == nil {
 				assert.Nil(t, resp.Labels[LabelBlocked], "the label is removed")
@@ -83,6 +84,44 @@ func TestSyncLabelsTheNamespaceWhileABudgetBlocksIt(t *testing.T) {
 			assert.Equal(t, "true", *resp.Labels[LabelBlocked])
 			assert.Equal(t, len(tc.want), strings.Count(*resp.Annotations[AnnotationBlockedBy], "is OverBudget"),
 				"each budget is named once")
+		})
+	}
+}
+
+func TestTheGateSkipsANamespaceOnlyWhileNoneOfItsBudgetsBlocks(t *testing.T) {
+	cases := []struct {
+		name string
+		team map[string]metacontroller.Raw
+		want string // LabelBudgetsBlocking's value; "" for removed
+	}{
+		{"budgets that do not block", map[string]metacontroller.Raw{
+			"team-ml/a": teamBudget("team-ml", "a", idle), "team-ml/b": teamBudget("team-ml", "b", idle)}, "false"},
+		{"a budget without a status yet",
+			map[string]metacontroller.Raw{"team-ml/a": metacontroller.Raw(`{"metadata":{"namespace":"team-ml"}}`)}, "false"},
+		{"one blocking budget among idle ones", map[string]metacontroller.Raw{
+			"team-ml/a": teamBudget("team-ml", "a", idle), "team-ml/b": teamBudget("team-ml", "b", blocks)}, "true"},
+		{"a warn-mode budget, which the warn policy reads", map[string]metacontroller.Raw{
+			"team-ml/a": teamBudget("team-ml", "a", warns)}, "true"},
+		{"a budget whose status this version cannot read", map[string]metacontroller.Raw{
+			"team-ml/a": teamBudget("team-ml", "a", `{"blocking":"yes"}`)}, "true"},
+		{"a budget it cannot read at all", map[string]metacontroller.Raw{
+			"team-ml/a": teamBudget("team-ml", "a", idle), "team-ml/b": metacontroller.Raw(`[]`)}, "true"},
+		{"a blocking budget of another namespace only", map[string]metacontroller.Raw{
+			"other/a": teamBudget("other", "a", blocks)}, ""},
+		{"no budgets", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _, err := Controller{}.Sync(request(`{}`, tc.team, nil), time.Time{})
+			require.NoError(t, err)
+			require.Contains(t, resp.Labels, LabelBudgetsBlocking, "set or removed, never left as it is")
+			got := resp.Labels[LabelBudgetsBlocking]
+			if tc.want == "" {
+				assert.Nil(t, got)
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, tc.want, *got)
 		})
 	}
 }
@@ -145,8 +184,15 @@ func FuzzSync(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(resp.Labels) != 1 || len(resp.Annotations) != 1 {
+		if len(resp.Labels) != 2 || len(resp.Annotations) != 1 {
 			t.Fatalf("touched keys not its own: %v %v", resp.Labels, resp.Annotations)
+		}
+		var b struct {
+			Status json.RawMessage `json:"status"`
+		}
+		open := resp.Labels[LabelBudgetsBlocking]
+		if open != nil && *open == "false" && (json.Unmarshal(budget, &b) != nil || gatelabel.Blocks(b.Status)) {
+			t.Fatalf("a budget the gate decorator labels blocking, yet the namespace is skipped: %s", budget)
 		}
 	})
 }

@@ -39,7 +39,7 @@ func TestTheNamespacePostureLabelsARealNamespaceAndRemovesOnlyItsOwnKeys(t *test
 
 func patchNamespace(t *testing.T, ns string, r hookResponse) {
 	t.Helper()
-	require.Len(t, r.Labels, 1, "the decorator answers its own label only")
+	require.Len(t, r.Labels, 2, "the decorator answers its own labels only")
 	require.Len(t, r.Annotations, 1, "and its own annotation only")
 	patch := map[string]any{"metadata": map[string]any{"labels": r.Labels, "annotations": r.Annotations}}
 	kube.Kubectl(t, "patch", "namespace", ns, "--type=merge", "-p", toJSON(t, patch))
