@@ -141,6 +141,28 @@ func TestPolicyGateAdmitsWhatNoBlockingBudgetRefuses(t *testing.T) {
 		"create", "cronjob", "nightly", "--image="+pauseImage, "--schedule=0 3 * * *", "-n", ns, "--dry-run=server")
 }
 
+// The namespace decorator labels a namespace llmbudget.dev/budgets-blocking "false" while none of its budgets
+// blocks, and the bindings skip it: the label, which only Namespace writers can set (lift_test), is all that
+// stands between a write and the gate, so only "false" may open it.
+func TestPolicyGateSkipsANamespaceOnlyWhileItsLabelSaysNoBudgetThereBlocks(t *testing.T) {
+	installPolicyGate(t)
+	ns := kube.Namespace(t, "policy-skip")
+	kube.ApplyYAML(t, ns, budgetYAML(t, "chatbot", blockJobs("")))
+	writeStatus(t, ns, "chatbot", blockingStatus(ns, "chatbot", "Namespace", "jobs.batch"))
+	job := []string{"create", "job", "train", "--image=" + pauseImage, "-n", ns, "--dry-run=server"}
+	want := "LLMCostBudget " + ns + "/chatbot is OverBudget (test): new jobs.batch are refused in " + ns
+	for _, label := range []string{"llmbudget.dev/budgets-blocking=true", "llmbudget.dev/budgets-blocking=False",
+		"llmbudget.dev/budgets-blocking=", "llmbudget.dev/budgets-blocking-"} {
+		kube.Kubectl(t, "label", "namespace", ns, "--overwrite", label)
+		waitRefused(t, want, "", job...)
+	}
+	kube.Kubectl(t, "label", "namespace", ns, "--overwrite", "llmbudget.dev/budgets-blocking=false")
+	cluster.WaitFor(t, 30*time.Second, "the binding to skip the namespace", func() (bool, string) {
+		out, err := kube.KubectlErr(t, "", job...)
+		return err == nil, out
+	})
+}
+
 func TestPolicyGateStillRefusesWithoutAMessage(t *testing.T) {
 	installPolicyGate(t)
 	ns := kube.Namespace(t, "policy-terse")
