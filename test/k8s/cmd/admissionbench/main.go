@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
 )
@@ -30,6 +31,7 @@ const target = 1.20
 
 type options struct {
 	budgets, writes, parallel, rounds int
+	label                             bool
 }
 
 func main() {
@@ -38,6 +40,8 @@ func main() {
 	flag.IntVar(&o.writes, "writes", 300, "creates per case and round")
 	flag.IntVar(&o.parallel, "parallel", 16, "concurrent clients")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each case's figure is its median round")
+	flag.BoolVar(&o.label, "label-namespace", true,
+		"label the crowded namespace as the namespace decorator does while none of its budgets blocks")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "admissionbench:", err)
@@ -64,6 +68,11 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("created %d budgets in namespace many in %s\n", o.budgets, time.Since(start).Round(time.Millisecond))
+	if o.label {
+		if err := clients.settle(ctx, "many"); err != nil {
+			return err
+		}
+	}
 	// The policies resolve their parameters through an informer: writes until a write in many sees them all.
 	if _, err := clients.measure(ctx, "warm-up", "many", o.writes/10, o.parallel); err != nil {
 		return err
@@ -90,6 +99,14 @@ func (k kube) budgets(ctx context.Context, ns string, n, parallel int) error {
 		_, err := k.Dynamic.Resource(benchkit.Budgets).Namespace(ns).Create(ctx, b, metav1.CreateOptions{})
 		return err
 	})
+}
+
+// settle labels ns as the namespace decorator labels a namespace none of whose budgets blocks
+// (internal/posture, LabelBudgetsBlocking "false"), which is what a namespace of idle budgets carries.
+func (k kube) settle(ctx context.Context, ns string) error {
+	_, err := k.Typed.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"llmbudget.dev/budgets-blocking":"false"}}}`), metav1.PatchOptions{})
+	return err
 }
 
 // result is one case's round: its wall time and every write's latency.
