@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/gatelabel"
@@ -37,10 +39,10 @@ const (
 	LabelBlocked = api.Group + "/blocked"
 	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
 	AnnotationBlockedBy = api.Group + "/blocked-by"
-	// LabelBudgetsBlocking is "false" while none of the namespace's LLMCostBudgets is labelled
-	// llmbudget.dev/blocking (gatelabel.Blocks), "true" while one is, and absent while the namespace has none.
-	// The Policy gate's bindings skip a namespace labelled "false", so a write there does not pay for the API
-	// server's matching of its many budgets: only "false" lets a write past, and only Namespace writers can set it.
+	// LabelBudgetsBlocking is "true" while one of the namespace's LLMCostBudgets blocks (gatelabel.Blocks), and
+	// "false" while none does, including in a namespace without budgets. The Policy gate's bindings skip a
+	// namespace labelled "false", so a write there does not pay for the API server's matching of its many
+	// budgets: only "false" lets a write past, and only Namespace writers can set it.
 	LabelBudgetsBlocking = api.Group + "/budgets-blocking"
 	clusterResource      = "clusterllmcostbudgets"
 )
@@ -67,16 +69,19 @@ func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
 	return metacontroller.DecodeObject(raw, field, func(ns namespace) string { return ns.Metadata.Name })
 }
 
-// Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget: which cluster budgets close
-// the namespace is in their status, which a selector cannot match.
+// Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget, of those the gate decorator
+// labels gatelabel.LabelBlocking: only a budget whose status says it blocks can block the namespace, and a budget
+// that does not is then never sent, nor does its change sync a namespace. Which cluster budgets close the
+// namespace is in their status, which a selector cannot match, so every labelled one is related.
 func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	ns, err := decodeNamespace(req.Parent, "parent")
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
 	}
+	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{gatelabel.LabelBlocking: "true"}}
 	return metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{
-		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name},
-		{APIVersion: api.APIVersion, Resource: clusterResource},
+		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name, LabelSelector: labelled},
+		{APIVersion: api.APIVersion, Resource: clusterResource, LabelSelector: labelled},
 	}}, nil
 }
 
@@ -168,29 +173,19 @@ func blocking(raw []byte, kind string) (block, bool) {
 	return block{who: who, namespace: b.Metadata.Namespace, message: enf.Message, closes: enf.Namespaces}, true
 }
 
-// budgetsBlocking is LabelBudgetsBlocking's value for the namespace's LLMCostBudgets among related. It reads each
-// status as the gate decorator does, so "false" only while no budget there is, or is about to be, labelled
-// llmbudget.dev/blocking. A budget it cannot read, whatever its namespace, counts as blocking.
+// budgetsBlocking is LabelBudgetsBlocking's value for the namespace's LLMCostBudgets among related: "true" while
+// one's status says it blocks, read as the gate decorator reads it (gatelabel.Blocks), so while it is, or is about
+// to be, a parameter of the gate's bindings; "false" otherwise. A budget it cannot read, whatever its namespace,
+// counts as blocking.
 func budgetsBlocking(related map[string]metacontroller.Raw, namespace string) *string {
-	var found bool
 	for _, raw := range related {
 		var b struct {
 			Metadata metacontroller.ObjectMeta `json:"metadata"`
 			Status   json.RawMessage           `json:"status"`
 		}
-		if decode.Lenient(raw, &b, "budget") != nil {
+		if decode.Lenient(raw, &b, "budget") != nil || b.Metadata.Namespace == namespace && gatelabel.Blocks(b.Status) {
 			return new("true")
 		}
-		if b.Metadata.Namespace != namespace {
-			continue
-		}
-		if gatelabel.Blocks(b.Status) {
-			return new("true")
-		}
-		found = true
-	}
-	if !found {
-		return nil
 	}
 	return new("false")
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
@@ -92,9 +94,9 @@ func TestTheGateSkipsANamespaceOnlyWhileNoneOfItsBudgetsBlocks(t *testing.T) {
 	cases := []struct {
 		name string
 		team map[string]metacontroller.Raw
-		want string // LabelBudgetsBlocking's value; "" for removed
+		want string // LabelBudgetsBlocking's value
 	}{
-		{"budgets that do not block", map[string]metacontroller.Raw{
+		{"budgets whose label is yet to be removed, which no longer block", map[string]metacontroller.Raw{
 			"team-ml/a": teamBudget("team-ml", "a", idle), "team-ml/b": teamBudget("team-ml", "b", idle)}, "false"},
 		{"a budget without a status yet",
 			map[string]metacontroller.Raw{"team-ml/a": metacontroller.Raw(`{"metadata":{"namespace":"team-ml"}}`)}, "false"},
@@ -107,20 +109,15 @@ func TestTheGateSkipsANamespaceOnlyWhileNoneOfItsBudgetsBlocks(t *testing.T) {
 		{"a budget it cannot read at all", map[string]metacontroller.Raw{
 			"team-ml/a": teamBudget("team-ml", "a", idle), "team-ml/b": metacontroller.Raw(`[]`)}, "true"},
 		{"a blocking budget of another namespace only", map[string]metacontroller.Raw{
-			"other/a": teamBudget("other", "a", blocks)}, ""},
-		{"no budgets", nil, ""},
+			"other/a": teamBudget("other", "a", blocks)}, "false"},
+		{"no budgets", nil, "false"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, _, err := Controller{}.Sync(request(`{}`, tc.team, nil), time.Time{})
 			require.NoError(t, err)
-			require.Contains(t, resp.Labels, LabelBudgetsBlocking, "set or removed, never left as it is")
 			got := resp.Labels[LabelBudgetsBlocking]
-			if tc.want == "" {
-				assert.Nil(t, got)
-				return
-			}
-			require.NotNil(t, got)
+			require.NotNil(t, got, "always set")
 			assert.Equal(t, tc.want, *got)
 		})
 	}
@@ -150,16 +147,20 @@ func TestASettledNamespaceIsNotLookedAtAgainAndAnUnsettledOneIs(t *testing.T) {
 	assert.Equal(t, settleRetry.Seconds(), resp.ResyncAfterSeconds, "the label is still to be set")
 	resp, _, err = Controller{}.Sync(request(`{}`, nil, nil), time.Time{})
 	require.NoError(t, err)
-	assert.Zero(t, resp.ResyncAfterSeconds, "nothing to remove")
+	assert.Equal(t, settleRetry.Seconds(), resp.ResyncAfterSeconds, "budgets-blocking is still to be set")
+	resp, _, err = Controller{}.Sync(request(`{"llmbudget.dev/budgets-blocking":"false"}`, nil, nil), time.Time{})
+	require.NoError(t, err)
+	assert.Zero(t, resp.ResyncAfterSeconds, "nothing to set or remove")
 }
 
-func TestCustomizeRelatesTheNamespacesBudgetsAndEveryClusterBudget(t *testing.T) {
+func TestCustomizeRelatesTheNamespacesBudgetsAndEveryClusterBudgetLabelledBlocking(t *testing.T) {
 	req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"metadata":{"name":"team-ml"}}`)}
 	resp, err := Controller{}.Customize(req)
 	require.NoError(t, err)
+	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{"llmbudget.dev/blocking": "true"}}
 	assert.Equal(t, []metacontroller.RelatedResourceRule{
-		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "llmcostbudgets", Namespace: "team-ml"},
-		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "clusterllmcostbudgets"},
+		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "llmcostbudgets", Namespace: "team-ml", LabelSelector: labelled},
+		{APIVersion: "llmbudget.dev/v1alpha1", Resource: "clusterllmcostbudgets", LabelSelector: labelled},
 	}, resp.RelatedResources)
 }
 
@@ -176,6 +177,8 @@ func TestARequestWithoutANamespaceIsRefused(t *testing.T) {
 func FuzzSync(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"team-ml","labels":{"llmbudget.dev/blocked":"true"}}}`),
 		[]byte(`{"metadata":{"name":"ml"},"status":{"enforcement":{"blocking":true,"namespaces":["team-ml"]}}}`))
+	f.Add([]byte(`{"metadata":{"name":"team-ml"}}`),
+		[]byte(`{"metadata":{"name":"b","namespace":"team-ml"},"status":{"enforcement":{"blocking":true}}}`))
 	f.Fuzz(func(t *testing.T, object, budget []byte) {
 		req := metacontroller.DecoratorRequest{Object: object, Related: metacontroller.ObjectMap{
 			clusterBudgetGroup: {"ml": budget}, budgetGroup: {"team-ml/b": budget},
@@ -188,10 +191,16 @@ func FuzzSync(f *testing.F) {
 			t.Fatalf("touched keys not its own: %v %v", resp.Labels, resp.Annotations)
 		}
 		var b struct {
+			Metadata struct {
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
 			Status json.RawMessage `json:"status"`
 		}
-		open := resp.Labels[LabelBudgetsBlocking]
-		if open != nil && *open == "false" && (json.Unmarshal(budget, &b) != nil || gatelabel.Blocks(b.Status)) {
+		var ns namespace
+		require.NoError(t, decode.Lenient(object, &ns, "object"), "Sync read it")
+		ours := decode.Lenient(budget, &b, "budget") != nil ||
+			b.Metadata.Namespace == ns.Metadata.Name && gatelabel.Blocks(b.Status)
+		if open := resp.Labels[LabelBudgetsBlocking]; open == nil || *open == "false" && ours {
 			t.Fatalf("a budget the gate decorator labels blocking, yet the namespace is skipped: %s", budget)
 		}
 	})
