@@ -3,7 +3,8 @@
 // the LiteLLM spend counters of one team per budget. It creates the budgets (LiteLLM sources, Total format, spread
 // over namespaces), runs the built binary once with the CronJob's flags, and prints its wall time and peak
 // resident memory against the goal: within 60 s and 128 MiB for 1,000 budgets. A second run at 10,000 budgets
-// checks that the rate flags (--qps, --burst, --concurrency) let a run finish within its --deadline.
+// checks that a run finishes within its --deadline, and a third, against a stand-in for Prometheus that answers at
+// once, what the writer's rate flags (--qps, --burst, --concurrency) allow apart from Prometheus.
 //
 //	go run ./cmd/writerbench -bin ../../bin/llmbudget   # from test/k8s, after ./build.sh and
 //	                                                     # ./build-prometheus.sh; make bench runs it
@@ -130,7 +131,10 @@ func run(o options) error {
 		return err
 	}
 	defer c.Stop()
-	fmt.Printf("%-8s %10s %10s %10s %8s %s\n", "budgets", "created in", "run wall", "peak RSS", "written", "")
+	standIn := httptest.NewServer(instantAnswers{})
+	defer standIn.Close()
+	fmt.Printf("%-8s %-10s %10s %10s %10s %8s %s\n", "budgets", "prometheus", "created in", "run wall", "peak RSS",
+		"written", "")
 	made := 0
 	for _, n := range []int{o.budgets, o.large} {
 		if n <= made {
@@ -146,17 +150,39 @@ func run(o options) error {
 		if err := waitForSeries(prom, n); err != nil {
 			return err
 		}
-		r, err := spendAll(bin, cj, prom, c.Kubeconfig)
-		if err != nil {
-			return err
+		runs := []struct{ name, url string }{{"real", prom}}
+		if n != goalBudgets {
+			// The same run against answers that cost nothing: what the writer's own rates (--qps, --burst,
+			// --concurrency) allow, apart from what Prometheus takes.
+			runs = append(runs, struct{ name, url string }{"stand-in", standIn.URL})
 		}
-		fmt.Printf("%-8d %10s %10s %6.1f MiB %8d %s\n", n, created.Round(time.Second),
-			r.wall.Round(100*time.Millisecond), float64(r.rss)/(1<<20), r.written, verdict(n, r))
-		if r.exit != 0 {
-			fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+		for _, p := range runs {
+			r, err := spendAll(bin, cj, p.url, c.Kubeconfig)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-8d %-10s %10s %10s %6.1f MiB %8d %s\n", n, p.name, created.Round(time.Second),
+				r.wall.Round(100*time.Millisecond), float64(r.rss)/(1<<20), r.written, verdict(n, r))
+			if r.exit != 0 {
+				fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+			}
 		}
 	}
 	return nil
+}
+
+// instantAnswers stands in for Prometheus: every query is answered at once with one model's growth of 1.5.
+type instantAnswers struct{}
+
+func (instantAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at, err := strconv.ParseFloat(r.FormValue("time"), 64)
+	if err != nil {
+		http.Error(w, "time: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[`+
+		`{"metric":{"model":"gpt-4o"},"value":[%.3f,"1.5"]}]}}`, at)
 }
 
 func verdict(n int, r result) string {
