@@ -128,26 +128,19 @@ func (p Plan) Figures(answers []model.Vector, prices *Prices) (map[string]Usage,
 	if p.source.TokensOnly() && prices == nil {
 		return nil, errors.New("this source counts tokens only: a price table is required")
 	}
-	// byModel[window][measure][model] is the growth; "" is series without a model label.
-	byModel := make([]map[Measure]map[string]float64, len(p.Windows))
-	empty := make([]int, len(p.Windows)) // how many of the window's queries found no series
-	for i, q := range p.Queries {
-		if byModel[q.Window] == nil {
-			byModel[q.Window] = map[Measure]map[string]float64{}
-		}
-		vals := map[string]float64{}
-		for _, s := range answers[i] {
-			vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
-		}
-		byModel[q.Window][q.Measure] = vals
-		if len(vals) == 0 {
-			empty[q.Window]++
+	byModel := p.growthByModel(answers)
+	empty := make([]int, len(p.Windows)) // how many of the window's measures found no series
+	for w, vals := range byModel {
+		for _, m := range vals {
+			if len(m) == 0 {
+				empty[w]++
+			}
 		}
 	}
-	// Only a finished day may find no series, and then for all its queries.
-	for i, q := range p.Queries {
+	// Only a finished day may find no series, and then for all its measures.
+	for _, q := range p.Queries {
 		w := p.Windows[q.Window]
-		if len(answers[i]) == 0 && (w.Open || empty[q.Window] < len(byModel[q.Window])) {
+		if len(byModel[q.Window][q.Measure]) == 0 && (w.Open || empty[q.Window] < len(byModel[q.Window])) {
 			return nil, fmt.Errorf("key %q, %s: %w: %s", w.Key, q.Measure, ErrEmpty, q.PromQL)
 		}
 	}
@@ -163,6 +156,36 @@ func (p Plan) Figures(answers []model.Vector, prices *Prices) (map[string]Usage,
 		figures[w.Key] = u
 	}
 	return figures, nil
+}
+
+// growthByModel is byModel[window][measure][model], the growth the answers and a resumed checkpoint hold; "" is
+// series without a model label. A measure a window asks for is there, empty when no series was found.
+func (p Plan) growthByModel(answers []model.Vector) []map[Measure]map[string]float64 {
+	byModel := make([]map[Measure]map[string]float64, len(p.Windows))
+	for i, q := range p.Queries {
+		if byModel[q.Window] == nil {
+			byModel[q.Window] = map[Measure]map[string]float64{}
+		}
+		vals := byModel[q.Window][q.Measure]
+		if vals == nil {
+			vals = map[string]float64{}
+			byModel[q.Window][q.Measure] = vals
+		}
+		for _, s := range answers[i] {
+			vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
+		}
+	}
+	if p.resumed != nil && len(byModel) == 1 {
+		for m, vals := range p.resumed.Growth {
+			if byModel[0] == nil || byModel[0][m] == nil {
+				continue // a measure the source no longer asks for
+			}
+			for name, v := range vals {
+				byModel[0][m][name] += v
+			}
+		}
+	}
+	return byModel
 }
 
 // window sums one window's models; the total is the exact sum of the rounded per-model figures, so they add up.

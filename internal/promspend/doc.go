@@ -1,7 +1,8 @@
 // Package promspend turns Prometheus counters of LLM usage (LiteLLM, vLLM, OTel GenAI, custom) into spend
 // ConfigMap data, in four steps, a file each: the exporters' presets (presets.go), the current period's PromQL
-// (plan.go), asking Prometheus and turning its answers into figures (answers.go), and the price tables that
-// price tokens (prices.go). The Client (client.go) asks a Prometheus within bounds; everything else is pure.
+// (plan.go, and checkpoint.go to go on from an earlier run), asking Prometheus and turning its answers into
+// figures (answers.go), and the price tables that price tokens (prices.go). The Client (client.go) asks a
+// Prometheus within bounds; everything else is pure.
 //
 // Guarantees:
 //   - The period is the one the hooks evaluate: same period code, same zone.
@@ -10,6 +11,10 @@
 //     the scrape interval every sample is seen: the sum is exact up to float64 rounding, and a series silent up
 //     to an hour (failed scrapes) is not recounted.
 //   - A finished ledger day is evaluated at its end with the @ modifier: its value never changes between runs.
+//   - A Total plan resumed from a Checkpoint (checkpoint.go) asks only for the growth after it, in two parts around
+//     a mark settle back, and its figures are those of the one query over the period, up to float64 rounding:
+//     the parts end on whole steps, so each step's change is counted in exactly one. A checkpoint of another
+//     period, source or step is never used.
 //   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
 //   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
 //     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.

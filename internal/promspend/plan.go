@@ -18,11 +18,12 @@ type Window struct {
 	Open       bool // End is now rather than the end of a ledger day
 }
 
-// Query is one PromQL query of a plan: Measure's growth in Window.
+// Query is one PromQL query of a plan: Measure's growth in Window, or in a part of it (Resume).
 type Query struct {
 	Window  int // index in Plan.Windows
 	Measure Measure
 	PromQL  string
+	Settled bool // the part of a resumed plan's window up to its mark, which Next checkpoints
 }
 
 // Plan is what to ask Prometheus for one budget at one instant.
@@ -31,7 +32,10 @@ type Plan struct {
 	Queries []Query
 	source  Source
 	now     time.Time
+	step    time.Duration
 	total   *period.Window // the period a Total key covers
+	mark    time.Time      // where Resume split the Total window; zero if it did not
+	resumed *Checkpoint    // what Resume went on from
 }
 
 // NewPlan plans the queries for spec's current period at now, stepping by step (at most the scrape interval; it
@@ -52,7 +56,7 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	p := Plan{source: src, now: now}
+	p := Plan{source: src, now: now, step: step}
 	if spec.CostSource.Format == api.Total {
 		p.total = &cur
 		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
