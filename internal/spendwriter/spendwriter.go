@@ -7,12 +7,15 @@
 //  1. List the LLMCostBudgets (of one namespace, or all) in pages of PageSize, and keep those with
 //     spec.costSource.prometheus.
 //  2. For each, Concurrency at a time, handed out in namespace/name order: plan its queries for its own period
-//     and zone at the evaluation instant, read its price table when the source counts tokens only, query
-//     Prometheus, compute the figures.
+//     and zone at the evaluation instant, going on, for Total, from its checkpoint when Checkpoints names where
+//     they are kept (read once per budget namespace), read its price table when the source counts tokens only,
+//     query Prometheus, compute the figures.
 //  3. Read its spend ConfigMap, and apply, as field manager FieldManager, the figures, the keys this manager
 //     already owns that the figures leave out (a finished ledger day Prometheus no longer holds), the label
 //     api.LabelSpendSource, and the annotations api.AnnotationSpendAsOf and, for Total, api.AnnotationPeriodStart.
 //  4. Log one JSON line per budget; on failure post a Warning Event SpendWriteFailed on the budget.
+//  5. With Checkpoints, once a budget namespace's last budget is done, apply its checkpoints if they changed: the
+//     written budgets' new ones, the others' as they were, none of a budget no longer listed.
 //
 // Guarantees:
 //   - Keys of other managers are never touched and nothing is deleted: server-side apply removes only what this
@@ -29,6 +32,10 @@
 //     the Concurrency workers for at most Timeout.
 //   - One budget's answers hold at most Allowance (promspend.DefaultAllowance), and a ConfigMap past
 //     promspend.MaxConfigMapBytes is never applied: the budget fails, naming the cap.
+//   - A checkpoint is read only from Checkpoints, the writer's own namespace, which no budgeted team may write: a
+//     lowered checkpoint would lower spend. One that cannot be read, or is not of the budget's current period,
+//     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
+//     some 3,000 budgets) is logged: either costs only the budget's whole period asked again.
 //
 // Assumptions:
 //   - One writer runs at a time (the CronJob's concurrencyPolicy: Forbid); two would only apply the same figures.
@@ -104,6 +111,10 @@ type Writer struct {
 	Concurrency    int                 // budgets computed at once; 0 is 1
 	Allowance      promspend.Allowance // of one budget's answers; zero is promspend.DefaultAllowance
 	Force          bool                // take over keys another manager owns
+	// Checkpoints is the namespace of the checkpoint ConfigMaps (CheckpointPrefix), where no budgeted team may
+	// write; "" keeps none, and every run asks for each budget's whole period.
+	Checkpoints string
+	Settle      time.Duration // how far behind a run its checkpoint lies (promspend.Plan.Resume)
 }
 
 // Result is what a run did.
@@ -125,11 +136,15 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	failed := make([]bool, len(items))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	tables := &priceTables{m: map[string]*priceTable{}}
+	r := runState{tables: &priceTables{m: map[string]*priceTable{}}}
+	if w.Checkpoints != "" {
+		r.checkpoints = newCheckpoints(w, items)
+	}
 	for range max(w.Concurrency, 1) {
 		wg.Go(func() {
 			for i := range next {
-				failed[i] = !w.one(ctx, work, items[i], now, tables)
+				failed[i] = !w.one(ctx, work, items[i], now, r)
+				r.checkpoints.done(ctx, items[i].namespace)
 			}
 		})
 	}
@@ -147,6 +162,12 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 		}
 	}
 	return res, nil
+}
+
+// runState is what a run's budgets share: the price tables read, and the checkpoints (nil without).
+type runState struct {
+	tables      *priceTables
+	checkpoints *checkpoints
 }
 
 // computing is the part of ctx given to computing budgets: it ends EventReserve (or a fifth of the time left)
@@ -213,7 +234,7 @@ func (w Writer) list(ctx context.Context, namespace string) ([]item, error) {
 
 // one writes one budget's spend while work lasts, or logs and posts why not (within ctx); it says whether the
 // spend was written.
-func (w Writer) one(ctx, work context.Context, it item, now time.Time, tables *priceTables) bool {
+func (w Writer) one(ctx, work context.Context, it item, now time.Time, r runState) bool {
 	err := it.err
 	switch {
 	case err != nil:
@@ -221,7 +242,7 @@ func (w Writer) one(ctx, work context.Context, it item, now time.Time, tables *p
 		err = errors.New("not reached before the run's deadline (--deadline, less the time kept for Events): " +
 			"raise --concurrency, or --deadline within the CronJob's activeDeadlineSeconds")
 	default:
-		err = w.write(work, it.b, now, tables)
+		err = w.write(work, it.b, now, r)
 		if err != nil && work.Err() != nil {
 			err = fmt.Errorf("%w (the run's deadline, --deadline, passed)", err)
 		}
@@ -250,7 +271,7 @@ func (w Writer) call(ctx context.Context, f func(ctx context.Context) error) err
 }
 
 // write computes and applies one budget's spend, and logs what it wrote.
-func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, tables *priceTables) error {
+func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r runState) error {
 	if w.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Timeout)
@@ -265,9 +286,12 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, t
 	if err != nil {
 		return err
 	}
+	if r.checkpoints != nil {
+		plan = plan.Resume(r.checkpoints.get(ctx, b.Metadata.Namespace, b.Metadata.Name), w.Settle)
+	}
 	var prices *promspend.Prices
 	if src.TokensOnly() {
-		if prices, err = w.prices(ctx, b.Metadata.Namespace, p.Prices, tables); err != nil {
+		if prices, err = w.prices(ctx, b.Metadata.Namespace, p.Prices, r.tables); err != nil {
 			return err
 		}
 	}
@@ -289,7 +313,11 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, t
 	if err != nil {
 		return err
 	}
-	return w.apply(ctx, b, plan, figures)
+	if err := w.apply(ctx, b, plan, figures); err != nil {
+		return err
+	}
+	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, plan.Next(answers))
+	return nil
 }
 
 // apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out.
@@ -353,9 +381,14 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 		written[k] = u
 	}
 	slices.Sort(kept)
+	from := "" // the period's start: no checkpoint
+	if cp := plan.Resumed(); cp != nil {
+		from = cp.At.UTC().Format(time.RFC3339)
+	}
 	w.Log.Info("spend written", "budget", ns+"/"+b.Metadata.Name, "configMap", ns+"/"+name,
 		"format", string(cmp.Or(b.Spec.CostSource.Format, api.Total)), "written", written, "kept", kept,
-		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion)
+		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion,
+		"resumedFrom", from)
 	return nil
 }
 

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,4 +353,111 @@ func TestTheWriterRefusesAPriceTableThatIsNoSpendSource(t *testing.T) {
 	require.NotEmpty(t, lines)
 	assert.Contains(t, lines[0]["reason"], "price table (ConfigMap team-ml/prices, key prices.yaml) carries no "+
 		"label llmbudget.dev/spend-source")
+}
+
+// recording is a Querier that keeps every PromQL it is asked.
+type recording struct {
+	prometheus
+	mu      sync.Mutex
+	queries []string
+}
+
+func (r *recording) Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error) {
+	r.mu.Lock()
+	r.queries = append(r.queries, promql)
+	r.mu.Unlock()
+	return r.prometheus.Query(ctx, promql, at)
+}
+
+func (r *recording) ranges() []string {
+	var out []string
+	for _, q := range r.queries {
+		if strings.Contains(q, "litellm_spend_metric_total") {
+			out = append(out, q[strings.LastIndex(q, "[")+1:strings.LastIndex(q, ":")])
+		}
+	}
+	return out
+}
+
+func TestALaterRunAsksOnlyForWhatCameAfterTheCheckpointTheLastOneKept(t *testing.T) {
+	prom := &recording{prometheus: litellm}
+	chatbot := budget(t, "team-a", "chatbot", "uid-1", litellmTotal)
+	gone := budget(t, "team-a", "gone", "uid-2", strings.Replace(litellmTotal, "llm-spend", "gone-spend", 1))
+	r := newRun(t, prom, []*unstructured.Unstructured{chatbot, gone})
+	r.w.Checkpoints, r.w.Settle = "llmbudget-system", 10*time.Minute
+
+	_, err := r.w.Run(context.Background(), "", now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"19d12h49m59s999ms", "19d12h49m59s999ms", "9m59s999ms", "9m59s999ms"},
+		sorted(prom.ranges()), "each budget's whole period, up to the mark and after it")
+	assert.JSONEq(t, `{"costUSD":"7.00","inputTokens":4600,"outputTokens":960,`+
+		`"models":{"gpt-4o":{"costUSD":"7.00","inputTokens":4600,"outputTokens":960}}}`,
+		r.configMap(t, "team-a", "llm-spend").Data["total"], "each part answered 3.5")
+	cps := r.configMap(t, "llmbudget-system", spendwriter.CheckpointPrefix+"team-a")
+	require.Contains(t, cps.Data, "chatbot")
+	var cp promspend.Checkpoint
+	require.NoError(t, json.Unmarshal([]byte(cps.Data["chatbot"]), &cp))
+	assert.Equal(t, time.Date(2026, 11, 20, 11, 50, 0, 0, time.UTC), cp.At.UTC())
+	assert.Equal(t, map[string]float64{"gpt-4o": 3.5}, cp.Growth[promspend.Cost])
+
+	// Five minutes on, and one budget deleted: only the 5 minutes since the checkpoint are settled.
+	require.NoError(t, r.dyn.Resource(budgetResource).Namespace("team-a").Delete(context.Background(), "gone",
+		metav1.DeleteOptions{}))
+	prom.queries = nil
+	r.log.Reset()
+	_, err = r.w.Run(context.Background(), "", now.Add(5*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"4m59s999ms", "9m59s999ms"}, sorted(prom.ranges()))
+	assert.JSONEq(t, `{"costUSD":"10.50","inputTokens":6900,"outputTokens":1440,`+
+		`"models":{"gpt-4o":{"costUSD":"10.50","inputTokens":6900,"outputTokens":1440}}}`,
+		r.configMap(t, "team-a", "llm-spend").Data["total"], "the checkpoint's 3.5, and 3.5 for each part")
+	assert.Equal(t, "2026-11-20T11:50:00Z", r.lines(t)[0]["resumedFrom"])
+	cps = r.configMap(t, "llmbudget-system", spendwriter.CheckpointPrefix+"team-a")
+	assert.Equal(t, []string{"chatbot"}, sorted(slices.Collect(maps.Keys(cps.Data))), "a deleted budget's is dropped")
+}
+
+func TestACheckpointThatCannotBeReadCostsOnlyTheWholePeriod(t *testing.T) {
+	prom := &recording{prometheus: litellm}
+	r := newRun(t, prom, []*unstructured.Unstructured{budget(t, "team-a", "chatbot", "uid-1", litellmTotal)},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: spendwriter.CheckpointPrefix + "team-a",
+			Namespace: "llmbudget-system"}, Data: map[string]string{"chatbot": `{"periodStart": 7}`}})
+	r.w.Checkpoints, r.w.Settle = "llmbudget-system", 10*time.Minute
+	res, err := r.w.Run(context.Background(), "", now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-a/chatbot"}, res.Written)
+	assert.Equal(t, []string{"19d12h49m59s999ms", "9m59s999ms"}, sorted(prom.ranges()))
+	assert.Equal(t, "", r.lines(t)[0]["resumedFrom"])
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// hanging answers as litellm does, but holds a query of team b until its context ends.
+type hanging struct{ prometheus }
+
+func (h hanging) Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error) {
+	if strings.Contains(promql, `team="b"`) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	return h.prometheus.Query(ctx, promql, at)
+}
+
+func TestABudgetCutShortByTheDeadlineKeepsNoCheckpointAndTheOthersTheirs(t *testing.T) {
+	b := budget(t, "team-b", "other", "uid-2", strings.Replace(litellmTotal, "team: a", "team: b", 1))
+	r := newRun(t, hanging{litellm}, []*unstructured.Unstructured{
+		budget(t, "team-a", "chatbot", "uid-1", litellmTotal), b})
+	r.w.Checkpoints, r.w.Settle, r.w.Concurrency = "llmbudget-system", 10*time.Minute, 1
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := r.w.Run(ctx, "", now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-b/other"}, res.Failed)
+	assert.Contains(t, r.configMap(t, "llmbudget-system", spendwriter.CheckpointPrefix+"team-a").Data, "chatbot")
+	_, err = r.kube.CoreV1().ConfigMaps("llmbudget-system").Get(context.Background(),
+		spendwriter.CheckpointPrefix+"team-b", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "nothing to keep of a budget not written: %v", err)
 }

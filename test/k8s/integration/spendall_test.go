@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -166,10 +167,10 @@ func getConfigMap(t *testing.T, ns, name string) configMap {
 
 // spendAll runs llmbudget spend --all at now with the cluster's admin kubeconfig and returns
 // its exit code and its log lines.
-func spendAll(t *testing.T, llmbudget, prom string, now time.Time) (int, []map[string]any) {
+func spendAll(t *testing.T, llmbudget, prom string, now time.Time, extra ...string) (int, []map[string]any) {
 	t.Helper()
-	run := exec.Command(llmbudget, "spend", "--all", "--prometheus", prom, "--kubeconfig", kube.Kubeconfig,
-		"--now", now.Format(time.RFC3339))
+	run := exec.Command(llmbudget, append([]string{"spend", "--all", "--prometheus", prom, "--kubeconfig",
+		kube.Kubeconfig, "--now", now.Format(time.RFC3339)}, extra...)...)
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
 	err := run.Run()
@@ -417,5 +418,34 @@ spec:
 		assert.Equal(t, "2", count, "the failure is counted on the one Event")
 		changed := slices.ContainsFunc(lines, func(l map[string]any) bool { return l["changed"] == true })
 		assert.False(t, changed, "%v", lines)
+	})
+
+	// The same instant, in two runs that split each Total budget's period differently: the first keeps its growth
+	// up to 30 s before now, the second goes on from there, settling up to 10 s before now. Each writes exactly
+	// what one query over the whole period wrote, wherever the counters' reset and downtime fall.
+	t.Run("a run that goes on from the last run's checkpoint writes the same figures", func(t *testing.T) {
+		checkpoints := kube.Namespace(t, "spend-checkpoints")
+		resumed := map[string]any{}
+		for _, settle := range []string{"30s", "10s"} {
+			code, lines := spendAll(t, llmbudget, prom, now, "--checkpoints-namespace", checkpoints,
+				"--settle", settle)
+			require.Equal(t, 1, code, "%v", lines)
+			for _, b := range []string{"litellm", "otel-legacy"} {
+				i := slices.IndexFunc(lines, func(l map[string]any) bool { return l["budget"] == berlinNS+"/"+b })
+				require.GreaterOrEqual(t, i, 0, "%v", lines)
+				assert.Equal(t, false, lines[i]["changed"], "%s, settle %s: the figures of one query", b, settle)
+				resumed[b+" "+settle] = lines[i]["resumedFrom"]
+			}
+			cps := getConfigMap(t, checkpoints, "llmbudget-spend-checkpoints."+berlinNS)
+			assert.ElementsMatch(t, []string{"litellm", "otel-legacy"}, slices.Collect(maps.Keys(cps.Data)),
+				"the Total budgets written: not the ledgers, not the failed one")
+		}
+		mark := now.Add(-30 * time.Second).UTC().Format(time.RFC3339)
+		assert.Equal(t, map[string]any{"litellm 30s": "", "otel-legacy 30s": "", "litellm 10s": mark,
+			"otel-legacy 10s": mark}, resumed)
+		for id, version := range versions {
+			ns, name, _ := strings.Cut(id, "/")
+			assert.Equal(t, version, getConfigMap(t, ns, name).Metadata.ResourceVersion, id)
+		}
 	})
 }
