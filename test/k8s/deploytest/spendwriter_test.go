@@ -64,7 +64,12 @@ func TestChartSpendWriterRunsWhatTheKustomizeComponentRuns(t *testing.T) {
 	assert.Equal(t, "Forbid", policy, "a slow run never overlaps the next")
 	args, _ := dig(kJob, append(pod, "containers", 0, "args")...)
 	assert.Equal(t, []any{"spend", "--all", "--prometheus=http://prometheus-operated.monitoring:9090", "--timeout=1m",
-		"--request-timeout=20s", "--deadline=200s", "--concurrency=8", "--qps=200", "--burst=400"}, args)
+		"--request-timeout=20s", "--deadline=200s", "--concurrency=8", "--qps=200", "--burst=400",
+		"--checkpoints-namespace=$(POD_NAMESPACE)", "--settle=10m"}, args)
+	env, _ := dig(kJob, append(pod, "containers", 0, "env", 0)...)
+	assert.Equal(t, map[string]any{"name": "POD_NAMESPACE", "valueFrom": map[string]any{
+		"fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}, env,
+		"the checkpoints are kept in the writer's own namespace, wherever it is installed")
 
 	// The service's own pod security, so that the writer runs under restricted Pod Security as well.
 	deployment := kustomized["Deployment llmbudget-system/llmbudget"]
