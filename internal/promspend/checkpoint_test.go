@@ -13,15 +13,6 @@ import (
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
-func growthVector(label string, growth map[string]float64) prommodel.Vector {
-	var v prommodel.Vector
-	for name, g := range growth {
-		v = append(v, &prommodel.Sample{Metric: prommodel.Metric{prommodel.LabelName(label): prommodel.LabelValue(name)},
-			Value: prommodel.SampleValue(g)})
-	}
-	return v
-}
-
 // partAnswers gives each query of plan the growth of its part: settled or after the mark.
 func partAnswers(plan promspend.Plan, settled, open map[string]float64) []prommodel.Vector {
 	answers := make([]prommodel.Vector, len(plan.Queries))
@@ -33,7 +24,7 @@ func partAnswers(plan promspend.Plan, settled, open map[string]float64) []prommo
 		if q.Measure != promspend.Cost {
 			g = map[string]float64{"gpt-4o": 1000 * g["gpt-4o"]}
 		}
-		answers[i] = growthVector("model", g)
+		answers[i] = byModel("model", g)
 	}
 	return answers
 }
