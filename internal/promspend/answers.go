@@ -171,9 +171,7 @@ func (p Plan) growthByModel(answers []model.Vector) []map[Measure]map[string]flo
 			vals = map[string]float64{}
 			byModel[q.Window][q.Measure] = vals
 		}
-		for _, s := range answers[i] {
-			vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
-		}
+		p.add(vals, answers[i])
 	}
 	if p.resumed != nil && len(byModel) == 1 {
 		for m, vals := range p.resumed.Growth {
@@ -186,6 +184,13 @@ func (p Plan) growthByModel(answers []model.Vector) []map[Measure]map[string]flo
 		}
 	}
 	return byModel
+}
+
+// add adds an answer's growth to vals, by model; "" is series without a model label.
+func (p Plan) add(vals map[string]float64, answer model.Vector) {
+	for _, s := range answer {
+		vals[string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
+	}
 }
 
 // window sums one window's models; the total is the exact sum of the rounded per-model figures, so they add up.

@@ -59,15 +59,9 @@ func (p Plan) Resume(cp *Checkpoint, settle time.Duration) Plan {
 		start, end time.Time
 		settled    bool
 	}{{from, mark, true}, {mark, w.End, false}} {
-		if !part.end.After(part.start) {
-			continue
-		}
-		for _, m := range []Measure{Cost, Input, Output} {
-			if sels := p.source.Series[m]; len(sels) > 0 {
-				pw := Window{Key: w.Key, Start: part.start, End: part.end, Open: true}
-				p.Queries = append(p.Queries, Query{Window: 0, Measure: m, Settled: part.settled,
-					PromQL: growth(sels, p.source.ModelLabel, pw, p.step)})
-			}
+		if part.end.After(part.start) {
+			pw := Window{Key: w.Key, Start: part.start, End: part.end, Open: true}
+			p.Queries = p.asking(p.Queries, 0, pw, part.settled)
 		}
 	}
 	return p
@@ -102,9 +96,7 @@ func (p Plan) Next(answers []model.Vector) *Checkpoint {
 		if growth[q.Measure] == nil {
 			growth[q.Measure] = map[string]float64{}
 		}
-		for _, s := range answers[i] {
-			growth[q.Measure][string(s.Metric[model.LabelName(p.source.ModelLabel)])] += float64(s.Value)
-		}
+		p.add(growth[q.Measure], answers[i])
 	}
 	return &Checkpoint{PeriodStart: p.total.Start, At: p.mark, Step: p.step.String(),
 		Source: p.source.Fingerprint(), Growth: growth}

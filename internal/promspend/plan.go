@@ -80,13 +80,20 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 					t.Format(time.RFC3339), w.Key, step)
 			}
 		}
-		for _, m := range []Measure{Cost, Input, Output} {
-			if sels := src.Series[m]; len(sels) > 0 {
-				p.Queries = append(p.Queries, Query{Window: i, Measure: m, PromQL: growth(sels, src.ModelLabel, w, step)})
-			}
-		}
+		p.Queries = p.asking(p.Queries, i, w, false)
 	}
 	return p, nil
+}
+
+// asking is queries with those of w (window i of the plan, or a part of it), one per measure the source counts.
+func (p Plan) asking(queries []Query, i int, w Window, settled bool) []Query {
+	for _, m := range []Measure{Cost, Input, Output} {
+		if sels := p.source.Series[m]; len(sels) > 0 {
+			queries = append(queries, Query{Window: i, Measure: m, Settled: settled,
+				PromQL: growth(sels, p.source.ModelLabel, w, p.step)})
+		}
+	}
+	return queries
 }
 
 // growth is the PromQL for the growth in w of the counter sels name, by model. At each step t (a multiple of step
