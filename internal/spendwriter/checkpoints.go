@@ -88,7 +88,7 @@ func (c *checkpoints) get(ctx context.Context, namespace, name string) *promspen
 	return &cp
 }
 
-// put keeps budget namespace/name's checkpoint for the end of the run.
+// put keeps budget namespace/name's checkpoint until the namespace is done.
 func (c *checkpoints) put(namespace, name string, cp *promspend.Checkpoint) {
 	if c == nil || cp == nil {
 		return

@@ -286,7 +286,8 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	if err != nil {
 		return err
 	}
-	if r.checkpoints != nil {
+	if r.checkpoints != nil && cmp.Or(b.Spec.CostSource.Format, api.Total) == api.Total {
+		// Only a Total budget keeps a checkpoint: a namespace of ledgers alone reads none.
 		plan = plan.Resume(r.checkpoints.get(ctx, b.Metadata.Namespace, b.Metadata.Name), w.Settle)
 	}
 	var prices *promspend.Prices
