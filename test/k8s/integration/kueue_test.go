@@ -434,9 +434,18 @@ func TestAQueuedJobWaitsInRealKueueWhileItsNamespaceIsBlockedAndStartsWithinSeco
 	before := pendingEvents(t, "team-ml", wl.Name)
 	require.GreaterOrEqual(t, before, int32(1), "Kueue recorded why the blocked Workload waits")
 	kueue.restart(t)
+	// Until its cache holds the ClusterQueue, a restarted Kueue may first say "ClusterQueue llm-batch doesn't
+	// exist": it has looked again once it refuses the Workload for its namespace.
 	cluster.WaitFor(t, time.Minute, "the restarted Kueue to refuse the blocked Workload again", func() (bool, string) {
 		n := pendingEvents(t, "team-ml", wl.Name)
-		return n > before, fmt.Sprintf("%d Pending events (%d before the restart)", n, before)
+		now := workloadOf(t, "team-ml", "finetune")
+		if now == nil {
+			return false, "no Workload"
+		}
+		c := meta.FindStatusCondition(now.Status.Conditions, "QuotaReserved")
+		refused := c != nil && c.Message == kueueBlockedMessage
+		return n > before && refused, fmt.Sprintf("%d Pending events (%d before the restart), QuotaReserved %+v",
+			n, before, c)
 	})
 	wl = workloadOf(t, "team-ml", "finetune")
 	require.NotNil(t, wl)
