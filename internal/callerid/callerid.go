@@ -10,8 +10,11 @@
 //
 // Guarantees:
 //   - Only the part of a header that the gateway itself writes is read: the hop it appends to X-Forwarded-For,
-//     the element it appends (or sets) in x-forwarded-client-cert. What a client put before them cannot change
-//     the result; a header mode header sent twice is refused rather than guessed at.
+//     the element it appends (or sets) in x-forwarded-client-cert, read on its own from the end of the line. What
+//     a client put before them can neither change the result nor make it an error.
+//   - A gateway's call without the header its mode reads is ErrNoIdentity: the gateway vouches for no one. A
+//     header that is there but cannot be read (a hop that is no address, an element or SPIFFE ID that does not
+//     parse, a header mode header sent twice, in any spelling, or empty, or with a comma) is ErrBadIdentity.
 //   - A Claim's namespace is a valid DNS-1123 label and its address a valid IP; anything else is an error that
 //     names the header.
 //   - Resolve reads only the request's headers and the peer: it allocates little and never blocks, so the caller
@@ -93,9 +96,14 @@ type Claim struct {
 var (
 	// ErrUntrusted is a peer that is no configured gateway.
 	ErrUntrusted = errors.New("the peer is no configured gateway")
-	// ErrNoIdentity is a gateway's call that says nothing of its caller, or says it in a way that is refused.
-	ErrNoIdentity = errors.New("the gateway gave no usable caller identity")
+	// ErrNoIdentity is a gateway's call without the header that says who calls: the gateway vouches for no one.
+	ErrNoIdentity = errors.New("the gateway named no caller")
+	// ErrBadIdentity is a gateway's call whose caller identity is there but cannot be read or believed.
+	ErrBadIdentity = errors.New("the gateway sent a caller identity that cannot be read")
 )
+
+// errMissing is a header a mode reads that is not in the call at all.
+var errMissing = errors.New("missing")
 
 // Resolver matches peers to gateways and reads their claims.
 type Resolver struct {
@@ -164,7 +172,8 @@ func check(g Gateway) (gateway, error) {
 	return out, nil
 }
 
-// Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted or ErrNoIdentity.
+// Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted, ErrNoIdentity or
+// ErrBadIdentity.
 func (r *Resolver) Resolve(peer Peer, h http.Header) (Claim, error) {
 	g, ok := r.match(peer)
 	if !ok {
@@ -178,10 +187,13 @@ func (r *Resolver) Resolve(peer Peer, h http.Header) (Claim, error) {
 	case ModeSPIFFE:
 		c.Namespace, c.ServiceAccount, err = spiffeCaller(h.Values(HeaderClientCert), g.TrustDomain)
 	case ModeHeader:
-		c.Namespace, err = namespaceHeader(h.Values(g.header), g.header)
+		c.Namespace, err = namespaceHeader(valuesFold(h, g.header), g.header)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errMissing):
 		return c, fmt.Errorf("%w: gateway %s: %w", ErrNoIdentity, g.Name, err)
+	case err != nil:
+		return c, fmt.Errorf("%w: gateway %s: %w", ErrBadIdentity, g.Name, err)
 	}
 	return c, nil
 }
@@ -206,7 +218,7 @@ func (r *Resolver) match(peer Peer) (gateway, bool) {
 // some proxies write, is dropped.
 func RightmostHop(lines []string) (netip.Addr, error) {
 	if len(lines) == 0 {
-		return netip.Addr{}, fmt.Errorf("%s: missing", HeaderForwardedFor)
+		return netip.Addr{}, fmt.Errorf("%s: %w", HeaderForwardedFor, errMissing)
 	}
 	last := lines[len(lines)-1]
 	hop := strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
@@ -221,12 +233,30 @@ func RightmostHop(lines []string) (netip.Addr, error) {
 	return addr.Unmap().WithZone(""), nil
 }
 
+// valuesFold is the values of the header name under any spelling: Go's server files every spelling under the
+// canonical one, and a Header built otherwise may hold several.
+func valuesFold(h http.Header, name string) []string {
+	values := h[name]
+	for k, vs := range h {
+		if k != name && strings.EqualFold(k, name) {
+			values = append(slices.Clip(values), vs...)
+		}
+	}
+	return values
+}
+
 // namespaceHeader reads a header mode header, which must be sent exactly once.
 func namespaceHeader(values []string, name string) (string, error) {
-	if len(values) != 1 {
+	switch {
+	case len(values) == 0:
+		return "", fmt.Errorf("%s: %w", name, errMissing)
+	case len(values) > 1:
 		return "", fmt.Errorf("%s: sent %d times, want once", name, len(values))
 	}
 	ns := strings.TrimSpace(values[0])
+	if ns == "" {
+		return "", fmt.Errorf("%s: empty", name)
+	}
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return "", fmt.Errorf("%s: %q is no namespace name: %s", name, clip(ns), errs[0])
 	}
@@ -236,13 +266,13 @@ func namespaceHeader(values []string, name string) (string, error) {
 // spiffeCaller reads the namespace and service account of the rightmost x-forwarded-client-cert element's URI.
 func spiffeCaller(lines []string, trustDomain string) (ns, sa string, err error) {
 	if len(lines) == 0 {
-		return "", "", fmt.Errorf("%s: missing", HeaderClientCert)
+		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, errMissing)
 	}
-	elems, err := SplitXFCC(lines[len(lines)-1])
+	elem, err := RightmostXFCC(lines[len(lines)-1])
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, err)
 	}
-	uri, ok := elems[len(elems)-1]["uri"]
+	uri, ok := elem["uri"]
 	if !ok {
 		return "", "", fmt.Errorf("%s: the rightmost element has no URI", HeaderClientCert)
 	}
