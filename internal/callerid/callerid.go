@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Mode is how a gateway tells who its caller is.
@@ -116,41 +117,56 @@ type gateway struct {
 	header   string // canonical
 }
 
-// New checks the gateways and returns their resolver.
+// New checks the gateways and returns their resolver. Its error is a field.ErrorList's aggregate: every problem, at
+// its path under gateways, in the API server's words.
 func New(gateways []Gateway) (*Resolver, error) {
+	root := field.NewPath("gateways")
 	if len(gateways) == 0 {
-		return nil, errors.New("gateways: at least one gateway must be configured")
+		return nil, field.Required(root, "at least one gateway must be configured")
 	}
 	r := &Resolver{}
+	var errs field.ErrorList
 	names := map[string]bool{}
 	for i, g := range gateways {
-		parsed, err := check(g)
-		if err != nil {
-			return nil, fmt.Errorf("gateways[%d]: %w", i, err)
-		}
-		if names[g.Name] {
-			return nil, fmt.Errorf("gateways[%d].name: %q is given twice", i, g.Name)
+		parsed, gerrs := check(g, root.Index(i))
+		errs = append(errs, gerrs...)
+		if g.Name != "" && names[g.Name] {
+			errs = append(errs, field.Duplicate(root.Index(i).Child("name"), g.Name))
 		}
 		names[g.Name] = true
 		r.gateways = append(r.gateways, parsed)
 	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	return r, nil
 }
 
-func check(g Gateway) (gateway, error) {
+var modes = []string{string(ModeSource), string(ModeSPIFFE), string(ModeHeader)}
+
+func check(g Gateway, at *field.Path) (gateway, field.ErrorList) {
 	out := gateway{Gateway: g}
+	var errs field.ErrorList
 	if g.Name == "" {
-		return out, errors.New("name: required")
+		errs = append(errs, field.Required(at.Child("name"), ""))
 	}
 	if len(g.Addresses) == 0 && len(g.Identities) == 0 {
-		return out, errors.New("addresses, identities: give at least one, or every peer would be trusted")
+		errs = append(errs, field.Required(at.Child("addresses"),
+			"give addresses or identities, or every peer would be trusted"))
 	}
 	for j, a := range g.Addresses {
-		p, err := netip.ParsePrefix(a)
-		if err != nil {
-			return out, fmt.Errorf("addresses[%d]: %q is no CIDR: %w", j, a, err)
+		p, err := checkPrefix(a)
+		if err != "" {
+			errs = append(errs, field.Invalid(at.Child("addresses").Index(j), a, err))
+			continue
 		}
-		out.prefixes = append(out.prefixes, p.Masked())
+		out.prefixes = append(out.prefixes, p)
+	}
+	if g.Header != "" && g.Mode != ModeHeader {
+		errs = append(errs, field.Forbidden(at.Child("header"), "only in mode header"))
+	}
+	if g.TrustDomain != "" && g.Mode != ModeSPIFFE {
+		errs = append(errs, field.Forbidden(at.Child("trustDomain"), "only in mode spiffe"))
 	}
 	switch g.Mode {
 	case ModeSource:
@@ -159,17 +175,46 @@ func check(g Gateway) (gateway, error) {
 			out.TrustDomain = DefaultTrustDomain
 		}
 	case ModeHeader:
-		if g.Header == "" {
-			return out, errors.New("header: required in mode header")
-		}
+		errs = append(errs, checkHeader(g.Header, at.Child("header"))...)
 		out.header = http.CanonicalHeaderKey(g.Header)
-		if out.header == HeaderForwardedFor || out.header == HeaderClientCert {
-			return out, fmt.Errorf("header: %s is read by modes source and spiffe, not as a namespace", g.Header)
-		}
 	default:
-		return out, fmt.Errorf("mode: %q is none of source, spiffe, header", g.Mode)
+		errs = append(errs, field.NotSupported(at.Child("mode"), g.Mode, modes))
 	}
-	return out, nil
+	return out, errs
+}
+
+// checkPrefix reads a gateway's CIDR, refusing one that would trust every peer or, being IPv4-mapped, none: peers
+// are matched by their IPv4 address.
+func checkPrefix(a string) (netip.Prefix, string) {
+	p, err := netip.ParsePrefix(a)
+	switch {
+	case err != nil:
+		return p, "must be a CIDR such as 10.0.0.0/8 or fd00::/64"
+	case p.Bits() == 0 || p.Addr().Is4In6() && p.Bits() == 96:
+		return p, "trusts every peer: give the gateways' own addresses"
+	case p.Addr().Is4In6() && p.Bits() > 96:
+		return p, fmt.Sprintf("an IPv4-mapped prefix never matches, as IPv4 peers are matched as IPv4: write %s",
+			netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96).Masked())
+	case p.Addr().Is4In6():
+		return p, "an IPv4-mapped prefix never matches, as IPv4 peers are matched as IPv4"
+	}
+	return p.Masked(), ""
+}
+
+func checkHeader(name string, at *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(at, "in mode header")}
+	}
+	if msgs := validation.IsHTTPHeaderName(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(at, name, msgs[0])}
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case HeaderForwardedFor, HeaderClientCert:
+		return field.ErrorList{field.Invalid(at, name, "read by modes source and spiffe, not as a namespace")}
+	case "Host":
+		return field.ErrorList{field.Invalid(at, name, "the request's host, never a header a gateway sets")}
+	}
+	return nil
 }
 
 // Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted, ErrNoIdentity or

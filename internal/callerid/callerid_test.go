@@ -202,24 +202,45 @@ func TestResolveBelievesNothingAClientCouldHaveWritten(t *testing.T) {
 }
 
 func TestNewRefusesAGatewayThatWouldTrustTooMuchOrCannotWork(t *testing.T) {
+	source := func(addresses ...string) []callerid.Gateway {
+		return []callerid.Gateway{{Name: "g", Addresses: addresses, Mode: "source"}}
+	}
 	tests := map[string]struct {
 		gateways []callerid.Gateway
 		says     string
 	}{
-		"none":          {nil, "at least one gateway"},
-		"no name":       {[]callerid.Gateway{{Addresses: []string{"10.0.0.0/8"}, Mode: "source"}}, "gateways[0]: name"},
-		"no peer bound": {[]callerid.Gateway{{Name: "g", Mode: "source"}}, "every peer would be trusted"},
-		"a bad CIDR":    {[]callerid.Gateway{{Name: "g", Addresses: []string{"10.0.0.1"}, Mode: "source"}}, "no CIDR"},
+		"none": {nil, "gateways: Required value: at least one gateway"},
+		"no name": {[]callerid.Gateway{{Addresses: []string{"10.0.0.0/8"}, Mode: "source"}},
+			"gateways[0].name: Required value"},
+		"no peer bound": {[]callerid.Gateway{{Name: "g", Mode: "source"}},
+			"gateways[0].addresses: Required value: give addresses or identities, or every peer would be trusted"},
+		"a bad CIDR": {source("10.0.0.0/8", "10.0.0.1"),
+			`gateways[0].addresses[1]: Invalid value: "10.0.0.1": must be a CIDR`},
+		"every IPv4 peer": {source("10.0.0.0/8", "0.0.0.0/0"),
+			`gateways[0].addresses[1]: Invalid value: "0.0.0.0/0": trusts every peer`},
+		"every IPv6 peer": {source("::/0"), `gateways[0].addresses[0]: Invalid value: "::/0": trusts every peer`},
+		"an IPv4-mapped prefix, which never matches": {source("::ffff:10.0.0.0/104"),
+			`gateways[0].addresses[0]: Invalid value: "::ffff:10.0.0.0/104": an IPv4-mapped prefix never matches, ` +
+				`as IPv4 peers are matched as IPv4: write 10.0.0.0/8`},
+		"a short IPv4-mapped prefix": {source("::ffff:0:0/95"), `"::ffff:0:0/95": an IPv4-mapped prefix never`},
 		"an unknown mode": {[]callerid.Gateway{{Name: "g", Addresses: []string{"10.0.0.0/8"}, Mode: "jwt"}},
-			`"jwt" is none of`},
+			`gateways[0].mode: Unsupported value: "jwt": supported values: "source", "spiffe", "header"`},
 		"header mode without header": {[]callerid.Gateway{{Name: "g", Addresses: []string{"10.0.0.0/8"},
-			Mode: "header"}}, "header: required"},
+			Mode: "header"}}, "gateways[0].header: Required value: in mode header"},
 		"header mode reading X-Forwarded-For": {[]callerid.Gateway{{Name: "g", Addresses: []string{"10.0.0.0/8"},
 			Mode: "header", Header: "x-forwarded-for"}}, "read by modes source and spiffe"},
+		"header mode with an invalid header name": {[]callerid.Gateway{{Name: "g", Addresses: []string{"10.0.0.0/8"},
+			Mode: "header", Header: "x_team"}}, `gateways[0].header: Invalid value: "x_team": a valid HTTP header`},
 		"a name given twice": {[]callerid.Gateway{
 			{Name: "g", Addresses: []string{"10.0.0.0/8"}, Mode: "source"},
 			{Name: "g", Addresses: []string{"10.1.0.0/16"}, Mode: "source"},
-		}, `gateways[1].name: "g" is given twice`},
+		}, `gateways[1].name: Duplicate value: "g"`},
+		"every problem, each at its path": {[]callerid.Gateway{
+			{Name: "g", Addresses: []string{"0.0.0.0/0"}, Mode: "source", Header: "x"},
+			{Name: "h", Addresses: []string{"::/0"}, Mode: "spiffe"},
+		}, `[gateways[0].addresses[0]: Invalid value: "0.0.0.0/0": trusts every peer: give the gateways' own ` +
+			`addresses, gateways[0].header: Forbidden: only in mode header, gateways[1].addresses[0]: Invalid value: ` +
+			`"::/0": trusts every peer: give the gateways' own addresses]`},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
