@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -15,15 +17,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authzserver"
 	"github.com/llmbudget/llmbudget/internal/callerid"
 )
 
 // The threat model of docs/enforcement.md, "Who can get past a gateway's refusal": everything a client of team-ml,
-// whose budget blocks, can send through a gateway, each attempt sent over TCP to the real server behind a gateway
-// in each identity mode, under either unknownCaller policy. None is answered 200.
+// which its own budget, a cluster budget or only the namespace label blocks, can send through a gateway, each
+// attempt sent over TCP to the real server behind a gateway in each identity mode, under either unknownCaller
+// policy. None is answered 200.
 func TestNoAttemptGetsPastAGatewaysRefusal(t *testing.T) {
 	var (
 		refusedByBudget = answer{http.StatusTooManyRequests, "budget_exceeded"}
@@ -32,17 +37,7 @@ func TestNoAttemptGetsPastAGatewaysRefusal(t *testing.T) {
 		tooLarge        = answer{http.StatusRequestHeaderFieldsTooLarge, ""}
 	)
 	other := "spiffe://cluster.local/ns/team-support/sa/desk"
-	attempts := []struct {
-		name string
-		// client is what the client sends; the gateway adds its own part to it (forwarded).
-		client []wireHeader
-		// call, where set, is the whole call of a gateway of that mode, for a gateway that writes what it should not.
-		call      map[callerid.Mode][]wireHeader
-		want      answer
-		wantIn    map[callerid.Mode]answer
-		notFromGW bool // the call comes from a peer that is no gateway
-		stale     bool // the API server is unreachable: the cache is past maxCacheAge
-	}{
+	attempts := []attempt{
 		{name: "send X-Forwarded-For naming another namespace's Pod, before the gateway's hop",
 			client: []wireHeader{{"X-Forwarded-For", "10.1.0.3"}}, want: refusedByBudget},
 		{name: "send X-Real-IP naming another namespace's Pod",
@@ -68,21 +63,21 @@ func TestNoAttemptGetsPastAGatewaysRefusal(t *testing.T) {
 			client: []wireHeader{{"X-Forwarded-Client-Cert", `Subject="a\"`}}, want: refusedByBudget},
 		{name: "send the header mode header naming another namespace, which the gateway passes on",
 			client: []wireHeader{{"X-Team", "team-support"}},
-			want:   refusedByBudget, wantIn: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
 		{name: "send the header mode header in another spelling",
 			client: []wireHeader{{"x-team", "team-support"}},
-			want:   refusedByBudget, wantIn: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
 		{name: "send the header mode header in two spellings",
 			client: []wireHeader{{"x-team", "team-support"}, {"X-TEAM", "team-support"}},
-			want:   refusedByBudget, wantIn: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
 		{name: "send the header mode header with a comma, which the gateway joins to its own",
 			client: []wireHeader{{"X-Team", "team-support, team-ml"}},
 			call:   map[callerid.Mode][]wireHeader{callerid.ModeHeader: {{"X-Team", "team-support, team-ml"}}},
-			want:   refusedByBudget, wantIn: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
 		{name: "send the header mode header empty, which the gateway passes on",
 			client: []wireHeader{{"X-Team", ""}},
 			call:   map[callerid.Mode][]wireHeader{callerid.ModeHeader: {{"X-Team", ""}}},
-			want:   refusedByBudget, wantIn: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
 		{name: "call authz directly, bypassing the gateway, saying anything",
 			client: []wireHeader{{"X-Forwarded-For", "10.1.0.3"}, {"X-Forwarded-Client-Cert", "URI=" + other},
 				{"X-Team", "team-support"}},
@@ -92,48 +87,119 @@ func TestNoAttemptGetsPastAGatewaysRefusal(t *testing.T) {
 		{name: "exhaust authz with headers past --max-header-bytes",
 			client: []wireHeader{{"X-Pad", strings.Repeat("a", 32<<10)}}, want: tooLarge},
 	}
-	modes := []callerid.Mode{callerid.ModeSource, callerid.ModeSPIFFE, callerid.ModeHeader}
-	policies := []authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown}
-
-	for _, m := range modes {
-		addr := threatServer(t, m, authz.RefuseUnknown, current, gatewayAddresses)
-		got := send(t, addr, forwarded(m, "team-support", nil))
-		require.Equal(t, http.StatusOK, got.status, "%s: a caller of an admitted namespace is let through: %s",
-			m, got.body)
+	for _, st := range settings {
+		addr := threatServer(t, blocks[st.block], st.mode, st.policy, current, gatewayAddresses)
+		got := send(t, addr, forwarded(st.mode, "team-support", nil))
+		require.Equal(t, http.StatusOK, got.status, "%+v: a caller of an admitted namespace is let through: %s",
+			st, got.body)
+		got = send(t, addr, forwarded(st.mode, "team-ml", nil))
+		require.Equal(t, refusedByBudget, got.answer, "%+v: a caller of team-ml is refused: %s", st, got.body)
 	}
 	for _, a := range attempts {
 		t.Run(a.name, func(t *testing.T) {
-			for _, m := range modes {
-				for _, policy := range policies {
-					addresses, cache := gatewayAddresses, current
-					if a.notFromGW {
-						addresses = []string{"192.0.2.0/24"}
-					}
-					if a.stale {
-						cache = authz.Cache{Synced: true, Age: time.Hour, MaxAge: 30 * time.Second}
-					}
-					call, ok := a.call[m]
-					switch {
-					case a.notFromGW:
-						call = a.client
-					case !ok:
-						call = forwarded(m, "team-ml", a.client)
-					}
-					want, ok := a.wantIn[m]
-					if !ok {
-						want = a.want
-					}
-					got := send(t, threatServer(t, m, policy, cache, addresses), call)
-					assert.NotEqual(t, http.StatusOK, got.status, "%s mode, unknownCaller %s", m, policy)
-					assert.Equal(t, want, got.answer, "%s mode, unknownCaller %s: %s", m, policy, got.body)
-				}
+			for _, st := range settings {
+				got := send(t, threatServer(t, blocks[st.block], st.mode, st.policy, a.cache(), a.addresses()),
+					a.callIn(st.mode))
+				assert.NotEqual(t, http.StatusOK, got.status, "%+v", st)
+				assert.Equal(t, a.wantIn(st.mode), got.answer, "%+v: %s", st, got.body)
 			}
 		})
 	}
 }
 
+// attempt is one row of the threat model.
+type attempt struct {
+	name string
+	// client is what the client sends; the gateway adds its own part to it (forwarded).
+	client []wireHeader
+	// call, where set, is the whole call of a gateway of that mode, for a gateway that writes what it should not.
+	call map[callerid.Mode][]wireHeader
+	want answer
+	// wantByMode, where set, is the answer behind a gateway of that mode.
+	wantByMode map[callerid.Mode]answer
+	notFromGW  bool // the call comes from a peer that is no gateway
+	stale      bool // the API server is unreachable: the cache is past maxCacheAge
+}
+
+func (a attempt) callIn(m callerid.Mode) []wireHeader {
+	if a.notFromGW {
+		return a.client
+	}
+	if call, ok := a.call[m]; ok {
+		return call
+	}
+	return forwarded(m, "team-ml", a.client)
+}
+
+func (a attempt) wantIn(m callerid.Mode) answer {
+	if want, ok := a.wantByMode[m]; ok {
+		return want
+	}
+	return a.want
+}
+
+func (a attempt) addresses() []string {
+	if a.notFromGW {
+		return []string{"192.0.2.0/24"}
+	}
+	return gatewayAddresses
+}
+
+func (a attempt) cache() authz.Cache {
+	if a.stale {
+		return authz.Cache{Synced: true, Age: time.Hour, MaxAge: 30 * time.Second}
+	}
+	return current
+}
+
+// setting is a gateway's mode, the unknownCaller policy and how team-ml is blocked.
+type setting struct {
+	mode   callerid.Mode
+	policy authz.UnknownCaller
+	block  string
+}
+
+var settings = func() []setting {
+	var all []setting
+	for _, m := range []callerid.Mode{callerid.ModeSource, callerid.ModeSPIFFE, callerid.ModeHeader} {
+		for _, policy := range []authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown} {
+			for _, block := range slices.Sorted(maps.Keys(blocks)) {
+				all = append(all, setting{m, policy, block})
+			}
+		}
+	}
+	return all
+}()
+
 // gatewayAddresses are where the test's calls come from.
 var gatewayAddresses = []string{"127.0.0.0/8", "::1/128"}
+
+// blocks are the ways team-ml is blocked, each a view with its Pod chatbot-0 at 10.1.0.2 and team-support's desk-0,
+// admitted, at 10.1.0.3.
+var blocks = map[string]func() *authz.Store{
+	"its own budget blocks": store,
+	"a cluster budget blocks": func() *authz.Store {
+		s := pods()
+		s.SetNamespace(authz.Namespace{Name: "team-ml", Labels: labels.Set{"dept": "ml"}})
+		s.SetBudget(authz.Budget{Kind: api.ClusterKind, Name: "ml", State: api.OverBudget,
+			Selector:    labels.SelectorFromSet(labels.Set{"dept": "ml"}),
+			Enforcement: api.EnforcementStatus{Blocking: true, Namespaces: []string{"team-ml"}}})
+		return s
+	},
+	"only the namespace label blocks": func() *authz.Store {
+		s := pods()
+		s.SetNamespace(authz.Namespace{Name: "team-ml", Blocked: true, BlockedBy: sentence})
+		return s
+	},
+}
+
+func pods() *authz.Store {
+	s := authz.NewStore()
+	s.SetNamespace(authz.Namespace{Name: "team-support"})
+	s.SetPod(authz.Pod{Namespace: "team-ml", Name: "chatbot-0"}, []netip.Addr{netip.MustParseAddr("10.1.0.2")})
+	s.SetPod(authz.Pod{Namespace: "team-support", Name: "desk-0"}, []netip.Addr{netip.MustParseAddr("10.1.0.3")})
+	return s
+}
 
 type wireHeader struct{ name, value string }
 
@@ -175,10 +241,10 @@ func appendTo(call []wireHeader, name, sep, value string) []wireHeader {
 	return append(call, wireHeader{name, value})
 }
 
-// threatServer serves authz for one gateway at addresses, in mode m, with the header bound of llmbudget authz's
-// --max-header-bytes, and returns its address.
-func threatServer(t *testing.T, m callerid.Mode, unknown authz.UnknownCaller, cache authz.Cache,
-	addresses []string) string {
+// threatServer serves authz from the view for one gateway at addresses, in mode m, with the header bound of
+// llmbudget authz's --max-header-bytes, and returns its address.
+func threatServer(t *testing.T, view func() *authz.Store, m callerid.Mode, unknown authz.UnknownCaller,
+	cache authz.Cache, addresses []string) string {
 	t.Helper()
 	g := callerid.Gateway{Name: "gateway", Addresses: addresses, Mode: m}
 	if m == callerid.ModeHeader {
@@ -186,7 +252,7 @@ func threatServer(t *testing.T, m callerid.Mode, unknown authz.UnknownCaller, ca
 	}
 	r, err := callerid.New([]callerid.Gateway{g})
 	require.NoError(t, err)
-	s := store()
+	s := view()
 	cacheOf := func() authz.Cache { return cache }
 	h, err := authzserver.New(authzserver.Config{Resolver: r, View: s, Cache: cacheOf, UnknownCaller: unknown,
 		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler),
