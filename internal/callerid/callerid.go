@@ -155,9 +155,9 @@ func check(g Gateway, at *field.Path) (gateway, field.ErrorList) {
 			"give addresses or identities, or every peer would be trusted"))
 	}
 	for j, a := range g.Addresses {
-		p, err := checkPrefix(a)
-		if err != "" {
-			errs = append(errs, field.Invalid(at.Child("addresses").Index(j), a, err))
+		p, why := checkPrefix(a)
+		if why != "" {
+			errs = append(errs, field.Invalid(at.Child("addresses").Index(j), a, why))
 			continue
 		}
 		out.prefixes = append(out.prefixes, p)
@@ -183,8 +183,8 @@ func check(g Gateway, at *field.Path) (gateway, field.ErrorList) {
 	return out, errs
 }
 
-// checkPrefix reads a gateway's CIDR, refusing one that would trust every peer or, being IPv4-mapped, none: peers
-// are matched by their IPv4 address.
+// checkPrefix reads a gateway's CIDR, or says why it refuses it: one that would trust every peer or, being
+// IPv4-mapped, none, as IPv4 peers are matched by their IPv4 address.
 func checkPrefix(a string) (netip.Prefix, string) {
 	p, err := netip.ParsePrefix(a)
 	switch {
