@@ -116,6 +116,9 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckClientCA(o.clientCA != ""); err != nil {
+		return fmt.Errorf("--config %s: %w", o.config, err)
+	}
 	clients, err := authzClients(o.kubeconfig)
 	if err != nil {
 		return err

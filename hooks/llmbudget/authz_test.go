@@ -14,6 +14,9 @@ func TestAuthzRefusesACommandLineOrConfigurationItCannotHonour(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "authz.yaml")
 	assert.NoError(t, os.WriteFile(bad, []byte("gateways: [{name: g, mode: source}]\n"), 0o600))
+	byCert := filepath.Join(dir, "identities.yaml")
+	assert.NoError(t, os.WriteFile(byCert, []byte("gateways: [{name: g, identities: [spiffe://td/ns/gw/sa/gw], "+
+		"mode: spiffe}]\n"), 0o600))
 	cases := map[string]struct {
 		args   []string
 		code   int
@@ -29,7 +32,11 @@ func TestAuthzRefusesACommandLineOrConfigurationItCannotHonour(t *testing.T) {
 		"a missing file": {[]string{"authz", "--config", filepath.Join(dir, "none.yaml")}, 1,
 			"llmbudget authz: --config: open "},
 		"a gateway trusting every peer": {[]string{"authz", "--config", bad}, 1,
-			"gateways[0]: addresses, identities: give at least one, or every peer would be trusted"},
+			"gateways[0].addresses: Required value: give addresses or identities, or every peer would be trusted"},
+		"a gateway's identities without a client CA, which no certificate could match": {
+			[]string{"authz", "--config", byCert}, 1, "llmbudget authz: --config " + byCert + ": " +
+				"gateways[0].identities: Forbidden: matches only a client certificate verified against " +
+				"--tls-client-ca-file, which is not given"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -17,6 +17,8 @@
 //     budget in the view accounts for the label, as when the budgets' cache lags the namespaces'.
 //   - The refusal's message is the admission policy's first sentence (Sentence), word for word.
 //   - Warn mode never refuses: it adds the sentence that would have refused as a warning.
+//   - A caller identity that a gateway sent but that cannot be read is refused, whatever the UnknownCaller policy:
+//     only a caller the gateway named no identity for is unknown.
 //   - A cache that is not synced, or older than its bound, is never used without saying so (Decision.Stale), and
 //     while it is, a budget whose failurePolicy is Closed refuses (503); an Open one is decided from the cache.
 //   - Decide is pure: the same Input gives the same Decision; the clock is Input.Now.
@@ -68,6 +70,9 @@ const (
 	ReasonUnknownCaller    Reason = "unknown_caller"    // allowed or refused by the unknownCaller policy
 )
 
+// ReasonUnreadable is a refusal of a caller identity the gateway sent but that cannot be read.
+const ReasonUnreadable Reason = "unreadable_identity"
+
 // Result is the kind of answer.
 type Result string
 
@@ -78,12 +83,14 @@ const (
 	Unavailable Result = "unavailable"
 )
 
-// Caller is who calls, as resolved: Known false when it could not be told (Why says why).
+// Caller is who calls, as resolved: Known false when it could not be told (Why says why), and Unreadable when the
+// gateway sent an identity that cannot be read.
 type Caller struct {
-	Known     bool
-	Namespace string
-	Budget    string // its label llmbudget.dev/budget, source mode only
-	Why       string
+	Known      bool
+	Unreadable bool
+	Namespace  string
+	Budget     string // its label llmbudget.dev/budget, source mode only
+	Why        string
 }
 
 // Cache is how current the view is.
@@ -123,6 +130,10 @@ func Decide(in Input) Decision {
 }
 
 func decide(in Input) Decision {
+	if in.Caller.Unreadable {
+		return Decision{Result: Refused, Reason: ReasonUnreadable, Message: "llmbudget refuses a caller identity " +
+			"it cannot read (" + in.Caller.Why + "), whatever its unknownCaller policy"}
+	}
 	if !in.Caller.Known {
 		d := Decision{Result: Allowed, Reason: ReasonUnknownCaller}
 		if in.UnknownCaller == RefuseUnknown {

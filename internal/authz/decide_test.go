@@ -228,3 +228,14 @@ func TestDecideFollowsTheUnknownCallerPolicy(t *testing.T) {
 			"policy is Refuse"},
 		authz.Decide(authz.Input{Now: now, Caller: unknown, UnknownCaller: authz.RefuseUnknown, Cache: current}))
 }
+
+func TestDecideRefusesAnUnreadableIdentityWhateverTheUnknownCallerPolicy(t *testing.T) {
+	unreadable := authz.Caller{Unreadable: true, Why: "X-Team: sent 2 times, want once"}
+	want := authz.Decision{Result: authz.Refused, Reason: authz.ReasonUnreadable,
+		Message: "llmbudget refuses a caller identity it cannot read (X-Team: sent 2 times, want once), whatever " +
+			"its unknownCaller policy"}
+	for _, policy := range []authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown} {
+		assert.Equal(t, want, authz.Decide(authz.Input{Now: now, Caller: unreadable, UnknownCaller: policy,
+			Cache: current}), policy)
+	}
+}

@@ -2,23 +2,29 @@
 // its caller is, what happens to a caller it cannot tell, and how old its cache may grow before its answers say so.
 //
 // Guarantees:
-//   - The file is YAML (or JSON) decoded strictly: an unknown or repeated key is an error naming its path, so a
-//     misspelt gateway option never silently trusts more than meant.
-//   - A File that Parse returns is usable: its gateways resolve (package callerid), its unknownCaller is Admit or
-//     Refuse, and its maxCacheAge is positive.
+//   - The file is one YAML (or JSON) document, read as kubectl reads one (package manifest) and decoded strictly:
+//     an unknown key is an error naming its path, a repeated key one naming its line, and so is a second
+//     document, so a misspelt or repeated gateway option never silently trusts more or less than meant.
+//   - A File that Parse returns is usable: its gateways resolve (package callerid: each address a CIDR that
+//     neither trusts every peer nor, IPv4-mapped, none; each header a valid header name), its unknownCaller is
+//     Admit or Refuse, and its maxCacheAge is positive. Every problem is named by its field path, in the API
+//     server's words.
 //   - The file is at most MaxBytes long.
 package authzconfig
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/callerid"
 	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
 // MaxBytes bounds the configuration file.
@@ -44,6 +50,9 @@ type Config struct {
 	MaxCacheAge   time.Duration
 	// SourceMode is whether a gateway is in source mode, so that Pods must be watched.
 	SourceMode bool
+	// Identities is the path of the first gateway's identities (nil when none names any): they match only a
+	// client certificate that authz verifies, so the program refuses them without --tls-client-ca-file.
+	Identities *field.Path
 }
 
 // Parse reads and checks a configuration file.
@@ -51,28 +60,55 @@ func Parse(data []byte) (Config, error) {
 	if len(data) > MaxBytes {
 		return Config{}, fmt.Errorf("the file is %d bytes, more than the %d allowed", len(data), MaxBytes)
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("not YAML: %w", err)
+	docs, merr := manifest.Docs("", data)
+	switch {
+	case merr != nil && merr.Line > 0:
+		return Config{}, fmt.Errorf("line %d: %s", merr.Line, merr.Message)
+	case merr != nil:
+		return Config{}, errors.New(merr.Message)
+	case len(docs) > 1:
+		return Config{}, fmt.Errorf("line %d: a second YAML document: the configuration is one", docs[1].Line().Line)
 	}
 	var f File
-	if err := decode.Strict(js, &f, ""); err != nil {
-		return Config{}, err
+	if len(docs) == 1 {
+		if err := decode.Strict(docs[0].JSON, &f, ""); err != nil {
+			return Config{}, err
+		}
 	}
+	var errs []error
 	c := Config{UnknownCaller: cmp.Or(f.UnknownCaller, authz.AdmitUnknown), MaxCacheAge: DefaultMaxCacheAge}
+	var err error
+	if c.Resolver, err = callerid.New(f.Gateways); err != nil {
+		errs = append(errs, err)
+	}
 	if c.UnknownCaller != authz.AdmitUnknown && c.UnknownCaller != authz.RefuseUnknown {
-		return Config{}, fmt.Errorf("unknownCaller: %q is neither Admit nor Refuse", f.UnknownCaller)
+		errs = append(errs, field.NotSupported(field.NewPath("unknownCaller"), f.UnknownCaller,
+			[]authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown}))
 	}
 	if f.MaxCacheAge != "" {
 		if c.MaxCacheAge, err = time.ParseDuration(f.MaxCacheAge); err != nil || c.MaxCacheAge <= 0 {
-			return Config{}, fmt.Errorf("maxCacheAge: %q is no positive duration like 30s", f.MaxCacheAge)
+			errs = append(errs, field.Invalid(field.NewPath("maxCacheAge"), f.MaxCacheAge,
+				"must be a positive duration such as 30s"))
 		}
 	}
-	if c.Resolver, err = callerid.New(f.Gateways); err != nil {
-		return Config{}, err
+	if len(errs) > 0 {
+		return Config{}, utilerrors.Flatten(utilerrors.NewAggregate(errs))
 	}
-	for _, g := range f.Gateways {
+	for i, g := range f.Gateways {
 		c.SourceMode = c.SourceMode || g.Mode == callerid.ModeSource
+		if c.Identities == nil && len(g.Identities) > 0 {
+			c.Identities = field.NewPath("gateways").Index(i).Child("identities")
+		}
 	}
 	return c, nil
+}
+
+// CheckClientCA refuses gateways' identities when no client CA verifies the certificates they would match: without
+// one, no certificate is verified and such a gateway would never be matched.
+func (c Config) CheckClientCA(given bool) error {
+	if c.Identities != nil && !given {
+		return field.Forbidden(c.Identities, "matches only a client certificate verified against "+
+			"--tls-client-ca-file, which is not given")
+	}
+	return nil
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // Whatever a client adds to the call, the answer is one the gateways understand: 200, or an error with a body in
-// the OpenAI shape; and the caller the gateway appended decides it.
+// the OpenAI shape; the caller the gateway appended decides it, and a header mode header the client added too is
+// refused.
 func FuzzHandler(f *testing.F) {
 	f.Add("POST", "/v1/chat/completions", "10.1.0.3", "URI=spiffe://cluster.local/ns/team-ml/sa/x", "team-ml")
 	f.Add("GET", "/", "", "", "")
@@ -32,6 +33,14 @@ func FuzzHandler(f *testing.F) {
 		var e authzserver.ErrorBody
 		require.NoError(t, json.Unmarshal(body, &e))
 		assert.Equal(t, "budget_exceeded", e.Error.Code)
+
+		resp = call(h, method, "/check", "203.0.113.5:41000", "X-Forwarded-Client-Cert",
+			xfcc+",Hash=abc;URI=spiffe://cluster.local/ns/team-ml/sa/chatbot", "X-Team", team)
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the gateway's element is team-ml's chatbot")
+
+		resp = call(h, method, "/check", "198.51.100.7:3000", "X-Team", team, "X-Team", "team-support")
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		assert.Equal(t, "unreadable_identity", e.Error.Code, "a header sent twice is refused")
 	})
 }
 

@@ -90,14 +90,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Budgets: budgets, Cache: h.Cache()})
 	write(w, d)
 	h.Metrics.observe(claim.Gateway, d, time.Since(start))
-	if d.Reason == authz.ReasonUnknownCaller {
-		h.Logger.Debug("unknown caller", "gateway", claim.Gateway, "why", caller.Why)
+	if d.Reason == authz.ReasonUnknownCaller || d.Reason == authz.ReasonUnreadable {
+		h.Logger.Debug(string(d.Reason), "gateway", claim.Gateway, "why", caller.Why)
 	}
 }
 
 // caller is who the claim says calls; in source mode, the Pod with the claimed address.
 func (h *handler) caller(c callerid.Claim, err error) authz.Caller {
 	switch {
+	case errors.Is(err, callerid.ErrBadIdentity):
+		return authz.Caller{Unreadable: true, Why: err.Error()}
 	case err != nil:
 		return authz.Caller{Why: err.Error()}
 	case c.Mode != callerid.ModeSource:
@@ -149,6 +151,8 @@ func write(w http.ResponseWriter, d authz.Decision) {
 		writeError(w, http.StatusServiceUnavailable, d.Message, "service_unavailable", "budget_unavailable")
 	case d.Reason == authz.ReasonUnknownCaller:
 		writeError(w, http.StatusForbidden, d.Message, "permission_error", "unknown_caller")
+	case d.Reason == authz.ReasonUnreadable:
+		writeError(w, http.StatusForbidden, d.Message, "permission_error", "unreadable_identity")
 	default:
 		writeError(w, http.StatusTooManyRequests, d.Message, "insufficient_quota", "budget_exceeded")
 	}

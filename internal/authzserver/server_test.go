@@ -51,6 +51,7 @@ func handlerAndMetrics(t testing.TB, unknown authz.UnknownCaller, cache authz.Ca
 	r, err := callerid.New([]callerid.Gateway{
 		{Name: "caddy", Addresses: []string{"192.0.2.0/24"}, Mode: callerid.ModeSource},
 		{Name: "litellm", Addresses: []string{"198.51.100.7/32"}, Mode: callerid.ModeHeader, Header: "x-team"},
+		{Name: "istio", Addresses: []string{"203.0.113.0/24"}, Mode: callerid.ModeSPIFFE},
 	})
 	require.NoError(t, err)
 	s := store()

@@ -10,8 +10,11 @@
 //
 // Guarantees:
 //   - Only the part of a header that the gateway itself writes is read: the hop it appends to X-Forwarded-For,
-//     the element it appends (or sets) in x-forwarded-client-cert. What a client put before them cannot change
-//     the result; a header mode header sent twice is refused rather than guessed at.
+//     the element it appends (or sets) in x-forwarded-client-cert, read on its own from the end of the line. What
+//     a client put before them can neither change the result nor make it an error.
+//   - A gateway's call without the header its mode reads is ErrNoIdentity: the gateway vouches for no one. A
+//     header that is there but cannot be read (a hop that is no address, an element or SPIFFE ID that does not
+//     parse, a header mode header sent twice, in any spelling, or empty, or with a comma) is ErrBadIdentity.
 //   - A Claim's namespace is a valid DNS-1123 label and its address a valid IP; anything else is an error that
 //     names the header.
 //   - Resolve reads only the request's headers and the peer: it allocates little and never blocks, so the caller
@@ -33,6 +36,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Mode is how a gateway tells who its caller is.
@@ -93,9 +97,14 @@ type Claim struct {
 var (
 	// ErrUntrusted is a peer that is no configured gateway.
 	ErrUntrusted = errors.New("the peer is no configured gateway")
-	// ErrNoIdentity is a gateway's call that says nothing of its caller, or says it in a way that is refused.
-	ErrNoIdentity = errors.New("the gateway gave no usable caller identity")
+	// ErrNoIdentity is a gateway's call without the header that says who calls: the gateway vouches for no one.
+	ErrNoIdentity = errors.New("the gateway named no caller")
+	// ErrBadIdentity is a gateway's call whose caller identity is there but cannot be read or believed.
+	ErrBadIdentity = errors.New("the gateway sent a caller identity that cannot be read")
 )
+
+// errMissing is a header a mode reads that is not in the call at all.
+var errMissing = errors.New("missing")
 
 // Resolver matches peers to gateways and reads their claims.
 type Resolver struct {
@@ -108,41 +117,56 @@ type gateway struct {
 	header   string // canonical
 }
 
-// New checks the gateways and returns their resolver.
+// New checks the gateways and returns their resolver. Its error is a field.ErrorList's aggregate: every problem, at
+// its path under gateways, in the API server's words.
 func New(gateways []Gateway) (*Resolver, error) {
+	root := field.NewPath("gateways")
 	if len(gateways) == 0 {
-		return nil, errors.New("gateways: at least one gateway must be configured")
+		return nil, field.Required(root, "at least one gateway must be configured")
 	}
 	r := &Resolver{}
+	var errs field.ErrorList
 	names := map[string]bool{}
 	for i, g := range gateways {
-		parsed, err := check(g)
-		if err != nil {
-			return nil, fmt.Errorf("gateways[%d]: %w", i, err)
-		}
-		if names[g.Name] {
-			return nil, fmt.Errorf("gateways[%d].name: %q is given twice", i, g.Name)
+		parsed, gerrs := check(g, root.Index(i))
+		errs = append(errs, gerrs...)
+		if g.Name != "" && names[g.Name] {
+			errs = append(errs, field.Duplicate(root.Index(i).Child("name"), g.Name))
 		}
 		names[g.Name] = true
 		r.gateways = append(r.gateways, parsed)
 	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	return r, nil
 }
 
-func check(g Gateway) (gateway, error) {
+var modes = []string{string(ModeSource), string(ModeSPIFFE), string(ModeHeader)}
+
+func check(g Gateway, at *field.Path) (gateway, field.ErrorList) {
 	out := gateway{Gateway: g}
+	var errs field.ErrorList
 	if g.Name == "" {
-		return out, errors.New("name: required")
+		errs = append(errs, field.Required(at.Child("name"), ""))
 	}
 	if len(g.Addresses) == 0 && len(g.Identities) == 0 {
-		return out, errors.New("addresses, identities: give at least one, or every peer would be trusted")
+		errs = append(errs, field.Required(at.Child("addresses"),
+			"give addresses or identities, or every peer would be trusted"))
 	}
 	for j, a := range g.Addresses {
-		p, err := netip.ParsePrefix(a)
-		if err != nil {
-			return out, fmt.Errorf("addresses[%d]: %q is no CIDR: %w", j, a, err)
+		p, why := checkPrefix(a)
+		if why != "" {
+			errs = append(errs, field.Invalid(at.Child("addresses").Index(j), a, why))
+			continue
 		}
-		out.prefixes = append(out.prefixes, p.Masked())
+		out.prefixes = append(out.prefixes, p)
+	}
+	if g.Header != "" && g.Mode != ModeHeader {
+		errs = append(errs, field.Forbidden(at.Child("header"), "only in mode header"))
+	}
+	if g.TrustDomain != "" && g.Mode != ModeSPIFFE {
+		errs = append(errs, field.Forbidden(at.Child("trustDomain"), "only in mode spiffe"))
 	}
 	switch g.Mode {
 	case ModeSource:
@@ -151,20 +175,50 @@ func check(g Gateway) (gateway, error) {
 			out.TrustDomain = DefaultTrustDomain
 		}
 	case ModeHeader:
-		if g.Header == "" {
-			return out, errors.New("header: required in mode header")
-		}
+		errs = append(errs, checkHeader(g.Header, at.Child("header"))...)
 		out.header = http.CanonicalHeaderKey(g.Header)
-		if out.header == HeaderForwardedFor || out.header == HeaderClientCert {
-			return out, fmt.Errorf("header: %s is read by modes source and spiffe, not as a namespace", g.Header)
-		}
 	default:
-		return out, fmt.Errorf("mode: %q is none of source, spiffe, header", g.Mode)
+		errs = append(errs, field.NotSupported(at.Child("mode"), g.Mode, modes))
 	}
-	return out, nil
+	return out, errs
 }
 
-// Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted or ErrNoIdentity.
+// checkPrefix reads a gateway's CIDR, or says why it refuses it: one that would trust every peer or, being
+// IPv4-mapped, none, as IPv4 peers are matched by their IPv4 address.
+func checkPrefix(a string) (netip.Prefix, string) {
+	p, err := netip.ParsePrefix(a)
+	switch {
+	case err != nil:
+		return p, "must be a CIDR such as 10.0.0.0/8 or fd00::/64"
+	case p.Bits() == 0 || p.Addr().Is4In6() && p.Bits() == 96:
+		return p, "trusts every peer: give the gateways' own addresses"
+	case p.Addr().Is4In6() && p.Bits() > 96:
+		return p, fmt.Sprintf("an IPv4-mapped prefix never matches, as IPv4 peers are matched as IPv4: write %s",
+			netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96).Masked())
+	case p.Addr().Is4In6():
+		return p, "an IPv4-mapped prefix never matches, as IPv4 peers are matched as IPv4"
+	}
+	return p.Masked(), ""
+}
+
+func checkHeader(name string, at *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(at, "in mode header")}
+	}
+	if msgs := validation.IsHTTPHeaderName(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(at, name, msgs[0])}
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case HeaderForwardedFor, HeaderClientCert:
+		return field.ErrorList{field.Invalid(at, name, "read by modes source and spiffe, not as a namespace")}
+	case "Host":
+		return field.ErrorList{field.Invalid(at, name, "the request's host, never a header a gateway sets")}
+	}
+	return nil
+}
+
+// Resolve returns the claim of the gateway that peer is. Its error wraps ErrUntrusted, ErrNoIdentity or
+// ErrBadIdentity.
 func (r *Resolver) Resolve(peer Peer, h http.Header) (Claim, error) {
 	g, ok := r.match(peer)
 	if !ok {
@@ -178,10 +232,13 @@ func (r *Resolver) Resolve(peer Peer, h http.Header) (Claim, error) {
 	case ModeSPIFFE:
 		c.Namespace, c.ServiceAccount, err = spiffeCaller(h.Values(HeaderClientCert), g.TrustDomain)
 	case ModeHeader:
-		c.Namespace, err = namespaceHeader(h.Values(g.header), g.header)
+		c.Namespace, err = namespaceHeader(valuesFold(h, g.header), g.header)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errMissing):
 		return c, fmt.Errorf("%w: gateway %s: %w", ErrNoIdentity, g.Name, err)
+	case err != nil:
+		return c, fmt.Errorf("%w: gateway %s: %w", ErrBadIdentity, g.Name, err)
 	}
 	return c, nil
 }
@@ -206,7 +263,7 @@ func (r *Resolver) match(peer Peer) (gateway, bool) {
 // some proxies write, is dropped.
 func RightmostHop(lines []string) (netip.Addr, error) {
 	if len(lines) == 0 {
-		return netip.Addr{}, fmt.Errorf("%s: missing", HeaderForwardedFor)
+		return netip.Addr{}, fmt.Errorf("%s: %w", HeaderForwardedFor, errMissing)
 	}
 	last := lines[len(lines)-1]
 	hop := strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
@@ -221,12 +278,30 @@ func RightmostHop(lines []string) (netip.Addr, error) {
 	return addr.Unmap().WithZone(""), nil
 }
 
+// valuesFold is the values of the header name under any spelling: Go's server files every spelling under the
+// canonical one, and a Header built otherwise may hold several.
+func valuesFold(h http.Header, name string) []string {
+	values := h[name]
+	for k, vs := range h {
+		if k != name && strings.EqualFold(k, name) {
+			values = append(slices.Clip(values), vs...)
+		}
+	}
+	return values
+}
+
 // namespaceHeader reads a header mode header, which must be sent exactly once.
 func namespaceHeader(values []string, name string) (string, error) {
-	if len(values) != 1 {
+	switch {
+	case len(values) == 0:
+		return "", fmt.Errorf("%s: %w", name, errMissing)
+	case len(values) > 1:
 		return "", fmt.Errorf("%s: sent %d times, want once", name, len(values))
 	}
 	ns := strings.TrimSpace(values[0])
+	if ns == "" {
+		return "", fmt.Errorf("%s: empty", name)
+	}
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return "", fmt.Errorf("%s: %q is no namespace name: %s", name, clip(ns), errs[0])
 	}
@@ -236,13 +311,13 @@ func namespaceHeader(values []string, name string) (string, error) {
 // spiffeCaller reads the namespace and service account of the rightmost x-forwarded-client-cert element's URI.
 func spiffeCaller(lines []string, trustDomain string) (ns, sa string, err error) {
 	if len(lines) == 0 {
-		return "", "", fmt.Errorf("%s: missing", HeaderClientCert)
+		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, errMissing)
 	}
-	elems, err := SplitXFCC(lines[len(lines)-1])
+	elem, err := RightmostXFCC(lines[len(lines)-1])
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", HeaderClientCert, err)
 	}
-	uri, ok := elems[len(elems)-1]["uri"]
+	uri, ok := elem["uri"]
 	if !ok {
 		return "", "", fmt.Errorf("%s: the rightmost element has no URI", HeaderClientCert)
 	}

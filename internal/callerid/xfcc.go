@@ -6,80 +6,107 @@ import (
 	"strings"
 )
 
-// maxXFCCElements bounds the elements of one x-forwarded-client-cert line: each proxy on the way adds one, and a
-// path of more proxies than this is a client padding the header.
-const maxXFCCElements = 32
-
-// SplitXFCC splits an x-forwarded-client-cert value into its elements (one per proxy, comma-separated), each a map
-// of its lower-cased keys (By, Hash, Cert, Chain, Subject, URI, DNS) to their unquoted values, in Envoy's format: a
-// value with a comma, semicolon or equals sign is double-quoted, with \" inside. The first of a repeated key wins.
-func SplitXFCC(v string) ([]map[string]string, error) {
-	var elems []map[string]string
+// RightmostXFCC reads the rightmost element of an x-forwarded-client-cert value: the one the gateway itself sets
+// or appends (Envoy's SANITIZE_SET, APPEND_FORWARD). It returns the element's lower-cased keys (By, Hash, Cert,
+// Chain, Subject, URI, DNS) with their unquoted values; the first of a repeated key wins, and a URI given twice is
+// an error, as an X.509 SVID has exactly one.
+//
+// The value is read backwards from its end, in Envoy's format: pairs key=value separated by ';', elements by ',',
+// and a value with a comma, semicolon, equals sign or quote double-quoted, with \" and \\ inside. Reading stops at
+// the ',' before the rightmost element, so nothing before it, which the client may have written (an unterminated
+// quote, a bare word, a trailing comma, any number of elements), is ever parsed: for any prefix p and any element
+// e in that format, RightmostXFCC(p + "," + e) reads e alone.
+func RightmostXFCC(v string) (map[string]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, errors.New("empty")
+	}
 	elem := map[string]string{}
-	for len(v) > 0 {
-		key, value, rest, err := nextPair(v)
+	uris := 0
+	end := len(v)
+	for {
+		value, eq, err := valueBefore(v, end)
 		if err != nil {
 			return nil, err
 		}
-		if key != "" {
-			if _, dup := elem[key]; !dup {
-				elem[key] = value
-			}
+		sep := strings.LastIndexAny(v[:eq], ";,")
+		key := strings.ToLower(strings.TrimSpace(v[sep+1 : eq]))
+		if !isKey(key) {
+			return nil, fmt.Errorf("%q: want key=value", clip(strings.TrimSpace(v[sep+1:end])))
 		}
-		if rest == "" || rest[0] == ',' {
-			elems = append(elems, elem)
-			elem = map[string]string{}
-			if len(elems) > maxXFCCElements {
-				return nil, fmt.Errorf("more than %d elements", maxXFCCElements)
-			}
+		elem[key] = value // read right to left: the leftmost, first, of a repeated key is written last
+		if key == "uri" {
+			uris++
 		}
-		if rest != "" {
-			rest = rest[1:]
-			if rest == "" {
-				return nil, errors.New("ends with a separator")
-			}
+		if sep < 0 || v[sep] == ',' {
+			break
 		}
-		v = rest
+		end = sep
 	}
-	if len(elems) == 0 {
-		return nil, errors.New("empty")
+	if uris > 1 {
+		return nil, fmt.Errorf("the rightmost element has %d URIs, want one", uris)
 	}
-	return elems, nil
+	return elem, nil
 }
 
-// nextPair reads key=value up to the next unquoted ';' or ',', which starts rest.
-func nextPair(v string) (key, value, rest string, err error) {
-	eq := strings.IndexAny(v, "=;,")
-	if eq < 0 || v[eq] != '=' {
-		return "", "", "", fmt.Errorf("%q: want key=value", clip(v))
+// valueBefore reads the value that ends at end, and the index of the '=' before it.
+func valueBefore(v string, end int) (value string, eq int, err error) {
+	if end > 0 && v[end-1] == '"' {
+		if escaped(v, end-1) {
+			return "", 0, errors.New("a value ends in an escaped quote")
+		}
+		for i := end - 2; i >= 0; i-- {
+			if v[i] != '"' || escaped(v, i) {
+				continue
+			}
+			if i == 0 || v[i-1] != '=' {
+				return "", 0, errors.New("text before an opening quote")
+			}
+			return unescape(v[i+1 : end-1]), i - 1, nil
+		}
+		return "", 0, errors.New("unterminated quote")
 	}
-	key = strings.ToLower(strings.TrimSpace(v[:eq]))
-	v = v[eq+1:]
-	if !strings.HasPrefix(v, `"`) {
-		end := strings.IndexAny(v, ";,")
-		if end < 0 {
-			end = len(v)
-		}
-		if strings.Contains(v[:end], `"`) {
-			return "", "", "", fmt.Errorf("%s: a quote inside an unquoted value", key)
-		}
-		return key, v[:end], v[end:], nil
+	i := strings.LastIndexAny(v[:end], `=;,"`)
+	switch {
+	case i >= 0 && v[i] == '"':
+		return "", 0, errors.New("a quote inside an unquoted value")
+	case i < 0 || v[i] != '=':
+		return "", 0, fmt.Errorf("%q: want key=value", clip(strings.TrimSpace(v[i+1:end])))
+	}
+	return v[i+1 : end], i, nil
+}
+
+// escaped is whether the quote at i follows an odd number of backslashes.
+func escaped(v string, i int) bool {
+	n := 0
+	for i--; i >= 0 && v[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
 	}
 	var b strings.Builder
-	for i := 1; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == '\\' && i+1 < len(v):
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
 			i++
-			b.WriteByte(v[i])
-		case c == '"':
-			rest = v[i+1:]
-			if rest != "" && rest[0] != ';' && rest[0] != ',' {
-				return "", "", "", fmt.Errorf("%s: text after the closing quote", key)
-			}
-			return key, b.String(), rest, nil
-		default:
-			b.WriteByte(c)
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isKey is whether k is a key of Envoy's format: letters only.
+func isKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if c < 'a' || c > 'z' {
+			return false
 		}
 	}
-	return "", "", "", fmt.Errorf("%s: unterminated quote", key)
+	return true
 }
