@@ -107,7 +107,7 @@ func Evaluate(in Input) Result {
 	v := verdictOf(in, f)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev, dated(in, prev))
-	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
+	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev), lastNamespaces(prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, f, m, enf)
 	var occurring []Announcement

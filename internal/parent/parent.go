@@ -9,7 +9,6 @@
 package parent
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,24 +70,29 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 		b.Spec.Default()
 		if k.cluster() {
 			invalid = b.Spec.ValidateCluster().ToAggregate()
-			invalid = cmp.Or(invalid, tooManyNamespaces(b.Spec.Enforcement.Gate, related))
 		} else {
 			invalid = b.Spec.Validate().ToAggregate()
 		}
 	}
 	in := evaluate.Input{Budget: b, Invalid: invalid, Subject: k.subject(b.Metadata), Now: now}
-	if invalid == nil {
-		// Validate loaded the zone: the calendar is computable.
-		in.Window = b.Spec.PeriodSpec().Containing(now)
-		in.Spend = k.Read(b, related, in.Window)
+	if invalid != nil {
+		return in
 	}
+	// Validate loaded the zone: the calendar is computable.
+	in.Window = b.Spec.PeriodSpec().Containing(now)
+	if err := tooManyNamespaces(b.Spec.Enforcement.Gate, related); k.cluster() && err != nil {
+		in.Spend = spend.Reading{Reason: api.ReasonTooManyNamespaces, Message: err.Error()}
+		return in
+	}
+	in.Spend = k.Read(b, related, in.Window)
 	return in
 }
 
 // tooManyNamespaces refuses a cluster budget that selects more than api.MaxSelectedNamespaces, or with a quota in
-// each more than api.MaxQuotaNamespaces, before any is read: like an invalid spec, it is reported (Unknown,
-// InvalidSpec, naming the bound) and enforces nothing, since neither its status nor the requests of its syncs
-// could hold every namespace.
+// each more than api.MaxQuotaNamespaces, before any is read, since neither its status nor the requests of its
+// syncs could hold every namespace: its spend is unknown (TooManyNamespaces, naming the bound). Whoever can
+// create or label a Namespace can push a budget past the bound, so, as with any spend that cannot be read, a
+// block of this period holds on the namespaces it closed (package evaluate).
 func tooManyNamespaces(gate api.Gate, related metacontroller.ObjectMap) error {
 	n := len(related[metacontroller.NamespaceGroup])
 	if n > api.MaxSelectedNamespaces {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -386,6 +387,14 @@ var clusterCrafts = []craft{
 			statusAfter("clusterbudget/sync/over-budget-open-blocks"),
 			enforcement(object{"failurePolicy": "Open"}),
 			func(r object) { delete(at(r, "related", "ConfigMap.v1"), "ml-research/llm-spend") })},
+	// One namespace too many for a quota in each (MaxQuotaNamespaces): the spend is not read, and the block of
+	// this period holds where it was, saying why.
+	{name: "clusterbudget/sync/blocking-then-one-namespace-too-many-keeps-the-block",
+		capture: "clusterbudget-sync-namespace-left", now: "2026-12-01T08:56:00Z", change: all(
+			statusAfter("clusterbudget/sync/over-budget-open-blocks"),
+			enforcement(object{"failurePolicy": "Open"}),
+			moreNamespaces(8000)),
+		written: compactNamespaces},
 	// Related objects the API server would never send: each is named, never skipped as if absent.
 	{name: "clusterbudget/sync/configmap-value-not-a-string", capture: "clusterbudget-sync-first", now: clusterNow,
 		change: clusterSpend("ml-serving", object{"2026-12-01": json.Number("3890")}, nil)},
@@ -462,6 +471,25 @@ var clusterTotal = all(
 	clusterSpend("ml-serving", object{"spend-usd": "1200.50"},
 		object{"llmbudget.dev/period-start": "2026-12-01T00:00:00+00:00"}),
 )
+
+// moreNamespaces adds n minimal Namespaces labelled department=ml, named ml-more-00001 on.
+func moreNamespaces(n int) func(object) {
+	return func(r object) {
+		ns := at(r, "related", "Namespace.v1")
+		for i := 1; i <= n; i++ {
+			name := fmt.Sprintf("ml-more-%05d", i)
+			ns[name] = object{"metadata": object{"name": name, "labels": object{"department": "ml"}}}
+		}
+	}
+}
+
+// compactNamespaces writes each Namespace moreNamespaces added on one line, so that the fixture stays readable.
+func compactNamespaces(b []byte) []byte {
+	return moreNamespace.ReplaceAll(b, []byte(`"$1": {"metadata": {"labels": {"department": "ml"}, "name": "$1"}}`))
+}
+
+var moreNamespace = regexp.MustCompile(`"(ml-more-\d+)": \{\s*"metadata": \{\s*"labels": \{\s*"department": "ml"\s*\},` +
+	`\s*"name": "ml-more-\d+"\s*\}\s*\}`)
 
 // all applies changes in order.
 func all(changes ...func(object)) func(object) {
