@@ -11,6 +11,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/parent"
 	"github.com/llmbudget/llmbudget/internal/spend"
@@ -147,7 +148,9 @@ func TestSync(t *testing.T) {
 		resync     float64
 	}{
 		"over budget, the quota closes the budget's namespace": {
-			spend: "600", quotas: []string{"team-ml"}, resync: 15 * 60, // when its lastEvaluatedTime is evaluate.Restamp old
+			// Its first sync finds the crossings, dated before their window, and announces them late: it looks again
+			// once no child has shown their Events for evaluate.LateGrace.
+			spend: "600", quotas: []string{"team-ml"}, resync: evaluate.LateGrace.Seconds(),
 		},
 		"under budget, no quota": {spend: "10", resync: 15 * 60},
 		"finalizing while the quota is observed waits": {

@@ -15,8 +15,11 @@
 //   - An unreadable namespace makes the sum Unknown under failurePolicy Closed; under Open it is reported in
 //     status.namespaces and skipped.
 //   - status.namespaces lists at most api.MaxNamespaces; the totals cover all.
-//   - A budget that selects more than api.MaxSelectedNamespaces is reported (Unknown, InvalidSpec, naming the
-//     bound) and closes none: its status and answer stay in proportion to a bounded request.
+//   - A budget that selects more than api.MaxSelectedNamespaces (with a quota in each, api.MaxQuotaNamespaces) is
+//     not read: it is Unknown (TooManyNamespaces, naming the bound) and closes no namespace anew, so that its
+//     status and answer stay in proportion to a bounded request; a block of this period holds on the namespaces
+//     it closed, as on any spend that cannot be read, so that whoever can create or label a Namespace cannot
+//     lift it.
 //   - The summed spend is as old as its oldest source (by annotation llmbudget.dev/spend-as-of), which
 //     spec.costSource.maxAge ages; a source without the annotation is older than any.
 package clusterbudget

@@ -303,7 +303,7 @@ func TestFiveHundredBlockedNamespacesEachGetTheirQuota(t *testing.T) {
 	assert.Len(t, quotaNamespaces(kids), 500)
 }
 
-func TestABudgetOverTooManyNamespacesNamesTheBoundAndEnforcesNothing(t *testing.T) {
+func TestABudgetOverTooManyNamespacesNamesTheBoundAndClosesNoneAnew(t *testing.T) {
 	const overAll = "spec.namespaceSelector: Too many: 20001: must have at most 20000 items " +
 		"(MaxSelectedNamespaces): narrow the selector or split the budget"
 	const overQuotas = `spec.enforcement.gate: Invalid value: "Both": a ResourceQuota in each of 8001 namespaces is ` +
@@ -339,6 +339,54 @@ func TestABudgetOverTooManyNamespacesNamesTheBoundAndEnforcesNothing(t *testing.
 			assert.Len(t, st.Enforcement.Namespaces, tc.namespaces)
 			if tc.gate == "Both" {
 				assert.Len(t, quotaNamespaces(kids), tc.namespaces)
+			}
+		})
+	}
+}
+
+func TestABlockingBudgetPushedPastTheBoundKeepsItsBlockAndSaysWhy(t *testing.T) {
+	cases := map[string]struct {
+		gate    string
+		past    int
+		message string // what BudgetEvaluated says
+	}{
+		"one namespace past MaxSelectedNamespaces": {"Policy", api.MaxSelectedNamespaces + 1,
+			"spec.namespaceSelector: Too many: 20001: must have at most 20000 items (MaxSelectedNamespaces)"},
+		"one quota past MaxQuotaNamespaces": {"Both", api.MaxQuotaNamespaces + 1,
+			"a ResourceQuota in each of 8001 namespaces is more than 8000 (MaxQuotaNamespaces)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := map[string]any{"enforcement": map[string]any{
+				"action": "BlockNewWorkloads", "resources": []string{"jobs.batch"}, "gate": tc.gate,
+			}}
+			blocking := request{spec: spec, namespaces: ml("team-00000", "team-00001"),
+				configMaps: []configMap{ledger("team-00000", "2000")}}
+			before, _, _ := sync(t, blocking)
+			require.True(t, before.Enforcement.Blocking)
+
+			grown := request{spec: spec, namespaces: map[string]map[string]string{}, status: &before,
+				configMaps: blocking.configMaps, quotasIn: []string{"team-00000", "team-00001"}}
+			for i := range tc.past {
+				grown.namespaces[fmt.Sprintf("team-%05d", i)] = map[string]string{"department": "ml"}
+			}
+			st, kids, _ := sync(t, grown)
+
+			assert.Equal(t, api.Unknown, st.State)
+			evaluated := meta.FindStatusCondition(st.Conditions, api.ConditionBudgetEvaluated)
+			require.NotNil(t, evaluated)
+			assert.Equal(t, api.ReasonTooManyNamespaces, evaluated.Reason)
+			assert.Contains(t, evaluated.Message, tc.message)
+			require.True(t, st.Enforcement.Blocking, "a namespace too many must not lift the block")
+			assert.Equal(t, []string{"team-00000", "team-00001"}, st.Enforcement.Namespaces,
+				"the block holds where it was")
+			require.NotNil(t, st.Enforcement.BlockedOn)
+			assert.Equal(t, before.Enforcement.BlockedOn.Reading, st.Enforcement.BlockedOn.Reading)
+			assert.True(t, before.Enforcement.BlockedOn.ReadAt.Equal(&st.Enforcement.BlockedOn.ReadAt))
+			assert.Contains(t, st.Enforcement.Reason, "keeps blocking")
+			assert.Contains(t, st.Enforcement.Reason, api.ReasonTooManyNamespaces)
+			if tc.gate == "Both" {
+				assert.Equal(t, []string{"team-00000", "team-00001"}, quotaNamespaces(kids))
 			}
 		})
 	}

@@ -112,43 +112,57 @@ func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView
 		forecast := use{what: "forecast spend", used: m.forecastUSD, limit: m.limitUSD}
 		for _, t := range m.thresholds {
 			if t.CrossedAt != nil {
-				out = append(out, crossing("", m.worst, forecast, t, period))
+				a := crossing("", m.worst, forecast, t, period)
+				a.fresh = !crossed(p.carried, t)
+				out = append(out, a)
 			}
 		}
 	}
+	carried := carriedModels(p, prev)
 	for _, ms := range m.models {
 		for _, t := range ms.Thresholds {
 			if t.CrossedAt != nil {
-				out = append(out, crossing("model-"+slugOf(ms.Model)+"-", ms.worst, use{}, t, period))
+				a := crossing("model-"+slugOf(ms.Model)+"-", ms.worst, use{}, t, period)
+				a.fresh = !crossed(carried[ms.Model], t)
+				out = append(out, a)
 			}
 		}
+	}
+	// Each of these is fresh when the previous status' condition did not say so yet.
+	turned := func(typ string, status metav1.ConditionStatus) bool {
+		old := meta.FindStatusCondition(prev.Conditions, typ)
+		return old == nil || old.Status != status
 	}
 	if m.state == api.Unknown && v.reason != api.ReasonSpendStale {
 		at := since(prev.Conditions, api.ConditionBudgetEvaluated, metav1.ConditionFalse, m.at)
 		out = append(out, Announcement{
 			Slug: strings.ToLower(v.reason), Type: EventWarning, Reason: v.reason, Message: v.message, At: at,
+			fresh: turned(api.ConditionBudgetEvaluated, metav1.ConditionFalse),
 		})
 	}
 	if f.stale { // under either policy, from when SpendStale turned True
 		at := since(prev.Conditions, api.ConditionSpendStale, metav1.ConditionTrue, latest(m.at, f.turned))
 		out = append(out, Announcement{
 			Slug: "spendstale", Type: EventWarning, Reason: api.ReasonSpendStale, Message: f.event, At: at,
+			fresh: turned(api.ConditionSpendStale, metav1.ConditionTrue),
 		})
 	}
+	blocks := turned(api.ConditionBlocking, metav1.ConditionTrue)
 	switch {
 	case enf.Blocking && enf.Mode == api.ModeWarn: // a slug of its own: a switch to Deny is a block of its own
 		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
 		out = append(out, Announcement{
 			Slug: "blocking-warn", Type: EventWarning, Reason: ReasonWouldBlock, Message: enf.Reason, At: at,
+			fresh: blocks,
 		})
 	case enf.Blocking:
 		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
 		out = append(out, Announcement{
-			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at,
+			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at, fresh: blocks,
 		})
 	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked,
-			Message: lifted(in, prev), At: metaTime(m.at).Time})
+			Message: lifted(in, prev), At: metaTime(m.at).Time, fresh: true})
 	}
 	// A new period, announced to budgets that existed before it began.
 	if !v.invalidSpec() && in.Budget.Metadata.CreationTimestamp.Time.Before(in.Window.Start) {
@@ -159,9 +173,19 @@ func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView
 				last.State, cmp.Or(last.SpentUSD, "-"), cmp.Or(last.LimitUSD, "-"))
 		}
 		out = append(out, Announcement{Slug: "periodreset", Type: EventNormal, Reason: "BudgetPeriodReset", Message: msg,
-			At: in.Window.Start})
+			At: in.Window.Start, fresh: prev.Period != nil && !p.same})
 	}
 	return out
+}
+
+// crossed reports whether carried, a previous status' thresholds, records t crossed.
+func crossed(carried []api.ThresholdStatus, t api.ThresholdStatus) bool {
+	for _, c := range carried {
+		if c.Percent == t.Percent && c.Basis == t.Basis && c.CrossedAt != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // lifted says what the lift of the previous status' block changes, in the mode that block was in.
@@ -219,39 +243,73 @@ func slugOf(model string) string {
 // spend and enforcement, and a new period; a status recording more was not written by this service.
 const MaxAnnouncements = 256
 
-// announce lists the Events to keep: the occurrences earlier syncs recorded that are still inside their window, then
-// this sync's new ones (Evaluate finds none while suspended). An occurrence is its slug and the instant the inputs
-// place it, which is its Event's name: its first record wins, so an Event's content never changes, and the record in
-// the status keeps an Event until its window ends, whatever the budget does meanwhile, so it is never created twice.
-// Past MaxAnnouncements the newest are kept; left is how many were left out.
-func announce(recorded []api.AnnouncementStatus, occurring []Announcement, now time.Time) (
-	out []Announcement, left int) {
-	type occurrence struct {
-		slug string
-		at   int64
+// announce lists the Events to keep: the occurrences earlier syncs recorded in prev that are still inside their
+// window, then this sync's new ones (Evaluate finds none while suspended). An occurrence is its slug and the instant
+// the inputs place it, which is its Event's name: its first record wins, so an Event's content never changes, and
+// the record in the status keeps an Event until its window ends, whatever the budget does meanwhile, so it is never
+// created twice. Past MaxAnnouncements the newest are kept; left is how many were left out; until is when each
+// Event stops being desired.
+//
+// An occurrence's window is AnnounceFor from when the inputs place it, which is never the clock: after an outage
+// of AnnounceFor or more that window is over before any sync runs. The first sync to find the occurrence (fresh)
+// announces it all the same, late, under the same name and words, so that a stale or concurrent sync from the
+// same inputs desires the very same Event. Its record, evaluated past its window (which no other record is: a
+// sync at the end of a window drops it), then keeps the Event for AnnounceFor from when the API server created it
+// (created, from the request's children), or LateGrace after the evaluation that recorded it while no child shows
+// it, and never again once dropped: a later sync finds the occurrence carried, not fresh.
+func announce(prev api.Status, occurring []Announcement, created map[Occurrence]time.Time, now time.Time) (
+	out []Announcement, until []time.Time, left int) {
+	type kept struct {
+		Announcement
+		until time.Time
 	}
-	seen := make(map[occurrence]bool, min(len(recorded), MaxAnnouncements)+len(occurring))
-	add := func(a Announcement) {
-		id := occurrence{a.Slug, a.At.Unix()}
-		if age := now.Sub(a.At); age >= 0 && age < AnnounceFor && !seen[id] {
-			seen[id] = true
-			out = append(out, a)
+	var all []kept
+	seen := make(map[Occurrence]bool, min(len(prev.Announcements), MaxAnnouncements)+len(occurring))
+	add := func(a Announcement, late func() (time.Time, bool)) {
+		id := Occurrence{a.Slug, a.At.Unix()}
+		age := now.Sub(a.At)
+		if age < 0 || seen[id] {
+			return
 		}
+		k := kept{Announcement: a, until: a.At.Add(AnnounceFor)}
+		if age >= AnnounceFor {
+			at, ok := late()
+			if !ok || !now.Before(at) {
+				return
+			}
+			k.until = at
+		}
+		k.fresh = false
+		seen[id] = true
+		all = append(all, k)
 	}
-	for _, r := range recorded {
-		add(Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time})
+	for _, r := range prev.Announcements {
+		a := Announcement{Slug: r.Slug, Type: r.Type, Reason: r.Reason, Message: r.Message, At: r.At.Time}
+		add(a, func() (time.Time, bool) {
+			// Only a record evaluated past its window was announced late: any other's window is simply over.
+			if lastEvaluated(prev).Before(a.At.Add(AnnounceFor)) {
+				return time.Time{}, false
+			}
+			if c, ok := created[Occurrence{a.Slug, a.At.Unix()}]; ok {
+				return c.Add(AnnounceFor), true
+			}
+			return lastEvaluated(prev).Add(LateGrace), true
+		})
 	}
 	for _, a := range occurring {
-		add(a)
+		add(a, func() (time.Time, bool) { return now.Add(LateGrace), a.fresh })
 	}
-	if len(out) > MaxAnnouncements {
-		slices.SortStableFunc(out, func(a, b Announcement) int { return b.At.Compare(a.At) })
-		out, left = out[:MaxAnnouncements], len(out)-MaxAnnouncements
+	if len(all) > MaxAnnouncements {
+		slices.SortStableFunc(all, func(a, b kept) int { return b.At.Compare(a.At) })
+		all, left = all[:MaxAnnouncements], len(all)-MaxAnnouncements
 	}
-	slices.SortFunc(out, func(a, b Announcement) int {
+	slices.SortFunc(all, func(a, b kept) int {
 		return cmp.Or(strings.Compare(a.Slug, b.Slug), a.At.Compare(b.At))
 	})
-	return out, left
+	for _, k := range all {
+		out, until = append(out, k.Announcement), append(until, k.until)
+	}
+	return out, until, left
 }
 
 // capped says in the BudgetEvaluated condition that left announcements were left out of the status, and so

@@ -13,8 +13,9 @@ import (
 // enforce decides whether the budget closes its namespaces to new workloads, and by which gates. A block on spend
 // read this period (last) holds while the spend cannot be read in full, whatever the failurePolicy, and for a
 // TaskRecords source while it is in force at all: a source that its budget's own users can delete or garble must
-// not lift the block they are under.
-func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendReading) (
+// not lift the block they are under. A cluster budget that selects too many namespaces to read (whoever can
+// create or label a Namespace can bring that about) holds its block on the namespaces it closed, held.
+func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendReading, held []string) (
 	*api.EnforcementStatus, *Quota) {
 	spec := in.Budget.Spec
 	idle := func(reason string) (*api.EnforcementStatus, *Quota) {
@@ -29,19 +30,32 @@ func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendRe
 	case spec.Suspend:
 		return idle("the budget is suspended: nothing is enforced")
 	case m.state == api.OverBudget:
-		return block(in, v, m, p, last)
+		return block(in, v, m, p, last, held)
 	case last != nil && (!v.evaluated() || in.Spend.Skipped != ""):
-		return block(in, v, m, p, last)
+		return block(in, v, m, p, last, held)
+	case v.reason == api.ReasonTooManyNamespaces:
+		// Neither its status nor a sync's answer could hold every namespace it selects: none is closed anew.
+		return idle(fmt.Sprintf("it selects too many namespaces to read its spend (%s); it closes none until it "+
+			"selects fewer", v.reason))
 	case last != nil && spec.CostSource.Format == api.TaskRecords:
 		// Records only add up within a period: a sum under the limit it was over this period means records were
 		// deleted, by Kelos's clean-up or by whoever may delete them, and that must not lift the block either.
 		in.Spend.Skipped = "fewer TaskRecords count now than when it blocked; records deleted in a period " +
 			"do not lift its block"
-		return block(in, v, m, p, last)
+		return block(in, v, m, p, last, held)
 	case m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
-		return block(in, v, m, p, nil)
+		return block(in, v, m, p, nil, held)
 	}
 	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
+}
+
+// lastNamespaces is the namespaces the previous status closed, whose block a cluster budget that selects too many
+// namespaces to read holds (when lastReading holds its reading).
+func lastNamespaces(prev api.Status) []string {
+	if prev.Enforcement == nil {
+		return nil
+	}
+	return prev.Enforcement.Namespaces
 }
 
 // lastReading is the reading the previous status blocked on, if it is of the current period and the current
@@ -58,8 +72,8 @@ func lastReading(in Input, p periodView, prev api.Status) *api.SpendReading {
 // block closes the namespaces by the spec's gates and explains why twice: in full (why) on the quota and in the
 // status, and briefly (detail) in the sentence the admission policy's message starts with; the policy adds what
 // is refused where. Only a valid spec blocks, so the period is known. last is the reading a previous sync blocked
-// on, if any.
-func block(in Input, v verdict, m measurement, p periodView, last *api.SpendReading) (
+// on, if any, and held the namespaces it closed.
+func block(in Input, v verdict, m measurement, p periodView, last *api.SpendReading, held []string) (
 	*api.EnforcementStatus, *Quota) {
 	spec, who := in.Budget.Spec, in.Subject
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit: %s) for the period %s to %s",
@@ -96,8 +110,11 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
 	}
 	closes := []string{in.Budget.Metadata.Namespace}
-	if in.Spend.Namespaces != nil {
+	switch {
+	case in.Spend.Namespaces != nil:
 		st.Namespaces, closes = in.Spend.Namespaces.Selected, in.Spend.Namespaces.Selected
+	case v.reason == api.ReasonTooManyNamespaces: // held: the namespaces are too many to read now
+		st.Namespaces, closes = slices.Clone(held), slices.Clone(held)
 	}
 	what := strings.Join(enf.Resources, ", ")
 	if enf.Scope == api.ScopeLabelled {

@@ -36,6 +36,15 @@ type Input struct {
 	Window  period.Window // the current period, from the spec's calendar
 	Spend   spend.Reading
 	Now     time.Time
+	// Created is when the API server created the Events of status.announcements, as the request's children show
+	// them: an Event announced late is kept for AnnounceFor from its creation.
+	Created map[Occurrence]time.Time
+}
+
+// Occurrence names an announcement, as its Event's name does: its slug and the second it occurred.
+type Occurrence struct {
+	Slug string
+	At   int64 // Unix seconds
 }
 
 // Subject is how messages name the budget and where it enforces, with the names of the ResourceQuota it keeps
@@ -63,7 +72,10 @@ type Announcement struct {
 	Type    string // Normal or Warning
 	Reason  string
 	Message string
-	At      time.Time // when it occurred; the Event is desired until At+AnnounceFor
+	At      time.Time // when it occurred; the Event is desired until At+AnnounceFor, or announced late
+	// fresh is whether this sync is the first to find it, which the previous status does not hold: only such an
+	// occurrence is announced late. It is false in a Result.
+	fresh bool
 }
 
 // Quota describes the ResourceQuota that closes namespaces to new workloads.
@@ -87,11 +99,18 @@ const (
 	ReasonEnforcementDisabled = "EnforcementDisabled"
 	ReasonSuspended           = "Suspended"
 	// AnnounceFor is how long an Event stays desired after its occurrence: below the API server's default event
-	// TTL (1h) so that an expired Event is never re-created, and each occurrence is announced exactly once.
+	// TTL (1h) so that an expired Event is never re-created, and each occurrence is announced exactly once. An
+	// occurrence first found AnnounceFor or more after the inputs place it (after an outage) is announced late:
+	// its Event is desired for AnnounceFor from its creation instead.
 	AnnounceFor = 55 * time.Minute
+	// LateGrace is how long a late announcement's Event stays desired before the request's children show it
+	// created: the API server's event TTL less AnnounceFor, so that an Event that expired unseen is never
+	// re-created.
+	LateGrace = time.Hour - AnnounceFor
 	// Restamp is how old status.lastEvaluatedTime grows before a sync moves it though nothing else changed. An
 	// occurrence the inputs give no time of their own (spend without a spend-as-of stamp) is dated at the last
-	// evaluation, so at most Restamp early, and well inside AnnounceFor.
+	// evaluation: while syncs run, at most Restamp early, well inside AnnounceFor; after an outage, as early as
+	// the outage is long, and then announced late.
 	Restamp      = 15 * time.Minute
 	maxResync    = time.Hour // a budget is looked at hourly even when nothing it watches changes
 	forecastStep = time.Hour // its forecast is recomputed at each whole hour since the period start
@@ -107,21 +126,21 @@ func Evaluate(in Input) Result {
 	v := verdictOf(in, f)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev, dated(in, prev))
-	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev))
+	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev), lastNamespaces(prev))
 	st := statusOf(in, p, m, enf)
 	st.Conditions = conditions(in, prev, v, f, m, enf)
 	var occurring []Announcement
 	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
 		occurring = occurrences(in, prev, v, f, p, m, enf)
 	}
-	anns, left := announce(prev.Announcements, occurring, in.Now)
+	anns, until, left := announce(prev, occurring, in.Created, in.Now)
 	st.Announcements = records(anns)
 	if left > 0 {
 		capped(st.Conditions, left)
 	}
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
-		ResyncAfter: resync(in, v, f, m, anns, st.LastEvaluatedTime.Time)}
+		ResyncAfter: resync(in, v, f, m, until, st.LastEvaluatedTime.Time)}
 }
 
 // verdict is the BudgetEvaluated condition: whether the budget could be evaluated, and what was read.
@@ -181,7 +200,7 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 
 // resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when the
 // spend turns stale, when an announcement's window closes, and when lastEvaluatedTime is Restamp old.
-func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement, evaluated time.Time) time.Duration {
+func resync(in Input, v verdict, f freshness, m measurement, until []time.Time, evaluated time.Time) time.Duration {
 	after := maxResync
 	sooner := func(at time.Time) { after = min(after, max(at.Sub(in.Now), time.Second)) }
 	if !v.invalidSpec() { // the period is known
@@ -193,8 +212,8 @@ func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement
 	if !f.until.IsZero() {
 		sooner(f.until)
 	}
-	for _, a := range anns {
-		sooner(a.At.Add(AnnounceFor))
+	for _, at := range until {
+		sooner(at)
 	}
 	sooner(evaluated.Add(Restamp))
 	return after
@@ -204,7 +223,8 @@ func resync(in Input, v verdict, f freshness, m measurement, anns []Announcement
 // unreadable), never the clock: the latest of the period start, the budget's creation, the spend's stamp and the
 // previous status' lastEvaluatedTime (what it finds new came after that evaluation), leaving out an instant
 // ahead of the clock. Metacontroller may sync again with the parent as it was before its last status write; that
-// sync sees the same inputs, so it dates the occurrence, and names and words its Event, exactly alike.
+// sync sees the same inputs, so it dates the occurrence, and names and words its Event, exactly alike. After an
+// outage this date may be before the Event's window: announce announces it late.
 func dated(in Input, prev api.Status) time.Time {
 	var at time.Time
 	for _, t := range []time.Time{

@@ -696,6 +696,66 @@ func TestAnAnnouncedEventStaysForItsWindowWhateverTheBudgetDoes(t *testing.T) {
 	assert.Equal(t, "BudgetWarning", expired.Announcements[0].Reason)
 }
 
+// The hook or Metacontroller was down for two hours, during which the spend (without a stamp of its own) crossed
+// the limit: the inputs date the crossing at the last evaluation, before the Event's window. The sync that finds it
+// announces it all the same, under a name and words that follow from the inputs alone, and its record keeps the
+// Event for AnnounceFor from its creation, then lets it go for good.
+func TestACrossingFoundAfterAnOutageIsAnnouncedOnce(t *testing.T) {
+	b := budget()
+	before := eval(b, total("100"), now)
+	require.Equal(t, api.UnderBudget, before.Status.State)
+	b.Status = &before.Status
+
+	back := now.Add(2 * time.Hour)
+	found := eval(b, total("600"), back)
+	require.Equal(t, api.OverBudget, found.Status.State)
+	assert.Equal(t, []string{"threshold-100-actual", "threshold-80-actual"}, slugs(found),
+		"a crossing first found after the outage is announced")
+	for _, a := range found.Announcements {
+		assert.Equal(t, now, a.At, "dated by the inputs (the last evaluation), never the clock")
+	}
+	stale := eval(b, total("600"), back.Add(40*time.Second))
+	assert.Equal(t, found.Announcements, stale.Announcements, "a stale or concurrent sync desires the same Events")
+
+	b.Status = &found.Status
+	unseen := eval(b, total("600"), back.Add(time.Minute))
+	assert.Equal(t, found.Announcements, unseen.Announcements, "kept before any child shows it")
+
+	createdAt := back.Add(2 * time.Second)
+	shown := map[evaluate.Occurrence]time.Time{}
+	for _, a := range found.Announcements {
+		shown[evaluate.Occurrence{Slug: a.Slug, At: a.At.Unix()}] = createdAt
+	}
+	kept := evalShown(b, total("600"), createdAt.Add(evaluate.AnnounceFor-time.Second), shown)
+	assert.Equal(t, found.Announcements, kept.Announcements, "kept for AnnounceFor from its creation")
+	assert.Equal(t, time.Second, kept.ResyncAfter, "and looked at again when that ends")
+
+	gone := evalShown(b, total("600"), createdAt.Add(evaluate.AnnounceFor), shown)
+	assert.Empty(t, gone.Announcements, "then let go, before the API server's event TTL")
+	b.Status = &gone.Status
+	later := evalShown(b, total("600"), createdAt.Add(evaluate.AnnounceFor+time.Minute), nil)
+	assert.Empty(t, later.Announcements, "and never announced again")
+}
+
+func slugs(r evaluate.Result) []string {
+	var out []string
+	for _, a := range r.Announcements {
+		out = append(out, a.Slug)
+	}
+	return out
+}
+
+// evalShown is eval with the Events the request's children show created.
+func evalShown(b api.LLMCostBudget, data map[string]string, at time.Time,
+	created map[evaluate.Occurrence]time.Time) evaluate.Result {
+	b.Spec.Thresholds = slices.Clone(b.Spec.Thresholds)
+	b.Spec.Default()
+	in := evaluate.Input{Budget: b, Subject: subject, Now: at, Created: created}
+	in.Window = b.Spec.PeriodSpec().Containing(at)
+	in.Spend = spent(b.Spec.CostSource, data, in.Window)
+	return evaluate.Evaluate(in)
+}
+
 // A budget OverBudget on tokens while its spend is under its USD limit must not announce that the USD limit was
 // reached: each message names the limit reached and gives its figures.
 func TestMessagesNameTheLimitReachedWithItsFigures(t *testing.T) {

@@ -309,7 +309,7 @@ func TestEnforceDecides(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p, nil)
+			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, p, nil, nil)
 			assert.Equal(t, tc.blocks, enf.Blocking)
 			assert.Equal(t, tc.blocks, quota != nil)
 			if quota != nil {
@@ -327,7 +327,7 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 		Spend: spend.Reading{Namespaces: &spend.Namespaces{Selected: []string{"a", "b"}}},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil, nil)
 	require.NotNil(t, quota)
 	assert.Equal(t, []string{"a", "b"}, quota.Namespaces)
 	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
@@ -341,7 +341,7 @@ func TestAWarnModeBudgetWouldRefuseThroughThePolicyAndKeepsNoQuota(t *testing.T)
 		Subject: Subject{Named: "LLMCostBudget chatbot", Where: "namespace team-ml", Policy: "llmbudget-budgets"},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil)
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, p, nil, nil)
 	assert.Nil(t, quota, "a quota cannot warn")
 	assert.True(t, enf.Blocking)
 	assert.Equal(t, api.ModeWarn, enf.Mode)
@@ -381,7 +381,7 @@ func TestAnnounce(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			anns, left := announce(recorded, tc.occurring, at)
+			anns, _, left := announce(api.Status{Announcements: recorded}, tc.occurring, nil, at)
 			assert.Zero(t, left)
 			for _, a := range anns {
 				got = append(got, a.Slug+map[bool]string{true: " " + a.Message}[a.Message != ""])
@@ -389,6 +389,72 @@ func TestAnnounce(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// After an outage of AnnounceFor or more, what a sync finds new is dated before its window: it is announced late,
+// once, and its record keeps the Event for AnnounceFor from its creation.
+func TestAnnounceLate(t *testing.T) {
+	outage := at.Add(-2 * time.Hour) // the last evaluation before the outage, where the inputs place the crossing
+	late := Announcement{Slug: "threshold-100-actual", At: outage}
+	record := api.AnnouncementStatus{Slug: late.Slug, At: metav1.NewTime(outage)}
+	id := Occurrence{late.Slug, outage.Unix()}
+	cases := map[string]struct {
+		prev      api.Status
+		occurring []Announcement
+		created   map[Occurrence]time.Time
+		until     time.Time // zero: not announced
+	}{
+		"a crossing first found after the outage is announced, though dated before its window": {
+			prev: api.Status{LastEvaluatedTime: metaTime(outage)}, occurring: []Announcement{withFresh(late)},
+			until: at.Add(LateGrace),
+		},
+		"one found before, whose window is over, is not announced again": {
+			prev: api.Status{LastEvaluatedTime: metaTime(at.Add(-time.Minute))}, occurring: []Announcement{late},
+		},
+		"its record keeps it for AnnounceFor from when the API server created its Event": {
+			prev:    recorded(at.Add(-30*time.Minute), record),
+			created: map[Occurrence]time.Time{id: at.Add(-30 * time.Minute)}, occurring: []Announcement{late},
+			until: at.Add(-30 * time.Minute).Add(AnnounceFor),
+		},
+		"and then lets it go": {
+			prev:    recorded(at.Add(-10*time.Minute), record),
+			created: map[Occurrence]time.Time{id: at.Add(-AnnounceFor)}, occurring: []Announcement{late},
+		},
+		"until a child shows it, its record keeps it LateGrace after the evaluation that recorded it": {
+			prev:      recorded(at.Add(-time.Minute), record),
+			occurring: []Announcement{late}, until: at.Add(-time.Minute).Add(LateGrace),
+		},
+		"a record announced in its window goes when it ends, however late its Event was created": {
+			prev:    recorded(outage.Add(50*time.Minute), record),
+			created: map[Occurrence]time.Time{id: outage.Add(10 * time.Minute)}, occurring: []Announcement{late},
+		},
+		"an Event that expired unseen is not created again": {
+			prev:      recorded(at.Add(-LateGrace), record),
+			occurring: []Announcement{late},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			anns, until, _ := announce(tc.prev, tc.occurring, tc.created, at)
+			if tc.until.IsZero() {
+				assert.Empty(t, anns)
+				return
+			}
+			require.Len(t, anns, 1)
+			assert.Equal(t, outage, anns[0].At, "dated by the inputs, never the clock")
+			assert.Equal(t, []time.Time{tc.until}, until)
+		})
+	}
+}
+
+// recorded is a status evaluated at evaluated that records r.
+func recorded(evaluated time.Time, r api.AnnouncementStatus) api.Status {
+	return api.Status{LastEvaluatedTime: metaTime(evaluated), Announcements: []api.AnnouncementStatus{r}}
+}
+
+func withFresh(a Announcement) Announcement {
+	a.fresh = true
+	return a
 }
 
 func TestStampMovesOnlyWithTheStatusOrOnceItIsRestampOld(t *testing.T) {
@@ -433,7 +499,7 @@ func TestAStatusFullOfAnnouncementsIsCutToTheNewestAndSaysSo(t *testing.T) {
 		})
 		prev = append(prev, prev[len(prev)-1]) // each twice
 	}
-	anns, left := announce(prev, []Announcement{{Slug: "new", At: at}}, at)
+	anns, _, left := announce(api.Status{Announcements: prev}, []Announcement{{Slug: "new", At: at}}, nil, at)
 	require.Len(t, anns, MaxAnnouncements)
 	assert.Equal(t, recorded+1-MaxAnnouncements, left)
 	assert.True(t, slices.ContainsFunc(anns, func(a Announcement) bool { return a.Slug == "new" }), "the newest stay")

@@ -107,7 +107,7 @@ func EachDoc(file string, data []byte, read func(Doc)) *Error {
 
 // EachDocIn is EachDoc of a stream read as it is split, so that the stream is never held whole either.
 func EachDocIn(file string, r io.Reader, read func(Doc)) *Error {
-	s := splitter{r: bufio.NewReader(r)}
+	s := splitter{r: bufio.NewReader(r), max: maxDocumentBytes}
 	for {
 		text, before, err := s.next()
 		if errors.Is(err, io.EOF) {
@@ -115,6 +115,9 @@ func EachDocIn(file string, r io.Reader, read func(Doc)) *Error {
 		}
 		if _, ok := err.(separatorError); ok { // a "---" followed by something other than a comment
 			return &Error{Source: Source{File: file, Line: s.lines}, Message: "not valid YAML: " + err.Error()}
+		}
+		if _, ok := err.(documentTooLarge); ok {
+			return &Error{Source: Source{File: file, Line: before + 1}, Message: err.Error()}
 		}
 		if err != nil {
 			return &Error{Source: Source{File: file}, Message: "read: " + err.Error()}
@@ -139,12 +142,46 @@ func EachDocIn(file string, r io.Reader, read func(Doc)) *Error {
 type splitter struct {
 	r     *bufio.Reader
 	lines int // read so far
+	max   int // MaxDocumentBytes, unless the document may be a List
+	doc   bytes.Buffer
+	list  bool // the document read so far may be a List, so max does not bound it
+}
+
+// MaxDocumentBytes bounds a document that is not a List, as it is read: no object the API server stores is more
+// than 1.5 MiB (MaxObjectBytes) of JSON, and the YAML kubectl writes of one is at most a few times its JSON, so a
+// longer document is refused before it is parsed (parsing costs some 8 times the text) or even read whole. A List
+// (a document with a top-level items) is bounded by MaxInputBytes alone, and each of its objects by MaxObjectBytes.
+const MaxDocumentBytes = 4 * MaxObjectBytes
+
+// maxDocumentBytes is MaxDocumentBytes, lowered by tests.
+var maxDocumentBytes = MaxDocumentBytes
+
+// documentTooLarge is the error of a document that is not a List and is longer than MaxDocumentBytes.
+type documentTooLarge int
+
+func (e documentTooLarge) Error() string {
+	return fmt.Sprintf("the document is more than %d bytes (%.0f MiB, MaxDocumentBytes) of text and holds no top-level "+
+		"items, so it is no List: an object of it would be more than the 1.5 MiB the API server stores; "+
+		"refused before it is parsed", int(e), float64(e)/(1<<20))
+}
+
+// mayBeList is whether a document's text so far may hold a List's items: a line starting "items:" as kubectl
+// writes YAML, or an "items" key as it writes JSON. It errs towards a List, which is parsed.
+func mayBeList(texts ...[]byte) bool {
+	for _, t := range texts {
+		if bytes.HasPrefix(t, []byte("items:")) || bytes.Contains(t, []byte("\nitems:")) ||
+			bytes.Contains(t, []byte(`"items"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // next is the next document's text and the lines before its first line that is not a separator, or YAMLReader's
 // error.
 func (s *splitter) next() (text []byte, before int, err error) {
-	var buf bytes.Buffer
+	s.doc, s.list = bytes.Buffer{}, false
+	buf := &s.doc
 	for {
 		line, err := s.line()
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -179,12 +216,18 @@ type separatorError string
 
 func (e separatorError) Error() string { return "invalid Yaml document separator: " + string(e) }
 
-// line is the next line, ending with LF, and io.EOF past the last.
+// line is the next line, ending with LF, and io.EOF past the last; documentTooLarge once the document, with the
+// line, is past max and cannot be a List.
 func (s *splitter) line() ([]byte, error) {
 	var line []byte
 	for {
 		part, isPrefix, err := s.r.ReadLine()
 		line = append(line, part...)
+		if !s.list && s.doc.Len()+len(line) > s.max {
+			if s.list = mayBeList(s.doc.Bytes(), line); !s.list {
+				return nil, documentTooLarge(s.max)
+			}
+		}
 		if err != nil {
 			return append(line, '\n'), err
 		}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -55,7 +56,9 @@ func (k Kind) Sync(req metacontroller.CompositeRequest, now time.Time) (
 	}
 	var sum metacontroller.Summary
 	resp := reconcile(p, req, func() (metacontroller.CompositeResponse, metacontroller.Action) {
-		r := evaluate.Evaluate(k.Input(p, req.Related, now))
+		in := k.Input(p, req.Related, now)
+		in.Created = created(k.owner(p.Metadata), in.Budget.Status, req.Children)
+		r := evaluate.Evaluate(in)
 		sum.State, sum.Reason = string(r.Status.State), r.Reason
 		return render(k.owner(p.Metadata), r), metacontroller.RequeueAfter(r.ResyncAfter)
 	})
@@ -71,24 +74,29 @@ func (k Kind) Input(p Parent, related metacontroller.ObjectMap, now time.Time) e
 		b.Spec.Default()
 		if k.cluster() {
 			invalid = b.Spec.ValidateCluster().ToAggregate()
-			invalid = cmp.Or(invalid, tooManyNamespaces(b.Spec.Enforcement.Gate, related))
 		} else {
 			invalid = b.Spec.Validate().ToAggregate()
 		}
 	}
 	in := evaluate.Input{Budget: b, Invalid: invalid, Subject: k.subject(b.Metadata), Now: now}
-	if invalid == nil {
-		// Validate loaded the zone: the calendar is computable.
-		in.Window = b.Spec.PeriodSpec().Containing(now)
-		in.Spend = k.Read(b, related, in.Window)
+	if invalid != nil {
+		return in
 	}
+	// Validate loaded the zone: the calendar is computable.
+	in.Window = b.Spec.PeriodSpec().Containing(now)
+	if err := tooManyNamespaces(b.Spec.Enforcement.Gate, related); k.cluster() && err != nil {
+		in.Spend = spend.Reading{Reason: api.ReasonTooManyNamespaces, Message: err.Error()}
+		return in
+	}
+	in.Spend = k.Read(b, related, in.Window)
 	return in
 }
 
 // tooManyNamespaces refuses a cluster budget that selects more than api.MaxSelectedNamespaces, or with a quota in
-// each more than api.MaxQuotaNamespaces, before any is read: like an invalid spec, it is reported (Unknown,
-// InvalidSpec, naming the bound) and enforces nothing, since neither its status nor the requests of its syncs
-// could hold every namespace.
+// each more than api.MaxQuotaNamespaces, before any is read, since neither its status nor the requests of its
+// syncs could hold every namespace: its spend is unknown (TooManyNamespaces, naming the bound). Whoever can
+// create or label a Namespace can push a budget past the bound, so, as with any spend that cannot be read, a
+// block of this period holds on the namespaces it closed (package evaluate).
 func tooManyNamespaces(gate api.Gate, related metacontroller.ObjectMap) error {
 	n := len(related[metacontroller.NamespaceGroup])
 	if n > api.MaxSelectedNamespaces {
@@ -102,6 +110,34 @@ func tooManyNamespaces(gate api.Gate, related metacontroller.ObjectMap) error {
 				"narrow the selector or split the budget", n, api.MaxQuotaNamespaces))
 	}
 	return nil
+}
+
+// created is when the API server created the Events of the previous status' announcements, as the request's
+// children show them (metadata.creationTimestamp, which only the API server sets): an Event announced late is
+// kept for evaluate.AnnounceFor from then.
+func created(owner children.Owner, st *api.Status, kids metacontroller.ObjectMap) map[evaluate.Occurrence]time.Time {
+	events := kids[metacontroller.GroupKey("v1", "Event")]
+	if st == nil || len(events) == 0 {
+		return nil
+	}
+	ns := cmp.Or(owner.Namespace, "default")
+	out := map[evaluate.Occurrence]time.Time{}
+	for _, a := range st.Announcements {
+		id := evaluate.Occurrence{Slug: a.Slug, At: a.At.Unix()}
+		raw, ok := events[metacontroller.Key(ns, children.EventName(owner.Name, id.Slug, id.At))]
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Metadata struct {
+				CreationTimestamp metav1.Time `json:"creationTimestamp"`
+			} `json:"metadata"`
+		}
+		if decode.Lenient(raw, &ev, "children") == nil && !ev.Metadata.CreationTimestamp.IsZero() {
+			out[id] = ev.Metadata.CreationTimestamp.Time
+		}
+	}
+	return out
 }
 
 // subject is how messages name a budget of this kind.

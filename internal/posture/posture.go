@@ -12,6 +12,7 @@
 package posture
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
@@ -96,15 +98,21 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 	}
 	name := ns.Metadata.Name
 	var blocks []block
+	gate := new("false")
 	for _, raw := range req.Related[budgetGroup] {
-		if b, ok := blocking(raw, api.Kind); ok && b.namespace == name {
-			blocks = append(blocks, b)
+		b, read := readBudget(raw)
+		// LabelBudgetsBlocking reads the budget as the gate decorator does (gatelabel.Blocks): while it is, or is
+		// about to be, a parameter of the gate's bindings. A budget it cannot read, whatever its namespace, counts.
+		if !read || b.Metadata.Namespace == name && gatelabel.Blocks(json.RawMessage(b.Status)) {
+			gate = new("true")
+		}
+		if bl, ok := b.blocking(api.Kind); ok && bl.namespace == name {
+			blocks = append(blocks, bl)
 		}
 	}
-	gate := budgetsBlocking(req.Related[budgetGroup], name)
 	for _, raw := range req.Related[clusterBudgetGroup] {
-		if b, ok := blocking(raw, api.ClusterKind); ok && slices.Contains(b.closes, name) {
-			blocks = append(blocks, b)
+		if bl, ok := readCluster(raw); ok && closes(bl.closes, name) {
+			blocks = append(blocks, bl)
 		}
 	}
 	// A budget can arrive under more than one key of the related map: each is named, and counted, once.
@@ -144,50 +152,107 @@ func summary(namespace string, blocks []block) metacontroller.Summary {
 }
 
 // block is a budget that blocks: who it is, its namespace (a team budget's) or the namespaces it closes (a cluster
-// budget's), and its sentence.
+// budget's, as the request holds them), and its sentence.
 type block struct {
 	who, namespace, message string
-	closes                  []string
+	closes                  metacontroller.Raw
 }
 
-// blocking reads a related budget; ok only while its status says it refuses (blocking, and not in Warn mode). A
+// budget is a related budget, read once: its status stays a slice of the request.
+type budget struct {
+	Metadata metacontroller.ObjectMeta `json:"metadata"`
+	Status   metacontroller.Raw        `json:"status"`
+}
+
+func readBudget(raw []byte) (budget, bool) {
+	var b budget
+	if decode.Lenient(raw, &b, "budget") != nil {
+		return budget{}, false
+	}
+	return b, true
+}
+
+// blocking is the budget's block; ok only while its status says it refuses (blocking, and not in Warn mode). A
 // budget this version cannot read blocks nothing here: the admission policy reads it on its own.
-func blocking(raw []byte, kind string) (block, bool) {
+func (b budget) blocking(kind string) (block, bool) {
+	var st status
+	if len(b.Status) == 0 || decode.Lenient(b.Status, &st, "status") != nil {
+		return block{}, false
+	}
+	return st.block(kind, b.Metadata)
+}
+
+// readCluster reads a related cluster budget in one pass, its block only. The namespaces it closes are not
+// decoded: 120 budgets of 20,000 namespaces each, which a request within the list limit holds, would be 2.4
+// million strings where the request holds them already; closes looks one up in place.
+func readCluster(raw []byte) (block, bool) {
 	var b struct {
 		Metadata metacontroller.ObjectMeta `json:"metadata"`
-		Status   struct {
-			Enforcement *api.EnforcementStatus `json:"enforcement"`
-		} `json:"status"`
+		Status   status                    `json:"status"`
 	}
 	if decode.Lenient(raw, &b, "budget") != nil {
 		return block{}, false
 	}
-	enf := b.Status.Enforcement
-	if enf == nil || !enf.Blocking || enf.Mode == api.ModeWarn {
-		return block{}, false
-	}
-	who := kind + " " + b.Metadata.Name
-	if b.Metadata.Namespace != "" {
-		who = kind + " " + b.Metadata.Namespace + "/" + b.Metadata.Name
-	}
-	return block{who: who, namespace: b.Metadata.Namespace, message: enf.Message, closes: enf.Namespaces}, true
+	return b.Status.block(api.ClusterKind, b.Metadata)
 }
 
-// budgetsBlocking is LabelBudgetsBlocking's value for the namespace's LLMCostBudgets among related: "true" while
-// one's status says it blocks, read as the gate decorator reads it (gatelabel.Blocks), so while it is, or is about
-// to be, a parameter of the gate's bindings; "false" otherwise. A budget it cannot read, whatever its namespace,
-// counts as blocking.
-func budgetsBlocking(related map[string]metacontroller.Raw, namespace string) *string {
-	for _, raw := range related {
-		var b struct {
-			Metadata metacontroller.ObjectMeta `json:"metadata"`
-			Status   json.RawMessage           `json:"status"`
-		}
-		if decode.Lenient(raw, &b, "budget") != nil || b.Metadata.Namespace == namespace && gatelabel.Blocks(b.Status) {
-			return new("true")
+// status is what a budget's status says of its block.
+type status struct {
+	Enforcement *struct {
+		Blocking   bool               `json:"blocking"`
+		Mode       api.Mode           `json:"mode"`
+		Message    string             `json:"message"`
+		Namespaces metacontroller.Raw `json:"namespaces"`
+	} `json:"enforcement"`
+}
+
+func (st status) block(kind string, md metacontroller.ObjectMeta) (block, bool) {
+	enf := st.Enforcement
+	if enf == nil || !enf.Blocking || enf.Mode == api.ModeWarn || !stringsOrNull(enf.Namespaces) {
+		return block{}, false
+	}
+	who := kind + " " + md.Name
+	if md.Namespace != "" {
+		who = kind + " " + md.Namespace + "/" + md.Name
+	}
+	return block{who: who, namespace: md.Namespace, message: enf.Message, closes: enf.Namespaces}, true
+}
+
+// stringsOrNull reports whether raw (valid JSON, as the request was decoded whole) is absent, null or an array of
+// strings, as status.enforcement.namespaces must be; only a backslash, which no namespace name needs, makes it
+// decode the array to tell.
+func stringsOrNull(raw metacontroller.Raw) bool {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return true
+	case raw[0] != '[':
+		return false
+	case bytes.IndexByte(raw, '\\') >= 0:
+		var names []string
+		return json.Unmarshal(raw, &names) == nil
+	}
+	// Between the strings, which hold no escaped quote, only commas and spaces.
+	quoted := false
+	for _, c := range raw[1 : len(raw)-1] {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c != ',' && c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			return false
 		}
 	}
-	return new("false")
+	return true
+}
+
+// closes reports whether names, an array stringsOrNull accepted, holds namespace, without decoding it: a namespace
+// name (a DNS label) needs no escaping, so it is there exactly when its quoted form is.
+func closes(names metacontroller.Raw, namespace string) bool {
+	if len(validation.IsDNS1123Label(namespace)) > 0 || bytes.IndexByte(names, '\\') >= 0 {
+		var list []string
+		return json.Unmarshal(names, &list) == nil && slices.Contains(list, namespace)
+	}
+	return bytes.Contains(names, []byte(`"`+namespace+`"`))
 }
 
 // blockedBy is the annotation: each blocking budget and its sentence, "; " apart.

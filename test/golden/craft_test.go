@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,20 @@ var budgetCrafts = []craft{
 		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"scope": "Labelled"}))},
 	{name: "budget/sync/invalid-spec-labelled-scope-through-quota", capture: "budget-sync-first",
 		change: all(spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Quota", "scope": "Labelled"}))},
+	// The hook or Metacontroller was down for two hours, during which the spend (unstamped) crossed the limit: the
+	// inputs date the crossing at the last evaluation, before its Event's window, and the first sync to find it
+	// announces it all the same. The next syncs keep its Events for 55 minutes from their creation, then let them go.
+	{name: "budget/sync/crossing-found-after-an-outage-is-announced", capture: "budget-sync-first",
+		now: "2026-11-29T09:30:00Z", change: all(statusAfter("budget/sync/capture-first-sync-under-budget"),
+			spend(object{"total-usd": "612.00"}))},
+	{name: "budget/sync/late-events-kept-from-their-creation", capture: "budget-sync-first",
+		now: "2026-11-29T10:24:00Z", change: all(spend(object{"total-usd": "612.00"}),
+			statusAfter("budget/sync/crossing-found-after-an-outage-is-announced"),
+			eventsAfter("budget/sync/crossing-found-after-an-outage-is-announced", "2026-11-29T09:30:02Z"))},
+	{name: "budget/sync/late-events-go-55-minutes-after-their-creation", capture: "budget-sync-first",
+		now: "2026-11-29T10:25:02Z", change: all(spend(object{"total-usd": "612.00"}),
+			statusAfter("budget/sync/crossing-found-after-an-outage-is-announced"),
+			eventsAfter("budget/sync/crossing-found-after-an-outage-is-announced", "2026-11-29T09:30:02Z"))},
 	{name: "budget/sync/warning-threshold-crossed", capture: "budget-sync-first",
 		change: spend(object{"total-usd": "410.00"})},
 	{name: "budget/sync/configmap-deleted-closed-blocks", capture: "budget-sync-configmap-deleted",
@@ -386,6 +401,14 @@ var clusterCrafts = []craft{
 			statusAfter("clusterbudget/sync/over-budget-open-blocks"),
 			enforcement(object{"failurePolicy": "Open"}),
 			func(r object) { delete(at(r, "related", "ConfigMap.v1"), "ml-research/llm-spend") })},
+	// One namespace too many for a quota in each (MaxQuotaNamespaces): the spend is not read, and the block of
+	// this period holds where it was, saying why.
+	{name: "clusterbudget/sync/blocking-then-one-namespace-too-many-keeps-the-block",
+		capture: "clusterbudget-sync-namespace-left", now: "2026-12-01T08:56:00Z", change: all(
+			statusAfter("clusterbudget/sync/over-budget-open-blocks"),
+			enforcement(object{"failurePolicy": "Open"}),
+			moreNamespaces(8000)),
+		written: compactNamespaces},
 	// Related objects the API server would never send: each is named, never skipped as if absent.
 	{name: "clusterbudget/sync/configmap-value-not-a-string", capture: "clusterbudget-sync-first", now: clusterNow,
 		change: clusterSpend("ml-serving", object{"2026-12-01": json.Number("3890")}, nil)},
@@ -418,25 +441,45 @@ func init() {
 // statusAfter sets the parent's status to what the fixture named answered, as Metacontroller would have written
 // it: the case follows that sync.
 func statusAfter(name string) func(object) {
+	return func(r object) { at(r, "parent")["status"] = responseOf(name)["status"] }
+}
+
+// eventsAfter adds the Events the fixture named desired to the request's children, as the API server shows them
+// once Metacontroller created them at created.
+func eventsAfter(name, created string) func(object) {
 	return func(r object) {
-		c, ok := craftsByName[name]
-		if !ok {
-			panic(fmt.Sprintf("fixture case: no case %q", name))
+		events := at(r, "children", "Event.v1")
+		for _, k := range responseOf(name)["children"].([]any) {
+			child := k.(object)
+			if child["kind"] != "Event" {
+				continue
+			}
+			md := at(child, "metadata")
+			md["creationTimestamp"] = created
+			events[md["namespace"].(string)+"/"+md["name"].(string)] = child
 		}
-		now := captureTime
-		if c.now != "" {
-			now, _ = time.Parse(time.RFC3339, c.now)
-		}
-		w, err := serve(now, hookPath(name), c.request())
-		if err != nil {
-			panic(err)
-		}
-		resp, err := decodeObject(w.Body.Bytes())
-		if w.Code != http.StatusOK || err != nil {
-			panic(fmt.Sprintf("fixture case: %s answered %d: %v", name, w.Code, err))
-		}
-		at(r, "parent")["status"] = resp["status"]
 	}
+}
+
+// responseOf is what the fixture named answered.
+func responseOf(name string) object {
+	c, ok := craftsByName[name]
+	if !ok {
+		panic(fmt.Sprintf("fixture case: no case %q", name))
+	}
+	now := captureTime
+	if c.now != "" {
+		now, _ = time.Parse(time.RFC3339, c.now)
+	}
+	w, err := serve(now, hookPath(name), c.request())
+	if err != nil {
+		panic(err)
+	}
+	resp, err := decodeObject(w.Body.Bytes())
+	if w.Code != http.StatusOK || err != nil {
+		panic(fmt.Sprintf("fixture case: %s answered %d: %v", name, w.Code, err))
+	}
+	return resp
 }
 
 // twice writes the member last of the encoded request as first, then last: the same member written twice.
@@ -462,6 +505,25 @@ var clusterTotal = all(
 	clusterSpend("ml-serving", object{"spend-usd": "1200.50"},
 		object{"llmbudget.dev/period-start": "2026-12-01T00:00:00+00:00"}),
 )
+
+// moreNamespaces adds n minimal Namespaces labelled department=ml, named ml-more-00001 on.
+func moreNamespaces(n int) func(object) {
+	return func(r object) {
+		ns := at(r, "related", "Namespace.v1")
+		for i := 1; i <= n; i++ {
+			name := fmt.Sprintf("ml-more-%05d", i)
+			ns[name] = object{"metadata": object{"name": name, "labels": object{"department": "ml"}}}
+		}
+	}
+}
+
+// compactNamespaces writes each Namespace moreNamespaces added on one line, so that the fixture stays readable.
+func compactNamespaces(b []byte) []byte {
+	return moreNamespace.ReplaceAll(b, []byte(`"$1": {"metadata": {"labels": {"department": "ml"}, "name": "$1"}}`))
+}
+
+var moreNamespace = regexp.MustCompile(`"(ml-more-\d+)": \{\s*"metadata": \{\s*"labels": \{\s*` +
+	`"department": "ml"\s*\},\s*"name": "ml-more-\d+"\s*\}\s*\}`)
 
 // all applies changes in order.
 func all(changes ...func(object)) func(object) {

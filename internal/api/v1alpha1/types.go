@@ -737,6 +737,10 @@ const (
 	// writer made or labelled it (the admission policy over spend sources admits only the writers to create a
 	// labelled ConfigMap, and a cluster administrator to label one): it is not read.
 	ReasonSpendUntrusted = "SpendSourceUntrusted"
+	// ReasonTooManyNamespaces: a ClusterLLMCostBudget selects more namespaces than MaxSelectedNamespaces (or, with
+	// a quota in each, MaxQuotaNamespaces): its spend is not read, and a block of this period holds on the
+	// namespaces it closed.
+	ReasonTooManyNamespaces = "TooManyNamespaces"
 )
 
 // MaxModelNameLength bounds a model name in the spend data and in spec.modelLimits.
