@@ -1,0 +1,71 @@
+package deploytest_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// inlineCALoop is the shell loop of docs/install.md that embeds the CA in every hook: the lines from `CA=$(` to the
+// closing `done` of its outer loop.
+func inlineCALoop(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(repoPath(t, "docs/install.md"))
+	require.NoError(t, err)
+	doc := string(raw)
+	start := strings.Index(doc, "CA=$(kubectl")
+	require.NotEqual(t, -1, start, "install.md embeds the CA with a loop starting CA=$(kubectl")
+	end := strings.Index(doc[start:], "\n```")
+	require.NotEqual(t, -1, end)
+	return doc[start : start+end]
+}
+
+// patchedByLoop tells whether the loop of install.md reaches controller name of kind: it either selects the
+// controllers by label (kubectl get ... -l SELECTOR) or names each (compositecontroller/NAME).
+func patchedByLoop(t *testing.T, loop string, c object) bool {
+	t.Helper()
+	kind, _ := c["kind"].(string)
+	name, _ := dig(c, "metadata", "name")
+	if m := regexp.MustCompile(`kubectl get [a-z,]+ -l (\S+) -o name`).FindStringSubmatch(loop); m != nil {
+		require.Contains(t, loop, strings.ToLower(kind)+"s", "the loop lists %ss", kind)
+		sel, err := labels.Parse(m[1])
+		require.NoError(t, err, "selector %q", m[1])
+		l, _ := dig(c, "metadata", "labels")
+		set := labels.Set{}
+		for k, v := range l.(map[string]any) {
+			set[k] = v.(string)
+		}
+		return sel.Matches(set)
+	}
+	return regexp.MustCompile(`\b` + strings.ToLower(kind) + `/` + regexp.QuoteMeta(name.(string)) + `\b`).
+		MatchString(loop)
+}
+
+// With the CA given inline, a controller the loop misses keeps calling HTTPS hooks it cannot verify: the gate's
+// then never sets the label the admission policy's bindings select, and the policy never refuses.
+func TestTheInlineCALoopOfInstallReachesEveryHTTPSHook(t *testing.T) {
+	loop := inlineCALoop(t)
+	for _, overlay := range []string{"deploy/overlays/secure"} {
+		objs := kustomize(t, overlay)
+		var https int
+		for _, c := range append(ofKind(objs, "CompositeController"), ofKind(objs, "DecoratorController")...) {
+			hooks, _ := dig(c, "spec", "hooks")
+			for hook, h := range hooks.(map[string]any) {
+				url, _ := dig(h, "webhook", "url")
+				if !strings.HasPrefix(url.(string), "https://") {
+					continue
+				}
+				https++
+				assert.True(t, patchedByLoop(t, loop, c), "%s: the loop of install.md leaves out %s (hook %s)",
+					overlay, key(c), hook)
+			}
+		}
+		assert.Positive(t, https, "%s has HTTPS hooks", overlay)
+	}
+	assert.Contains(t, loop, ".spec.hooks | keys[]", "every hook of each controller gets the CA")
+}
