@@ -169,7 +169,7 @@ test-image: ## build the image twice; check its user, entrypoint, files, version
 	cd tools/image && GOWORK=off LLMBUDGET_IMAGE=$(abspath $(IMAGE_DIR)) LLMBUDGET_IMAGE_AGAIN=$(abspath bin/image-again) \
 	  LLMBUDGET_VERSION=$(VERSION) $(GO) test -count=1 .
 
-k8s-bins: ## build kube-apiserver, kube-controller-manager and etcd v1.37.2 into the cache (once)
+k8s-bins: ## build kube-apiserver, kube-controller-manager and kubectl v1.37.2, and etcd, into the cache (once)
 	bash test/k8s/build.sh
 
 test-integration: ## integration tests against a real API server (builds the binaries first)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +38,24 @@ func TestMakeTestAnnouncesTheCompileOfGoVet(t *testing.T) {
 	out, err := runMake(t, "-n", "vet")
 	require.NoError(t, err)
 	assert.Contains(t, out, "go vet: compiling the tree first")
+}
+
+// make help's line for k8s-bins names every binary test/k8s/build.sh builds (its `ensure <binary> <package>` lines).
+func TestMakeHelpNamesEveryBinaryK8sBinsBuilds(t *testing.T) {
+	out, err := runMake(t, "help")
+	require.NoError(t, err)
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "k8s-bins\t") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "make help lists k8s-bins:\n%s", out)
+	script, err := os.ReadFile("../../test/k8s/build.sh")
+	require.NoError(t, err)
+	built := regexp.MustCompile(`(?m)^ensure (\S+) `).FindAllStringSubmatch(string(script), -1)
+	require.NotEmpty(t, built)
+	for _, b := range built {
+		assert.Regexp(t, `\b`+regexp.QuoteMeta(b[1])+`\b`, line, "make help names %s", b[1])
+	}
 }
