@@ -27,19 +27,29 @@ help: ## list targets
 
 # A static binary (no cgo), reproducible from the same commit (-trimpath keeps local paths out).
 GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
+# What a compile says first: with empty Go caches it compiles some 800 packages (go list -deps ./hooks/llmbudget).
+COMPILING = the first time, with empty Go caches, it compiles some 800 packages: several minutes on 2 cores; \
+  later, seconds
+# go build -v names each package it compiles (none when the cache holds them all): PROGRESS counts them on one
+# line, so that a first compile shows it is moving, and passes every other line (an error) through.
+PROGRESS = awk '/^[^ \#]+$$/ {n++; printf "\r  compiled %d packages", n; next} \
+  {if (n) print ""; n = 0; print} END {if (n) print ""}'
 
 build: ## build bin/llmbudget (static, CGO off)
-	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+	@echo "compiling $(BIN) ($(COMPILING))"
+	@set -o pipefail; { $(GOBUILD) -v -o $(BIN) ./hooks/llmbudget; } 2>&1 | $(PROGRESS)
 
-install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin)
-	@echo "compiling llmbudget $(VERSION) (the first time takes a minute or two)"
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget
-	@echo "installed $$(d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})/llmbudget"
+install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin), and say what to add to PATH
+	@echo "compiling llmbudget $(VERSION) ($(COMPILING))"
+	@set -o pipefail; CGO_ENABLED=0 $(GO) install -v -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget 2>&1 \
+	  | $(PROGRESS)
+	@d=$$($(GO) env GOBIN); d=$${d:-$$($(GO) env GOPATH)/bin}; echo "installed $$d/llmbudget"; \
+	  case ":$$PATH:" in *":$$d:"*) ;; *) echo "$$d is not on your PATH: add it, for example with" \
+	    "export PATH=\"\$$PATH:$$d\" in your shell's profile, or run $$d/llmbudget";; esac
 
 run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
-	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	@$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+	@echo "compiling $(BIN) ($(COMPILING))"
+	@set -o pipefail; { $(GOBUILD) -v -o $(BIN) ./hooks/llmbudget; } 2>&1 | $(PROGRESS)
 	@echo "starting the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
 	@$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW)) || { rc=$$?; \
 	  echo "make run: llmbudget serve failed (status $$rc); if $(ADDR) is taken, choose another port:" \

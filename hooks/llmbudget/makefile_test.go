@@ -59,3 +59,41 @@ func TestMakeHelpNamesEveryBinaryK8sBinsBuilds(t *testing.T) {
 		assert.Regexp(t, `\b`+regexp.QuoteMeta(b[1])+`\b`, line, "make help names %s", b[1])
 	}
 }
+
+// A first compile takes minutes: make says so, then counts the packages go build names as it compiles them, and
+// passes an error through with the build's status.
+func TestMakeBuildCountsThePackagesItCompilesAndPassesErrorsThrough(t *testing.T) {
+	out, err := runMake(t, "build", "GOBUILD=printf 'example.com/a\\nexample.com/b\\n'; true", "BIN=/dev/null")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "some 800 packages: several minutes on 2 cores")
+	assert.Contains(t, out, "\r  compiled 2 packages\n")
+
+	out, err = runMake(t, "build", "GOBUILD=printf 'example.com/a\\n# example.com/a\\na.go:1:2: undefined: x\\n'; false",
+		"BIN=/dev/null")
+	require.Error(t, err)
+	assert.Contains(t, out, "\r  compiled 1 packages\n# example.com/a\na.go:1:2: undefined: x\n")
+}
+
+// fakeGo is a go command whose install does nothing and whose GOBIN is dir.
+func fakeGo(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "go")
+	script := "#!/bin/sh\ncase \"$1 $2\" in \"env GOBIN\") echo " + dir + " ;; esac\nexit 0\n"
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path
+}
+
+// make install says where the binary went, and what to add to PATH when that folder is not on it.
+func TestMakeInstallSaysWhatToAddToPathWhenTheFolderIsNotOnIt(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runMake(t, "install", "GO="+fakeGo(t, dir))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "installed "+dir+"/llmbudget\n")
+	assert.Contains(t, out, dir+` is not on your PATH: add it, for example with export PATH="$PATH:`+dir+`"`)
+
+	t.Setenv("PATH", os.Getenv("PATH")+":"+dir)
+	out, err = runMake(t, "install", "GO="+fakeGo(t, dir))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "installed "+dir+"/llmbudget\n")
+	assert.NotContains(t, out, "not on your PATH")
+}
