@@ -92,7 +92,7 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
 
-generate: ## write the CRDs from internal/api/v1alpha1 into deploy/crd and the chart's crds/, then docs/reference.md
+generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md and install.md's metrics from the code
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
@@ -100,6 +100,7 @@ generate: ## write the CRDs from internal/api/v1alpha1 into deploy/crd and the c
 	  for d in $(CRD_DIRS); do cp $$f $$d/$$plural.$$group.yaml; done; \
 	done
 	@$(MAKE) --no-print-directory apiref
+	$(GO) run ./hack/metricsdoc
 
 apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
 	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md
