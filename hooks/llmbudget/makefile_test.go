@@ -97,3 +97,17 @@ func TestMakeInstallSaysWhatToAddToPathWhenTheFolderIsNotOnIt(t *testing.T) {
 	assert.Contains(t, out, "installed "+dir+"/llmbudget\n")
 	assert.NotContains(t, out, "not on your PATH")
 }
+
+// make help lists every variable a user may set (each ?= of the Makefile) with what it does and its default, read
+// from the Makefile itself.
+func TestMakeHelpListsEveryVariableWithWhatItDoes(t *testing.T) {
+	out, err := runMake(t, "help")
+	require.NoError(t, err)
+	makefile, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	vars := regexp.MustCompile(`(?m)^([A-Z_]+) \?=`).FindAllStringSubmatch(string(makefile), -1)
+	require.NotEmpty(t, vars)
+	for _, v := range vars {
+		assert.Regexp(t, `(?m)^  `+v[1]+` +\S.* \(default: .*\)$`, out, "make help describes %s", v[1])
+	}
+}
