@@ -1,45 +1,69 @@
 # llmbudget: build, run and test. `make help` lists the targets.
 SHELL := /bin/bash
 comma := ,
+#: the go command
 GO ?= go
 # The release version has one source, the VERSION file (test/release checks the manifests agree).
+#: the version built in (the VERSION file)
 VERSION ?= $(shell cat VERSION)
+#: where make run serves the hooks
 ADDR ?= :8080
 # Where make run serves /metrics: empty (the default) serves it on $(ADDR) beside the hooks, so a local run needs
 # one free port; the deployment serves it on :9090 alone (serve --metrics-addr).
+#: where make run serves /metrics; empty: on ADDR, beside the hooks
 METRICS_ADDR ?=
+#: make run's fixed clock, RFC 3339 (serve --now); empty: the real one
+NOW ?=
 BIN := bin/llmbudget
 LDFLAGS := -s -w -X main.version=$(VERSION)
+#: how long make fuzz runs each fuzz target
 FUZZTIME ?= 10s
+#: how long make fuzz minimizes a failing input
 FUZZMINIMIZETIME ?= 100x
 MODULE := github.com/llmbudget/llmbudget
+#: how many times make bench runs each benchmark
 BENCH_ROUNDS ?= 7
+#: go test -benchtime of make bench
 BENCHTIME ?= 200ms
+#: extra flags of make bench's load run
 LOADFLAGS ?=
+#: extra flags of make bench's authz run
 AUTHZBENCHFLAGS ?=
 
 .PHONY: help build install run test unit fmt fmt-check vet lint generate apiref fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
-help: ## list targets
+help: ## list targets, and the variables they read (each ?= variable, with the #: line above it)
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/' -e 's/$$(ADDR)/$(ADDR)/g' \
 	  -e 's/$$(FUZZTIME)/$(FUZZTIME)/g' | sort
-	@echo; echo "variables: ADDR=$(ADDR) METRICS_ADDR=$(METRICS_ADDR) (empty: /metrics on ADDR) NOW (run's fixed clock)"
+	@echo; echo "variables (make TARGET NAME=value):"
+	@awk '/^#: / {d = substr($$0, 4); next} /^[A-Z_]+ [?]=/ {v = $$1; sub(/^[^=]*[?]= */, ""); \
+	  printf "  %-17s %s (default: %s)\n", v, d, ($$0 == "" ? "empty" : $$0)} {d = ""}' $(MAKEFILE_LIST)
 
 # A static binary (no cgo), reproducible from the same commit (-trimpath keeps local paths out).
 GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
+# What a compile says first: with empty Go caches it compiles some 800 packages (go list -deps ./hooks/llmbudget).
+COMPILING = the first time, with empty Go caches, it compiles some 800 packages: several minutes on 2 cores; \
+  later, seconds
+# go build -v names each package it compiles (none when the cache holds them all): PROGRESS counts them on one
+# line, so that a first compile shows it is moving, and passes every other line (an error) through.
+PROGRESS = awk '/^[^ \#]+$$/ {n++; printf "\r  compiled %d packages", n; next} \
+  {if (n) print ""; n = 0; print} END {if (n) print ""}'
 
 build: ## build bin/llmbudget (static, CGO off)
-	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+	@echo "compiling $(BIN) ($(COMPILING))"
+	@set -o pipefail; { $(GOBUILD) -v -o $(BIN) ./hooks/llmbudget; } 2>&1 | $(PROGRESS)
 
-install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin)
-	@echo "compiling llmbudget $(VERSION) (the first time takes a minute or two)"
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget
-	@echo "installed $$(d=$$($(GO) env GOBIN); echo $${d:-$$($(GO) env GOPATH)/bin})/llmbudget"
+install: ## go install the llmbudget CLI into GOBIN (default: GOPATH/bin), and say what to add to PATH
+	@echo "compiling llmbudget $(VERSION) ($(COMPILING))"
+	@set -o pipefail; CGO_ENABLED=0 $(GO) install -v -trimpath -ldflags "$(LDFLAGS)" ./hooks/llmbudget 2>&1 \
+	  | $(PROGRESS)
+	@d=$$($(GO) env GOBIN); d=$${d:-$$($(GO) env GOPATH)/bin}; echo "installed $$d/llmbudget"; \
+	  case ":$$PATH:" in *":$$d:"*) ;; *) echo "$$d is not on your PATH: add it, for example with" \
+	    "export PATH=\"\$$PATH:$$d\" in your shell's profile, or run $$d/llmbudget";; esac
 
 run: ## serve the hooks and /metrics on $(ADDR) (METRICS_ADDR=:9090 puts /metrics apart; NOW fixes the clock)
-	@echo "compiling $(BIN) (the first time takes a minute or two)"
-	@$(GOBUILD) -o $(BIN) ./hooks/llmbudget
+	@echo "compiling $(BIN) ($(COMPILING))"
+	@set -o pipefail; { $(GOBUILD) -v -o $(BIN) ./hooks/llmbudget; } 2>&1 | $(PROGRESS)
 	@echo "starting the hooks on $(ADDR) and /metrics on $(or $(METRICS_ADDR),$(ADDR)); Ctrl-C stops"
 	@$(BIN) serve --addr $(ADDR) --metrics-addr '$(METRICS_ADDR)' $(if $(NOW),--now $(NOW)) || { rc=$$?; \
 	  echo "make run: llmbudget serve failed (status $$rc); if $(ADDR) is taken, choose another port:" \
@@ -64,6 +88,7 @@ vet: ## go vet
 # program's dependencies. The first run compiles it (several minutes of CPU on 2 cores); go caches the binary
 # and later runs start at once. The modfile's path is absolute because each module is linted from its own
 # directory.
+#: the golangci-lint command of make lint
 GOLANGCI_LINT ?= $(GO) tool -modfile=$(CURDIR)/tools/lint/go.mod golangci-lint
 # Every module of the repository, found by its go.mod rather than listed, so that a new one is linted too.
 LINT_MODULES = $(sort $(patsubst %/,%,$(dir $(shell find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*'))))
@@ -79,10 +104,11 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 
 # controller-gen as a Go tool pinned in tools/controllergen, like golangci-lint. It writes one file per kind, named
 # <group>_<plural>.yaml; the kustomize base and the chart name theirs <plural>.<group>.yaml.
+#: the controller-gen command of make generate
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
 
-generate: ## write the CRDs from internal/api/v1alpha1 into deploy/crd and the chart's crds/, then docs/reference.md
+generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md and install.md's metrics from the code
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
@@ -90,6 +116,7 @@ generate: ## write the CRDs from internal/api/v1alpha1 into deploy/crd and the c
 	  for d in $(CRD_DIRS); do cp $$f $$d/$$plural.$$group.yaml; done; \
 	done
 	@$(MAKE) --no-print-directory apiref
+	$(GO) run ./hack/metricsdoc
 
 apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
 	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md
@@ -100,6 +127,7 @@ fixtures: ## rewrite the crafted hook requests and their golden responses (revie
 # kustomize as a pinned Go tool: no kubectl needed. v5.8.2 is the newest release that builds
 # with Go 1.26 (v5.8.3 needs Go 1.27). The first run compiles it (about 45 s of CPU with an empty
 # build cache), and says so; later runs take 0.5 s per directory.
+#: the kustomize command of make manifests
 KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller \
 	deploy/overlays/spend-writer deploy/overlays/authz
@@ -148,10 +176,15 @@ fuzz: ## run every fuzz target for $(FUZZTIME); print the executions each reache
 
 # The image: built by tools/image (go-containerregistry, its own module) from the static
 # binaries, with every timestamp at the commit's time so that one commit gives one digest.
+#: the platforms make image builds, comma-separated
 IMAGE_PLATFORMS ?= linux/$(shell $(GO) env GOARCH)
+#: where make image writes the OCI layout
 IMAGE_DIR ?= bin/image
+#: where make image writes the image archive
 IMAGE_TAR ?= bin/llmbudget-image.tar
+#: the time of every file in the image (the commit's)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+#: the commit the image names
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 
 image: ## OCI image (user 65532, no shell) of IMAGE_PLATFORMS into IMAGE_DIR and IMAGE_TAR, without Docker
@@ -169,7 +202,7 @@ test-image: ## build the image twice; check its user, entrypoint, files, version
 	cd tools/image && GOWORK=off LLMBUDGET_IMAGE=$(abspath $(IMAGE_DIR)) LLMBUDGET_IMAGE_AGAIN=$(abspath bin/image-again) \
 	  LLMBUDGET_VERSION=$(VERSION) $(GO) test -count=1 .
 
-k8s-bins: ## build kube-apiserver, kube-controller-manager and etcd v1.37.2 into the cache (once)
+k8s-bins: ## build kube-apiserver, kube-controller-manager and kubectl v1.37.2, and etcd, into the cache (once)
 	bash test/k8s/build.sh
 
 test-integration: ## integration tests against a real API server (builds the binaries first)

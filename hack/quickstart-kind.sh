@@ -7,12 +7,13 @@
 #   hack/quickstart-kind.sh --dry-run    # prints every command, and checks every manifest it would
 #                                        # apply against the cluster of the current kubeconfig
 #
-# --dry-run creates nothing: it prints the commands that need kind, a container runtime or the
-# network (cluster, image, Metacontroller from GitHub, the Job) and sends every manifest to the
-# API server with --dry-run=server, so that the API server's validation, RBAC and admission
-# policies judge them as they would for real. Its cluster must already have what the earlier
-# steps create and a server-side dry run does not keep: Metacontroller's CRDs, the install of
-# step 4 and the namespace team-support (test/k8s does exactly that, then runs --dry-run).
+# Both print every command they run as a line starting "+ ", waits included; a real run then
+# runs it. --dry-run creates nothing: it runs no command but the applies of steps 4 to 8, which
+# it sends to the API server with --dry-run=server, so that the API server's validation, RBAC
+# and admission policies judge them as they would for real. Its cluster must already have what
+# the earlier steps create and a server-side dry run does not keep: Metacontroller's CRDs, the
+# install of step 4 and the namespace team-support (test/k8s does exactly that, then runs
+# --dry-run, and checks that it prints what a real run runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +41,17 @@ step() { printf '\n== %s\n' "$*"; }
 run() {
   printf '+ %s\n' "$*"
   "$dry_run" || "$@"
+}
+
+# check prints a command and runs it, even in a dry run, with --dry-run=server there: a kubectl
+# apply the API server judges.
+check() {
+  printf '+ %s\n' "$*"
+  if "$dry_run"; then
+    "$@" --dry-run=server
+  else
+    "$@"
+  fi
 }
 
 # apply prints a kubectl apply of the manifest on stdin and runs it; a dry run sends it to the
@@ -85,28 +97,22 @@ run make image
 run kind load image-archive bin/llmbudget-image.tar --name "$CLUSTER"
 
 step "4. llmbudget: deploy/ and the cluster's one spend writer (deploy/overlays/spend-writer)"
-if "$dry_run"; then
-  printf '+ kubectl apply --server-side -k deploy/overlays/spend-writer/\n'
-  kubectl apply --server-side --dry-run=server -k deploy/overlays/spend-writer/
-else
-  # The CRDs first: the same apply cannot create a kind and, before discovery knows it, use it.
-  run kubectl apply --server-side -k deploy/crd/
-  run kubectl wait --for=condition=Established crd/llmcostbudgets.llmbudget.dev crd/clusterllmcostbudgets.llmbudget.dev
-  run kubectl apply --server-side -k deploy/overlays/spend-writer/
-  run kubectl -n llmbudget-system rollout status deployment/llmbudget --timeout=180s
-fi
+# The CRDs first: the same apply cannot create a kind and, before discovery knows it, use it. A
+# dry run checks them with the rest of the overlay, which holds them too.
+run kubectl apply --server-side -k deploy/crd/
+run kubectl wait --for=condition=Established crd/llmcostbudgets.llmbudget.dev crd/clusterllmcostbudgets.llmbudget.dev
+check kubectl apply --server-side -k deploy/overlays/spend-writer/
+run kubectl -n llmbudget-system rollout status deployment/llmbudget --timeout=180s
 
 step "5. A budget of 200 USD a month that refuses new Jobs and Deployments once spent"
-kubectl create namespace team-support --dry-run=client -o yaml | apply
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-support\n' | apply
 apply <examples/enforcement/budget.yaml
 
 step "6. This month's spend, 231.80 USD, written as the spend writer would"
 spend | apply --as="$WRITER"
 
 step "7. A new Job is refused"
-if ! "$dry_run"; then
-  kubectl -n team-support wait llmb/chatbot --for=jsonpath='{.status.enforcement.blocking}'=true --timeout=120s
-fi
+run kubectl -n team-support wait llmb/chatbot --for=jsonpath='{.status.enforcement.blocking}'=true --timeout=120s
 run kubectl -n team-support get llmb chatbot
 printf '+ kubectl -n team-support create job refused --image=registry.k8s.io/pause:3.10   # refused\n'
 if ! "$dry_run"; then
@@ -118,9 +124,7 @@ fi
 
 step "8. The limit raised to 500 USD: the block lifts"
 sed 's/limitUSD: "200"/limitUSD: "500"/' examples/enforcement/budget.yaml | apply
-if ! "$dry_run"; then
-  kubectl -n team-support wait llmb/chatbot --for=jsonpath='{.status.enforcement.blocking}'=false --timeout=120s
-fi
+run kubectl -n team-support wait llmb/chatbot --for=jsonpath='{.status.enforcement.blocking}'=false --timeout=120s
 run kubectl -n team-support create job admitted --image=registry.k8s.io/pause:3.10
 
 step "Done"

@@ -94,6 +94,17 @@ func TestEvalNamesAnEmptyFileAsEmpty(t *testing.T) {
 	}
 }
 
+// kubectl apply -f empty.yaml -f budget.yaml applies the budget and skips the empty file: eval does the same, and
+// says so.
+func TestEvalSkipsAnEmptyFileNamedBesideOthersAsKubectlDoes(t *testing.T) {
+	dir := writeTree(t, map[string]string{"empty.yaml": "# nothing yet\n"})
+	empty := filepath.Join(dir, "empty.yaml")
+	code, out, errOut := runProgram([]string{"eval", "-f", empty, "-f", monthlyBudget, "--output", "summary"}, "")
+	assert.Equal(t, 0, code, errOut)
+	assert.NotEmpty(t, out)
+	assert.Contains(t, errOut, "llmbudget eval: note: skipped "+empty+": empty: no YAML document\n")
+}
+
 // utf16 is text as Windows PowerShell's > writes it: UTF-16 little-endian with a byte-order mark.
 func utf16(text string) string {
 	b := []byte{0xff, 0xfe}

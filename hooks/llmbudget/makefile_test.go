@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +38,76 @@ func TestMakeTestAnnouncesTheCompileOfGoVet(t *testing.T) {
 	out, err := runMake(t, "-n", "vet")
 	require.NoError(t, err)
 	assert.Contains(t, out, "go vet: compiling the tree first")
+}
+
+// make help's line for k8s-bins names every binary test/k8s/build.sh builds (its `ensure <binary> <package>` lines).
+func TestMakeHelpNamesEveryBinaryK8sBinsBuilds(t *testing.T) {
+	out, err := runMake(t, "help")
+	require.NoError(t, err)
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "k8s-bins\t") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "make help lists k8s-bins:\n%s", out)
+	script, err := os.ReadFile("../../test/k8s/build.sh")
+	require.NoError(t, err)
+	built := regexp.MustCompile(`(?m)^ensure (\S+) `).FindAllStringSubmatch(string(script), -1)
+	require.NotEmpty(t, built)
+	for _, b := range built {
+		assert.Regexp(t, `\b`+regexp.QuoteMeta(b[1])+`\b`, line, "make help names %s", b[1])
+	}
+}
+
+// A first compile takes minutes: make says so, then counts the packages go build names as it compiles them, and
+// passes an error through with the build's status.
+func TestMakeBuildCountsThePackagesItCompilesAndPassesErrorsThrough(t *testing.T) {
+	out, err := runMake(t, "build", "GOBUILD=printf 'example.com/a\\nexample.com/b\\n'; true", "BIN=/dev/null")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "some 800 packages: several minutes on 2 cores")
+	assert.Contains(t, out, "\r  compiled 2 packages\n")
+
+	out, err = runMake(t, "build", "GOBUILD=printf 'example.com/a\\n# example.com/a\\na.go:1:2: undefined: x\\n'; false",
+		"BIN=/dev/null")
+	require.Error(t, err)
+	assert.Contains(t, out, "\r  compiled 1 packages\n# example.com/a\na.go:1:2: undefined: x\n")
+}
+
+// fakeGo is a go command whose install does nothing and whose GOBIN is dir.
+func fakeGo(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "go")
+	script := "#!/bin/sh\ncase \"$1 $2\" in \"env GOBIN\") echo " + dir + " ;; esac\nexit 0\n"
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path
+}
+
+// make install says where the binary went, and what to add to PATH when that folder is not on it.
+func TestMakeInstallSaysWhatToAddToPathWhenTheFolderIsNotOnIt(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runMake(t, "install", "GO="+fakeGo(t, dir))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "installed "+dir+"/llmbudget\n")
+	assert.Contains(t, out, dir+` is not on your PATH: add it, for example with export PATH="$PATH:`+dir+`"`)
+
+	t.Setenv("PATH", os.Getenv("PATH")+":"+dir)
+	out, err = runMake(t, "install", "GO="+fakeGo(t, dir))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "installed "+dir+"/llmbudget\n")
+	assert.NotContains(t, out, "not on your PATH")
+}
+
+// make help lists every variable a user may set (each ?= of the Makefile) with what it does and its default, read
+// from the Makefile itself.
+func TestMakeHelpListsEveryVariableWithWhatItDoes(t *testing.T) {
+	out, err := runMake(t, "help")
+	require.NoError(t, err)
+	makefile, err := os.ReadFile("../../Makefile")
+	require.NoError(t, err)
+	vars := regexp.MustCompile(`(?m)^([A-Z_]+) \?=`).FindAllStringSubmatch(string(makefile), -1)
+	require.NotEmpty(t, vars)
+	for _, v := range vars {
+		assert.Regexp(t, `(?m)^  `+v[1]+` +\S.* \(default: .*\)$`, out, "make help describes %s", v[1])
+	}
 }

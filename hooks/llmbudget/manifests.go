@@ -32,7 +32,8 @@ directories (and their subdirectories, as kubectl apply -R -f; other files are n
 skipped) or stdin ("-"), given with -f or as arguments, checks them as the API server admits
 them (strict fields, names, the spec's rules, the size limits) and prints, as YAML, the status
 and children the sync hook would return. Files may hold several documents and "kind: List"
-objects, as kubectl get llmb,cm -o yaml prints them. Two objects of one kind, namespace and
+objects, as kubectl get llmb,cm -o yaml prints them. An empty file is skipped, and noted, as
+kubectl apply skips it, unless no input holds a document. Two objects of one kind, namespace and
 name are refused. The inputs together may hold at most 64 MiB. Nothing is printed unless
 every budget is valid. A time zone the time zone database lacks is a warning, as the API
 server admits it (the hook then reports the budget Unknown); --strict-zones refuses it. In

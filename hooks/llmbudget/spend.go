@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -312,7 +316,7 @@ func spendCmd(args []string, std stdio) error {
 	}
 	answers, err := ask(f.prometheus, f.timeout, plan, std.err)
 	if err != nil {
-		return err
+		return causeFirst(f.prometheus, f.timeout, err)
 	}
 	data, err := plan.Data(answers, prices)
 	if err != nil {
@@ -474,4 +478,40 @@ func kubeConfig(file string) (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// causeFirst puts why Prometheus could not be asked (connection refused, no such host, no answer in time) on a
+// short line of its own before the whole error, whose query would otherwise bury it at the end of a long line.
+func causeFirst(prometheus string, timeout time.Duration, err error) error {
+	cause := unreachable(err, timeout)
+	if cause == "" {
+		return err
+	}
+	if u, perr := url.Parse(prometheus); perr == nil {
+		prometheus = u.Redacted()
+	}
+	return fmt.Errorf("cannot reach Prometheus at %s: %s\n%w", prometheus, cause, err)
+}
+
+// unreachable is, in a few words, why a request did not reach Prometheus or get its answer; "" when it did.
+func unreachable(err error, timeout time.Duration) string {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok {
+		if dns.IsNotFound {
+			return "no such host " + dns.Name
+		}
+		return "cannot look up " + dns.Name + ": " + dns.Err
+	}
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		return errno.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within --timeout (%s)", timeout)
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		if ue.Timeout() {
+			return fmt.Sprintf("no answer within --timeout (%s)", timeout)
+		}
+		return ue.Err.Error()
+	}
+	return ""
 }

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -335,4 +342,43 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `), 0o600))
 	return kubeconfig
+}
+
+// A spend that cannot reach Prometheus says why first, in a short line, and the query and its error after.
+func TestSpendPutsWhyPrometheusCannotBeReachedFirst(t *testing.T) {
+	dir := t.TempDir()
+	budget := filepath.Join(dir, "budget.yaml")
+	require.NoError(t, os.WriteFile(budget, []byte(spendBudget), 0o600))
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	code, out, errOut := runProgram([]string{"spend", "-f", budget, "--prometheus=" + closed.URL,
+		"--source=litellm", "--team=t"}, "")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	first, rest, _ := strings.Cut(errOut, "\n")
+	assert.Equal(t, "llmbudget spend: cannot reach Prometheus at "+closed.URL+": connection refused", first)
+	assert.Less(t, len(first), 100)
+	assert.Contains(t, rest, "llmbudget spend: query ")
+	assert.Contains(t, rest, "connect: connection refused")
+}
+
+func TestUnreachableNamesTheCauseInAFewWords(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want string
+	}{
+		"connection refused": {&url.Error{Op: "Post", URL: "http://p", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}, "connection refused"},
+		"no such host": {&url.Error{Op: "Post", URL: "http://p", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "prometheus.monitoring", IsNotFound: true}}},
+			"no such host prometheus.monitoring"},
+		"a lookup that fails": {&net.DNSError{Err: "server misbehaving", Name: "p"}, "cannot look up p: server misbehaving"},
+		"no answer in time":   {fmt.Errorf("query x: %w", context.DeadlineExceeded), "no answer within --timeout (2m0s)"},
+		"an answer, refused":  {errors.New("query x: Prometheus answered 400 Bad Request: parse error"), ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, unreachable(tc.err, 2*time.Minute))
+		})
+	}
 }

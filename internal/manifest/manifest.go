@@ -128,7 +128,8 @@ type Budget struct {
 }
 
 // Read reads the named files (see ReadInputs); it returns an Errors of every invalid object, or the first I/O error.
-// An empty file (no document, only comments or blanks) is refused when named, and skipped in a directory. Two
+// An empty file (no document, only comments or blanks) is skipped, and noted in SkippedFiles, as kubectl apply skips
+// it; when no input holds a document, each empty file named is refused, as kubectl refuses "no objects". Two
 // objects of the same kind, namespace and name are refused, each named with its place: kubectl apply would apply
 // one over the other.
 func Read(names []string, stdin io.Reader) (Set, error) {
@@ -138,22 +139,33 @@ func Read(names []string, stdin io.Reader) (Set, error) {
 // ReadWith is Read, as opts say.
 func ReadWith(names []string, stdin io.Reader, opts Options) (Set, error) {
 	r := reader{opts: opts}
+	var all int
+	var emptyNamed []string
 	skipped, err := readInputs(names, stdin, opts.Exclude, func(in Input) error {
 		docs := 0
 		err := EachDocIn(in.Name, in.Text(), func(d Doc) {
 			docs++
 			r.readObject(d)
 		})
+		all += docs
 		switch {
 		case err != nil:
+			all++ // a document that is not YAML is one: the run fails on it, not on the empty files
 			r.errs = append(r.errs, *err)
 		case docs == 0 && in.InDir:
 			r.set.SkippedFiles = append(r.set.SkippedFiles, SkippedFile{in.Name, "empty: no YAML document"})
 		case docs == 0:
-			r.errs = append(r.errs, Error{Source: Source{File: in.Name}, Message: "is empty: no YAML document"})
+			emptyNamed = append(emptyNamed, in.Name)
 		}
 		return nil
 	})
+	for _, name := range emptyNamed {
+		if all > 0 {
+			r.set.SkippedFiles = append(r.set.SkippedFiles, SkippedFile{name, "empty: no YAML document"})
+		} else {
+			r.errs = append(r.errs, Error{Source: Source{File: name}, Message: "is empty: no YAML document"})
+		}
+	}
 	r.set.SkippedFiles = append(skipped, r.set.SkippedFiles...)
 	r.errs = append(r.errs, duplicates(r.set)...)
 	if err == nil && len(r.errs) > 0 {

@@ -118,19 +118,3 @@ func TestTheSpendWriterExampleStampsItsSpend(t *testing.T) {
 	assert.Contains(t, script, `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`,
 		"stamped in RFC 3339 UTC, as llmbudget reads it")
 }
-
-// TestTheDocsShowTheSpendWriterExampleAsItIs keeps the manifest printed in
-// docs/coming-from.md identical to the example file a user applies.
-func TestTheDocsShowTheSpendWriterExampleAsItIs(t *testing.T) {
-	example, err := os.ReadFile(filepath.Join(examplesDir, "spend-writer-cronjob.yaml"))
-	require.NoError(t, err)
-	doc, err := os.ReadFile("../../docs/coming-from.md")
-	require.NoError(t, err)
-	const marker = "<!-- The block below is examples/migrate/spend-writer-cronjob.yaml; " +
-		"a test keeps them identical. -->\n```yaml\n"
-	_, block, found := strings.Cut(string(doc), marker)
-	require.True(t, found, "docs/coming-from.md lost its marker before the CronJob block")
-	block, _, found = strings.Cut(block, "```\n")
-	require.True(t, found, "the CronJob block in docs/coming-from.md is not closed")
-	assert.Equal(t, string(example), block, "copy examples/migrate/spend-writer-cronjob.yaml into docs/coming-from.md")
-}

@@ -301,6 +301,19 @@ func TestChartServiceMonitorMatchesDeployMonitoring(t *testing.T) {
 	assert.Equal(t, withoutHelmLabels(t, want), withoutHelmLabels(t, got))
 }
 
+func TestChartAuthzServiceMonitorMatchesDeployMonitoring(t *testing.T) {
+	values := map[string]any{
+		"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+		"authz":      map[string]any{"enabled": true},
+	}
+	objs := byKey(t, renderChart(t, values))
+	var want object
+	readYAML(t, "deploy/monitoring/servicemonitor-authz.yaml", &want)
+	got, ok := objs["ServiceMonitor llmbudget-system/llmbudget-authz"]
+	require.True(t, ok)
+	assert.Equal(t, withoutHelmLabels(t, want), withoutHelmLabels(t, got))
+}
+
 func TestChartServiceMonitorScrapesHTTPSWithTheServingCA(t *testing.T) {
 	values := map[string]any{
 		"tls": map[string]any{"enabled": true},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 const runbookBase = "https://github.com/llmbudget/llmbudget/blob/main/docs/runbooks.md#"
@@ -334,6 +336,114 @@ func TestTheMonitoringNamespaceReachesOnlyTheMetricsPort(t *testing.T) {
 			require.Len(t, monitoring, 1)
 			allowed, _ := dig(monitoring[0], "ports")
 			assert.Equal(t, []any{map[string]any{"protocol": "TCP", "port": float64(9090)}}, allowed)
+		})
+	}
+}
+
+// stringMap turns decoded YAML labels into a label set.
+func stringMap(v any) labels.Set {
+	set := labels.Set{}
+	m, _ := v.(map[string]any)
+	for k, v := range m {
+		set[k] = fmt.Sprint(v)
+	}
+	return set
+}
+
+// unscrapedMetricsPorts lists every container port named metrics of every Deployment in objs that no ServiceMonitor
+// of objs scrapes: through a Service of its namespace that selects the Pods and exposes the port, selected by a
+// ServiceMonitor that looks in that namespace and has an endpoint on that Service port.
+func unscrapedMetricsPorts(t *testing.T, objs []object) (ports int, unscraped []string) {
+	t.Helper()
+	for _, dep := range ofKind(objs, "Deployment") {
+		ns, _ := dig(dep, "metadata", "namespace")
+		podLabels, _ := dig(dep, "spec", "template", "metadata", "labels")
+		containers, _ := dig(dep, "spec", "template", "spec", "containers")
+		for _, c := range containers.([]any) {
+			cports, _ := dig(c, "ports")
+			for _, p := range asList(cports) {
+				if dig1(p, "name") != "metrics" {
+					continue
+				}
+				ports++
+				if !scraped(objs, ns, stringMap(podLabels), p.(map[string]any)) {
+					unscraped = append(unscraped, fmt.Sprintf("%s port %v", key(dep), dig1(p, "containerPort")))
+				}
+			}
+		}
+	}
+	return ports, unscraped
+}
+
+func scraped(objs []object, ns any, podLabels labels.Set, port map[string]any) bool {
+	for _, svc := range ofKind(objs, "Service") {
+		if dig1(svc, "metadata", "namespace") != ns {
+			continue
+		}
+		sel := stringMap(dig1(svc, "spec", "selector"))
+		if len(sel) == 0 || !labels.SelectorFromSet(sel).Matches(podLabels) {
+			continue
+		}
+		for _, sp := range asList(dig1(svc, "spec", "ports")) {
+			target := fmt.Sprint(dig1(sp, "targetPort"))
+			if target != fmt.Sprint(port["name"]) && target != fmt.Sprint(port["containerPort"]) {
+				continue
+			}
+			for _, sm := range ofKind(objs, "ServiceMonitor") {
+				names := asList(dig1(sm, "spec", "namespaceSelector", "matchNames"))
+				if !slices.Contains(names, ns) || !labels.SelectorFromSet(stringMap(
+					dig1(sm, "spec", "selector", "matchLabels"))).Matches(stringMap(dig1(svc, "metadata", "labels"))) {
+					continue
+				}
+				for _, ep := range asList(dig1(sm, "spec", "endpoints")) {
+					if dig1(ep, "port") == dig1(sp, "name") {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func dig1(v any, path ...any) any {
+	got, _ := dig(v, path...)
+	return got
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// A component whose /metrics nobody scrapes fails unseen: every metrics port of every Deployment that an install
+// runs, by kustomize with deploy/monitoring or by the chart with its ServiceMonitor, is scraped.
+func TestEveryMetricsPortOfEveryDeploymentIsScraped(t *testing.T) {
+	monitoring := kustomize(t, "deploy/monitoring")
+	withMonitor := func(values map[string]any) map[string]any {
+		out := map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}
+		for k, v := range values {
+			out[k] = v
+		}
+		return out
+	}
+	authz := map[string]any{"authz": map[string]any{"enabled": true}}
+	variants := map[string][]object{
+		"kustomize":              append(kustomize(t, "deploy"), monitoring...),
+		"kustomize authz":        append(kustomize(t, "deploy/overlays/authz"), monitoring...),
+		"kustomize secure":       append(kustomize(t, "deploy/overlays/secure"), monitoring...),
+		"kustomize spend writer": append(kustomize(t, "deploy/overlays/spend-writer"), monitoring...),
+		"helm":                   renderChart(t, withMonitor(nil)),
+		"helm authz":             renderChart(t, withMonitor(authz)),
+		"helm secure":            renderChart(t, withMonitor(secureValues)),
+		"helm authz and spend writer": renderChart(t, withMonitor(map[string]any{"authz": authz["authz"],
+			"spendWriter": map[string]any{"enabled": true}})),
+	}
+	for name, objs := range variants {
+		t.Run(name, func(t *testing.T) {
+			ports, unscraped := unscrapedMetricsPorts(t, objs)
+			assert.Positive(t, ports)
+			assert.Empty(t, unscraped)
 		})
 	}
 }

@@ -3,10 +3,15 @@ package deploytest_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -263,6 +268,12 @@ func TestEventExporterRoutesEachEventToTheAgreedReceivers(t *testing.T) {
 		"BudgetExceeded on a workload goes to Slack": {
 			sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1"), toSlack,
 		},
+		"a cluster budget's OverBudget pages": {
+			sampleEvent("OverBudget", "Warning", "llmbudget", "ClusterLLMCostBudget", budgetAPI), paged,
+		},
+		"the writer's SpendWriteFailed goes to Slack": {
+			sampleEvent("SpendWriteFailed", "Warning", "llmbudget-spend", budget, budgetAPI), toSlack,
+		},
 		"CostKeyMissing only reaches the webhook": {budgetEvent("CostKeyMissing", "Warning"), webhookOnly},
 		"InvalidSpec only reaches the webhook":    {budgetEvent("InvalidSpec", "Warning"), webhookOnly},
 		"SyncError on a budget reaches the webhook": {
@@ -378,6 +389,15 @@ func TestEventExporterLayoutsRenderValidPayloads(t *testing.T) {
 		assert.Equal(t, "resolve", resolved.EventAction)
 		assert.Equal(t, opened.DedupKey, resolved.DedupKey)
 	})
+	t.Run("a cluster budget's incident names it without a namespace", func(t *testing.T) {
+		ev := sampleEvent("OverBudget", "Warning", "llmbudget", "ClusterLLMCostBudget", "llmbudget.dev/v1alpha1")
+		ev.InvolvedObject.Namespace = ""
+		pd := pagerDuty("pagerduty", ev)
+		require.NotNil(t, pd.Payload)
+		assert.Contains(t, pd.Payload.Summary, "OverBudget: ClusterLLMCostBudget chatbot: ")
+		assert.Equal(t, "chatbot", pd.Payload.Source)
+		assert.Contains(t, pd.Payload.CustomDetails["how_to_lift"], "kubectl get cllmb chatbot")
+	})
 	t.Run("Slack gets one line of text", func(t *testing.T) {
 		workloadEvent := sampleEvent("BudgetExceeded", "Warning", "llmbudget", "Deployment", "apps/v1")
 		msg := renderLayout(t, layouts["slack"], workloadEvent)
@@ -411,5 +431,94 @@ func TestEventExporterManifestsWireTheConfigAndSecret(t *testing.T) {
 	require.NoError(t, err)
 	for name := range notificationEnv {
 		assert.Contains(t, string(manifest), "--from-literal="+name+"=", "deployment.yaml tells how to create %s", name)
+	}
+}
+
+// eventSources are the packages of the llmbudget program whose code names the reasons of the Events it posts: the
+// hook service's announcements (evaluate, api/v1alpha1), its workload Events (workload) and the spend writer's
+// (spendwriter), each with the source.component its Events carry.
+var eventSources = map[string]string{
+	"internal/api/v1alpha1": "llmbudget",
+	"internal/evaluate":     "llmbudget",
+	"internal/workload":     "llmbudget",
+	"internal/spendwriter":  "llmbudget-spend",
+}
+
+// productEventReasons reads, from the program's source, every reason its Event-posting packages name: each string
+// constant called Reason..., and each string literal set as a Reason field. Condition reasons are among them: an
+// Event route that takes every one takes every Event reason. It returns the component of each reason.
+func productEventReasons(t *testing.T) map[string]string {
+	t.Helper()
+	reasons := map[string]string{}
+	for dir, component := range eventSources {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(repoPath(t, dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			require.NoError(t, err)
+			add := func(e ast.Expr) {
+				if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					s, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					reasons[s] = component
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ValueSpec:
+					for i, name := range n.Names {
+						if strings.HasPrefix(name.Name, "Reason") && i < len(n.Values) {
+							add(n.Values[i])
+						}
+					}
+				case *ast.KeyValueExpr:
+					if id, ok := n.Key.(*ast.Ident); ok && id.Name == "Reason" {
+						add(n.Value)
+					}
+				case *ast.AssignStmt:
+					for i, lhs := range n.Lhs {
+						if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Reason" && i < len(n.Rhs) {
+							add(n.Rhs[i])
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	require.Contains(t, reasons, "OverBudget", "the scan finds the announcements' literal reasons")
+	require.Contains(t, reasons, "SpendWriteFailed")
+	return reasons
+}
+
+// An Event no route takes is dropped without a trace: every reason the program names, on a budget of either kind,
+// from the component that posts it, reaches a receiver, and a cluster budget's reaches the receivers a namespaced
+// budget's does.
+func TestEventExporterRoutesEveryReasonOfBothKindsAndTheWriter(t *testing.T) {
+	cfg := loadExporterConfig(t)
+	reasons := productEventReasons(t)
+	for _, reason := range sortedKeys(reasons) {
+		component := reasons[reason]
+		t.Run(reason+" from "+component, func(t *testing.T) {
+			var namespaced []string
+			for _, kind := range []string{"LLMCostBudget", "ClusterLLMCostBudget"} {
+				ev := sampleEvent(reason, "Warning", component, kind, "llmbudget.dev/v1alpha1")
+				if kind == "ClusterLLMCostBudget" {
+					ev.InvolvedObject.Namespace, ev.Namespace = "", "default"
+				}
+				got := map[string]int{}
+				cfg.Route.route(ev, got)
+				assert.NotEmpty(t, got, "%s on a %s reaches no receiver", reason, kind)
+				if namespaced == nil {
+					namespaced = sortedKeys(got)
+					continue
+				}
+				assert.Equal(t, namespaced, sortedKeys(got), "%s on a %s", reason, kind)
+			}
+		})
 	}
 }
