@@ -56,8 +56,9 @@ the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account).
 
 --config names the YAML file of the gateways it answers and how each tells its caller
 (source, spiffe or header), the unknownCaller policy and maxCacheAge. /healthz, /readyz
-(ready once the informers have synced) and /metrics are served on --metrics-addr only, so
-that no gateway path is mistaken for them. Runs until SIGTERM or SIGINT.`,
+(ready while the informers have synced and listed or watched within maxCacheAge) and
+/metrics are served on --metrics-addr only, so that no gateway path is mistaken for them.
+Runs until SIGTERM or SIGINT.`,
 	run: func(args []string, std stdio) error {
 		o, err := parseAuthz(args)
 		if err != nil {
@@ -150,9 +151,8 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if draining.Load() || !c.Synced() {
-			http.Error(w, "not ready: the informers have not synced, or the server is stopping",
-				http.StatusServiceUnavailable)
+		if why := notReady(draining.Load(), c.State()); why != "" {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
@@ -197,6 +197,21 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	return errors.Join(calls.Shutdown(sctx), metricsSrv.Shutdown(sctx))
+}
+
+// notReady is why a replica should get no calls, or empty: it is stopping, its informers have not synced, or its
+// cache is past maxCacheAge, when a replica whose informers still list and watch answers better.
+func notReady(draining bool, st authz.Cache) string {
+	switch {
+	case draining:
+		return "the server is stopping"
+	case !st.Synced:
+		return "the informers have not synced"
+	case st.MaxAge > 0 && st.Age > st.MaxAge:
+		return fmt.Sprintf("the cache is stale: the informers last listed or watched %s ago (maxCacheAge %s)",
+			st.Age.Round(time.Second), st.MaxAge)
+	}
+	return ""
 }
 
 func readAuthzConfig(path string) (authzconfig.Config, error) {
