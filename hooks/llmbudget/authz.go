@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +26,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/authzserver"
+	"github.com/llmbudget/llmbudget/internal/connlimit"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
@@ -38,7 +38,8 @@ type authzOptions struct {
 	kubeconfig, level           string
 	certFile, keyFile, clientCA string
 	maxHeaderBytes              int
-	maxConns                    int
+	maxConns, maxConnsPerPeer   int
+	maxUntrustedConns           int
 	readTimeout, idleTimeout    time.Duration
 	onListen                    func(authz, metrics string) // called with the addresses, for tests
 	stop                        <-chan struct{}
@@ -81,7 +82,12 @@ func parseAuthz(args []string) (authzOptions, error) {
 	fs.StringVar(&o.clientCA, "tls-client-ca-file", "",
 		"verify the client certificates gateways present against these CAs (PEM), for gateways' identities")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request line and headers of one call")
-	fs.IntVar(&o.maxConns, "max-connections", 1024, "connections served at once; more wait to be accepted")
+	fs.IntVar(&o.maxConns, "max-connections", 1024,
+		"connections served at once; past it the longest idle one is closed, or, with none idle, more wait")
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", 256,
+		"connections one address holds at once; past it, its longest idle one is closed, or the new one")
+	fs.IntVar(&o.maxUntrustedConns, "max-untrusted-connections", 16,
+		"connections all addresses outside every gateway's CIDRs hold at once (each is answered 403 and closed)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
 	if err := parseFlags(fs, args); err != nil {
@@ -98,6 +104,12 @@ func parseAuthz(args []string) (authzOptions, error) {
 		return o, badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
 	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
 		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
+	case o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns:
+		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
+			o.maxConnsPerPeer, o.maxConns)
+	case o.maxUntrustedConns < 1 || o.maxUntrustedConns >= o.maxConns:
+		return o, badUsage(fs, "--max-untrusted-connections %d: must be at least 1 and less than --max-connections (%d)",
+			o.maxUntrustedConns, o.maxConns)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
@@ -169,7 +181,10 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	ln = netutil.LimitListener(ln, o.maxConns)
+	limited := connlimit.New(ln, connlimit.Config{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
+		Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns})
+	calls.ConnState = limited.ConnState
+	ln = limited
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
-	"golang.org/x/net/netutil"
 
 	"github.com/llmbudget/llmbudget/internal/auth"
+	"github.com/llmbudget/llmbudget/internal/connlimit"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/metrics"
@@ -32,8 +32,12 @@ const shutdownTimeout = 20 * time.Second
 // Bounds on connections, beside the handler's on bodies; docs/operations.md ("Sizing the service") derives them.
 const (
 	// defaultMaxConnections caps the connections each listener holds open at once; Metacontroller keeps one per
-	// worker. Past it, new connections wait in the kernel's backlog, costing the process nothing.
+	// worker. Past it, the longest idle one is closed for a new one; with none idle, new connections wait in the
+	// kernel's backlog, costing the process nothing.
 	defaultMaxConnections = 512
+	// defaultMaxConnectionsPerPeer caps one address's connections, so that no one peer holds every slot:
+	// Metacontroller, one Pod, holds at most one per worker of its controllers.
+	defaultMaxConnectionsPerPeer = 128
 	// maxHeaderBytes bounds a request's header: Metacontroller sends Content-Type, Accept-Encoding, User-Agent,
 	// Content-Length and, with a token, Authorization, well under 1 KiB. Larger headers are answered 431.
 	maxHeaderBytes = 8 << 10
@@ -50,6 +54,7 @@ type serveOptions struct {
 	maxInFlight       int64
 	maxListBody       int64
 	maxConns          int
+	maxConnsPerPeer   int
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
@@ -88,9 +93,13 @@ func parseServe(args []string) (serveOptions, error) {
 		"largest ClusterLLMCostBudget or Namespace sync accepted, whose lists grow with the cluster; these calls "+
 			"have an in-flight bound of this size of their own (at least --max-body-bytes)")
 	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConnections,
-		fmt.Sprintf("connections held open at once on each listener; past it, new ones wait to be accepted "+
+		fmt.Sprintf("connections held open at once on each listener; past it, the longest idle one is closed for "+
+			"a new one, or, with none idle, new ones wait to be accepted "+
 			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
 			maxHeaderBytes, readHeaderTimeout, idleTimeout))
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultMaxConnectionsPerPeer,
+		"connections one address holds open at once on each listener; past it, its longest idle one is closed, "+
+			"or the new one")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -106,6 +115,10 @@ func parseServe(args []string) (serveOptions, error) {
 	}
 	if o.maxConns < 1 {
 		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
+	}
+	if o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns {
+		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
+			o.maxConnsPerPeer, o.maxConns)
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
@@ -195,7 +208,10 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
-		ln = netutil.LimitListener(ln, cmp.Or(o.maxConns, defaultMaxConnections))
+		limited := connlimit.New(ln, connlimit.Config{Max: cmp.Or(o.maxConns, defaultMaxConnections),
+			PerPeer: cmp.Or(o.maxConnsPerPeer, defaultMaxConnectionsPerPeer)})
+		srv.ConnState = limited.ConnState
+		ln = limited
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
@@ -208,7 +224,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
 		"max_list_body_bytes", o.maxListBody,
-		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections))
+		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections),
+		"max_connections_per_peer", cmp.Or(o.maxConnsPerPeer, defaultMaxConnectionsPerPeer))
 	select {
 	case err := <-errc:
 		return err

@@ -31,7 +31,7 @@ import (
 // Config bounds a Listener's connections.
 type Config struct {
 	Max     int // connections open at once, at least 1
-	PerPeer int // connections from one address at once; 0 means Max
+	PerPeer int // connections from one address at once; 0, or Max or more, bounds them by Max alone
 	// Trusted tells the addresses that may hold more than Untrusted connections together; nil trusts every one.
 	Trusted   func(netip.Addr) bool
 	Untrusted int // connections from the addresses Trusted refuses, together
@@ -59,8 +59,8 @@ func New(l net.Listener, cfg Config) *Listener {
 	if cfg.Max < 1 {
 		cfg.Max = 1
 	}
-	if cfg.PerPeer <= 0 || cfg.PerPeer > cfg.Max {
-		cfg.PerPeer = cfg.Max
+	if cfg.PerPeer >= cfg.Max {
+		cfg.PerPeer = 0 // a peer at Max waits, as any connection past Max does
 	}
 	ln := &Listener{Listener: l, cfg: cfg, peers: map[netip.Addr]int{}, idle: map[*conn]uint64{}}
 	ln.slot = sync.NewCond(&ln.mu)
@@ -141,7 +141,7 @@ func (l *Listener) admit(raw net.Conn) net.Conn {
 		case l.closed:
 			_ = raw.Close()
 			return nil
-		case l.peers[peer] >= l.cfg.PerPeer:
+		case l.cfg.PerPeer > 0 && l.peers[peer] >= l.cfg.PerPeer:
 			if !l.evictOldest(func(c *conn) bool { return c.peer == peer }) {
 				l.refuse(raw)
 				return nil
