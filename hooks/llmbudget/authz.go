@@ -84,10 +84,12 @@ func parseAuthz(args []string) (authzOptions, error) {
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request line and headers of one call")
 	fs.IntVar(&o.maxConns, "max-connections", 1024,
 		"connections served at once; past it the longest idle one is closed, or, with none idle, more wait")
-	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", 256,
-		"connections one address holds at once; past it, its longest idle one is closed, or the new one")
-	fs.IntVar(&o.maxUntrustedConns, "max-untrusted-connections", 16,
-		"connections all addresses outside every gateway's CIDRs hold at once (each is answered 403 and closed)")
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultAuthzConnsPerPeer,
+		"connections one address holds at once (unless given, at most a quarter of --max-connections); past it, "+
+			"its longest idle one is closed, or the new one")
+	fs.IntVar(&o.maxUntrustedConns, "max-untrusted-connections", defaultUntrustedConns,
+		"connections all addresses outside every gateway's CIDRs hold at once, each answered 403 and closed "+
+			"(unless given, at most a quarter of --max-connections)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
 	if err := parseFlags(fs, args); err != nil {
@@ -104,11 +106,15 @@ func parseAuthz(args []string) (authzOptions, error) {
 		return o, badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
 	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
 		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
+	}
+	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
+	o.maxUntrustedConns = connBound(fs, "max-untrusted-connections", o.maxUntrustedConns, o.maxConns)
+	switch {
 	case o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns:
 		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
 			o.maxConnsPerPeer, o.maxConns)
-	case o.maxUntrustedConns < 1 || o.maxUntrustedConns >= o.maxConns:
-		return o, badUsage(fs, "--max-untrusted-connections %d: must be at least 1 and less than --max-connections (%d)",
+	case o.maxUntrustedConns < 1 || o.maxUntrustedConns > o.maxConns:
+		return o, badUsage(fs, "--max-untrusted-connections %d: must be from 1 to --max-connections (%d)",
 			o.maxUntrustedConns, o.maxConns)
 	}
 	var lvl slog.Level

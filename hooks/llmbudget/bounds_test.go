@@ -70,7 +70,7 @@ func TestConnectionsPastTheCapCloseTheLongestIdleOrWait(t *testing.T) {
 	for _, kind := range []string{"idle keep-alive connections", "unfinished headers"} {
 		t.Run(kind, func(t *testing.T) {
 			const limit = 4
-			addrs := startServer(t, serveOptions{maxConns: limit})
+			addrs := startServer(t, serveOptions{maxConns: limit, maxConnsPerPeer: limit}) // one peer holds all
 			var held []net.Conn
 			for range limit {
 				conn, err := net.Dial("tcp", addrs.hooks)

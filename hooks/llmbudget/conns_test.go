@@ -29,15 +29,45 @@ func TestConnectionBoundsThatCannotWorkAreUsageErrors(t *testing.T) {
 			"--max-connections-per-peer", "9"}, "--max-connections-per-peer 9: must be from 1 to --max-connections (8)"},
 		"authz: more per peer than in all": {[]string{"authz", "--config", config, "--max-connections-per-peer",
 			"2000"}, "--max-connections-per-peer 2000: must be from 1 to --max-connections (1024)"},
-		"authz: untrusted peers holding every slot": {[]string{"authz", "--config", config,
-			"--max-untrusted-connections", "1024"},
-			"--max-untrusted-connections 1024: must be at least 1 and less than --max-connections (1024)"},
+		"authz: no untrusted connection": {[]string{"authz", "--config", config, "--max-untrusted-connections", "0"},
+			"--max-untrusted-connections 0: must be from 1 to --max-connections (1024)"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			code, _, stderr := runProgram(tt.args, "")
 			assert.Equal(t, 2, code)
 			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
+
+func TestConnectionBoundsNotGivenAreAtMostAQuarterOfMaxConnections(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "authz.yaml")
+	tests := map[string]struct {
+		args               []string
+		perPeer, untrusted int
+	}{
+		"serve's defaults":       {[]string{}, 128, 0},
+		"serve with a small cap": {[]string{"--max-connections", "40"}, 10, 0},
+		"serve with a bound given": {[]string{"--max-connections", "40", "--max-connections-per-peer", "30"},
+			30, 0},
+		"authz's defaults":                     {[]string{"--config", config}, 256, 16},
+		"authz with a small cap":               {[]string{"--config", config, "--max-connections", "40"}, 10, 10},
+		"authz with a cap of one":              {[]string{"--config", config, "--max-connections", "1"}, 1, 1},
+		"authz with the untrusted bound given": {[]string{"--config", config, "--max-untrusted-connections", "2"}, 256, 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if tt.untrusted == 0 {
+				o, err := parseServe(tt.args)
+				require.NoError(t, err)
+				assert.Equal(t, tt.perPeer, o.maxConnsPerPeer)
+				return
+			}
+			o, err := parseAuthz(tt.args)
+			require.NoError(t, err)
+			assert.Equal(t, tt.perPeer, o.maxConnsPerPeer)
+			assert.Equal(t, tt.untrusted, o.maxUntrustedConns)
 		})
 	}
 }

@@ -35,9 +35,6 @@ const (
 	// worker. Past it, the longest idle one is closed for a new one; with none idle, new connections wait in the
 	// kernel's backlog, costing the process nothing.
 	defaultMaxConnections = 512
-	// defaultMaxConnectionsPerPeer caps one address's connections, so that no one peer holds every slot:
-	// Metacontroller, one Pod, holds at most one per worker of its controllers.
-	defaultMaxConnectionsPerPeer = 128
 	// maxHeaderBytes bounds a request's header: Metacontroller sends Content-Type, Accept-Encoding, User-Agent,
 	// Content-Length and, with a token, Authorization, well under 1 KiB. Larger headers are answered 431.
 	maxHeaderBytes = 8 << 10
@@ -97,9 +94,10 @@ func parseServe(args []string) (serveOptions, error) {
 			"a new one, or, with none idle, new ones wait to be accepted "+
 			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
 			maxHeaderBytes, readHeaderTimeout, idleTimeout))
-	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultMaxConnectionsPerPeer,
-		"connections one address holds open at once on each listener; past it, its longest idle one is closed, "+
-			"or the new one")
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultServeConnsPerPeer,
+		"connections one address holds open at once on each listener (unless given, at most a quarter of "+
+			"--max-connections); past it, its longest idle one is closed, or the new one; Metacontroller holds one "+
+			"per worker")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -116,6 +114,7 @@ func parseServe(args []string) (serveOptions, error) {
 	if o.maxConns < 1 {
 		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
 	}
+	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
 	if o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns {
 		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
 			o.maxConnsPerPeer, o.maxConns)
@@ -202,14 +201,15 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	defer stop()
 	errc := make(chan error, len(servers))
 	addrs := [2]string{1: "beside the hooks"} // of the hooks and of /metrics, as logged
+	maxConns := cmp.Or(o.maxConns, defaultMaxConnections)
+	perPeer := cmp.Or(o.maxConnsPerPeer, min(defaultServeConnsPerPeer, max(maxConns/4, 1))) // as parseServe sets it
 	for i, srv := range servers {
 		defer srv.Close()
 		ln, err := net.Listen("tcp", srv.Addr)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
-		limited := connlimit.New(ln, connlimit.Config{Max: cmp.Or(o.maxConns, defaultMaxConnections),
-			PerPeer: cmp.Or(o.maxConnsPerPeer, defaultMaxConnectionsPerPeer)})
+		limited := connlimit.New(ln, connlimit.Config{Max: maxConns, PerPeer: perPeer})
 		srv.ConnState = limited.ConnState
 		ln = limited
 		if tlsCfg != nil {
@@ -224,8 +224,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
 		"max_list_body_bytes", o.maxListBody,
-		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections),
-		"max_connections_per_peer", cmp.Or(o.maxConnsPerPeer, defaultMaxConnectionsPerPeer))
+		"max_connections", maxConns, "max_connections_per_peer", perPeer)
 	select {
 	case err := <-errc:
 		return err
