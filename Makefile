@@ -148,6 +148,7 @@ bench: build ## the hooks against their JSON floor, load, memory under attack, a
 	$(GO) run ./test/bench/cmd/ratio bin/bench.txt
 	$(GO) run ./test/load -bin $(BIN) $(LOADFLAGS)
 	$(GO) run ./test/attack -bin $(BIN)
+	$(GO) run ./test/attack/conns -bin $(BIN)
 	$(GO) run ./test/climem -bin $(BIN)
 	@# Admission with 1,000 budgets in a namespace, against the real API server, where test/k8s/build.sh built it.
 	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ]; then \

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +26,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/authzserver"
+	"github.com/llmbudget/llmbudget/internal/connlimit"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 
@@ -38,7 +38,8 @@ type authzOptions struct {
 	kubeconfig, level           string
 	certFile, keyFile, clientCA string
 	maxHeaderBytes              int
-	maxConns                    int
+	maxConns, maxConnsPerPeer   int
+	maxUntrustedConns           int
 	readTimeout, idleTimeout    time.Duration
 	onListen                    func(authz, metrics string) // called with the addresses, for tests
 	stop                        <-chan struct{}
@@ -56,8 +57,9 @@ the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account).
 
 --config names the YAML file of the gateways it answers and how each tells its caller
 (source, spiffe or header), the unknownCaller policy and maxCacheAge. /healthz, /readyz
-(ready once the informers have synced) and /metrics are served on --metrics-addr only, so
-that no gateway path is mistaken for them. Runs until SIGTERM or SIGINT.`,
+(ready while the informers have synced and listed or watched within maxCacheAge) and
+/metrics are served on --metrics-addr only, so that no gateway path is mistaken for them.
+Runs until SIGTERM or SIGINT.`,
 	run: func(args []string, std stdio) error {
 		o, err := parseAuthz(args)
 		if err != nil {
@@ -80,7 +82,14 @@ func parseAuthz(args []string) (authzOptions, error) {
 	fs.StringVar(&o.clientCA, "tls-client-ca-file", "",
 		"verify the client certificates gateways present against these CAs (PEM), for gateways' identities")
 	fs.IntVar(&o.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request line and headers of one call")
-	fs.IntVar(&o.maxConns, "max-connections", 1024, "connections served at once; more wait to be accepted")
+	fs.IntVar(&o.maxConns, "max-connections", 1024,
+		"connections served at once; past it the longest idle one is closed, or, with none idle, more wait")
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultAuthzConnsPerPeer,
+		"connections one address holds at once (unless given, at most a quarter of --max-connections); past it, "+
+			"its longest idle one is closed, or the new one")
+	fs.IntVar(&o.maxUntrustedConns, "max-untrusted-connections", defaultUntrustedConns,
+		"connections all addresses outside every gateway's CIDRs hold at once, each answered 403 and closed "+
+			"(unless given, at most a quarter of --max-connections)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
 	if err := parseFlags(fs, args); err != nil {
@@ -97,6 +106,16 @@ func parseAuthz(args []string) (authzOptions, error) {
 		return o, badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
 	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
 		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
+	}
+	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
+	o.maxUntrustedConns = connBound(fs, "max-untrusted-connections", o.maxUntrustedConns, o.maxConns)
+	switch {
+	case o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns:
+		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
+			o.maxConnsPerPeer, o.maxConns)
+	case o.maxUntrustedConns < 1 || o.maxUntrustedConns > o.maxConns:
+		return o, badUsage(fs, "--max-untrusted-connections %d: must be from 1 to --max-connections (%d)",
+			o.maxUntrustedConns, o.maxConns)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
@@ -153,9 +172,8 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if draining.Load() || !c.Synced() {
-			http.Error(w, "not ready: the informers have not synced, or the server is stopping",
-				http.StatusServiceUnavailable)
+		if why := notReady(draining.Load(), c.State()); why != "" {
+			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
@@ -172,7 +190,10 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	ln = netutil.LimitListener(ln, o.maxConns)
+	limited := connlimit.New(ln, connlimit.Config{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
+		Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns})
+	calls.ConnState = limited.ConnState
+	ln = limited
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
@@ -200,6 +221,21 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	return errors.Join(calls.Shutdown(sctx), metricsSrv.Shutdown(sctx))
+}
+
+// notReady is why a replica should get no calls, or empty: it is stopping, its informers have not synced, or its
+// cache is past maxCacheAge, when a replica whose informers still list and watch answers better.
+func notReady(draining bool, st authz.Cache) string {
+	switch {
+	case draining:
+		return "the server is stopping"
+	case !st.Synced:
+		return "the informers have not synced"
+	case st.MaxAge > 0 && st.Age > st.MaxAge:
+		return fmt.Sprintf("the cache is stale: the informers last listed or watched %s ago (maxCacheAge %s)",
+			st.Age.Round(time.Second), st.MaxAge)
+	}
+	return ""
 }
 
 func readAuthzConfig(path string) (authzconfig.Config, error) {

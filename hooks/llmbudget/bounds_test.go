@@ -64,14 +64,13 @@ func TestAHeaderLargerThanMetacontrollerSendsIsAnswered431(t *testing.T) {
 	}
 }
 
-// Connections past --max-connections wait in the kernel's backlog, whether the ones
-// held open are idle keep-alive connections or unfinished headers, and are served as
-// soon as one of those closes.
-func TestConnectionsPastTheCapWaitUntilOneCloses(t *testing.T) {
+// Past --max-connections, the connection idle the longest is closed for a new one; while none is idle (all are
+// being read or answered), new connections wait in the kernel's backlog and are served as soon as one closes.
+func TestConnectionsPastTheCapCloseTheLongestIdleOrWait(t *testing.T) {
 	for _, kind := range []string{"idle keep-alive connections", "unfinished headers"} {
 		t.Run(kind, func(t *testing.T) {
 			const limit = 4
-			addrs := startServer(t, serveOptions{maxConns: limit})
+			addrs := startServer(t, serveOptions{maxConns: limit, maxConnsPerPeer: limit}) // one peer holds all
 			var held []net.Conn
 			for range limit {
 				conn, err := net.Dial("tcp", addrs.hooks)
@@ -84,8 +83,9 @@ func TestConnectionsPastTheCapWaitUntilOneCloses(t *testing.T) {
 					require.Equal(t, http.StatusOK, rawSync(t, conn, bufio.NewReader(conn)))
 				}
 				held = append(held, conn)
+				time.Sleep(20 * time.Millisecond) // the server marks each idle in turn
 			}
-			waiting, err := net.Dial("tcp", addrs.hooks) // the kernel completes the handshake; nobody accepts it
+			waiting, err := net.Dial("tcp", addrs.hooks)
 			require.NoError(t, err)
 			defer waiting.Close()
 			answered := make(chan int, 1)
@@ -101,6 +101,18 @@ func TestConnectionsPastTheCapWaitUntilOneCloses(t *testing.T) {
 				resp.Body.Close()
 				answered <- resp.StatusCode
 			}()
+			if kind == "idle keep-alive connections" {
+				select {
+				case code := <-answered:
+					assert.Equal(t, http.StatusOK, code)
+				case <-time.After(readHeaderTimeout):
+					require.FailNow(t, "the new connection was not served")
+				}
+				require.NoError(t, held[0].SetReadDeadline(time.Now().Add(5*time.Second)))
+				_, err := held[0].Read(make([]byte, 1))
+				assert.ErrorIs(t, err, io.EOF, "the connection idle the longest was closed for it")
+				return
+			}
 			select {
 			case code := <-answered:
 				require.FailNow(t, "a connection past the cap was served", "status %d", code)

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
-	"golang.org/x/net/netutil"
 
 	"github.com/llmbudget/llmbudget/internal/auth"
+	"github.com/llmbudget/llmbudget/internal/connlimit"
 	"github.com/llmbudget/llmbudget/internal/httpapi"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/metrics"
@@ -32,7 +32,8 @@ const shutdownTimeout = 20 * time.Second
 // Bounds on connections, beside the handler's on bodies; docs/operations.md ("Sizing the service") derives them.
 const (
 	// defaultMaxConnections caps the connections each listener holds open at once; Metacontroller keeps one per
-	// worker. Past it, new connections wait in the kernel's backlog, costing the process nothing.
+	// worker. Past it, the longest idle one is closed for a new one; with none idle, new connections wait in the
+	// kernel's backlog, costing the process nothing.
 	defaultMaxConnections = 512
 	// maxHeaderBytes bounds a request's header: Metacontroller sends Content-Type, Accept-Encoding, User-Agent,
 	// Content-Length and, with a token, Authorization, well under 1 KiB. Larger headers are answered 431.
@@ -50,6 +51,7 @@ type serveOptions struct {
 	maxInFlight       int64
 	maxListBody       int64
 	maxConns          int
+	maxConnsPerPeer   int
 	certFile, keyFile string
 	tokenFile         string
 	pprof             bool
@@ -88,9 +90,14 @@ func parseServe(args []string) (serveOptions, error) {
 		"largest ClusterLLMCostBudget or Namespace sync accepted, whose lists grow with the cluster; these calls "+
 			"have an in-flight bound of this size of their own (at least --max-body-bytes)")
 	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConnections,
-		fmt.Sprintf("connections held open at once on each listener; past it, new ones wait to be accepted "+
+		fmt.Sprintf("connections held open at once on each listener; past it, the longest idle one is closed for "+
+			"a new one, or, with none idle, new ones wait to be accepted "+
 			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
 			maxHeaderBytes, readHeaderTimeout, idleTimeout))
+	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultServeConnsPerPeer,
+		"connections one address holds open at once on each listener (unless given, at most a quarter of "+
+			"--max-connections); past it, its longest idle one is closed, or the new one; Metacontroller holds one "+
+			"per worker")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "serve TLS with this certificate (PEM); reloaded when it changes")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
@@ -106,6 +113,11 @@ func parseServe(args []string) (serveOptions, error) {
 	}
 	if o.maxConns < 1 {
 		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
+	}
+	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
+	if o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns {
+		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
+			o.maxConnsPerPeer, o.maxConns)
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
@@ -189,13 +201,17 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	defer stop()
 	errc := make(chan error, len(servers))
 	addrs := [2]string{1: "beside the hooks"} // of the hooks and of /metrics, as logged
+	maxConns := cmp.Or(o.maxConns, defaultMaxConnections)
+	perPeer := cmp.Or(o.maxConnsPerPeer, min(defaultServeConnsPerPeer, max(maxConns/4, 1))) // as parseServe sets it
 	for i, srv := range servers {
 		defer srv.Close()
 		ln, err := net.Listen("tcp", srv.Addr)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
-		ln = netutil.LimitListener(ln, cmp.Or(o.maxConns, defaultMaxConnections))
+		limited := connlimit.New(ln, connlimit.Config{Max: maxConns, PerPeer: perPeer})
+		srv.ConnState = limited.ConnState
+		ln = limited
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, tlsCfg)
 		}
@@ -208,7 +224,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
 		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
 		"max_list_body_bytes", o.maxListBody,
-		"max_connections", cmp.Or(o.maxConns, defaultMaxConnections))
+		"max_connections", maxConns, "max_connections_per_peer", perPeer)
 	select {
 	case err := <-errc:
 		return err

@@ -17,10 +17,12 @@
 //     budget in the view accounts for the label, as when the budgets' cache lags the namespaces'.
 //   - The refusal's message is the admission policy's first sentence (Sentence), word for word.
 //   - Warn mode never refuses: it adds the sentence that would have refused as a warning.
-//   - A caller identity that a gateway sent but that cannot be read is refused, whatever the UnknownCaller policy:
-//     only a caller the gateway named no identity for is unknown.
-//   - A cache that is not synced, or older than its bound, is never used without saying so (Decision.Stale), and
-//     while it is, a budget whose failurePolicy is Closed refuses (503); an Open one is decided from the cache.
+//   - A caller identity that a gateway sent but that cannot be read is refused, whatever the UnknownCaller policy
+//     and whether or not the cache has synced: only a caller the gateway named no identity for is unknown.
+//   - A cache that is not synced, or older than its bound, is never used without saying so (Decision.Stale). Until
+//     it has synced, nothing tells which budgets cover a caller, or whether any is Closed: every call is
+//     unavailable (503). Once synced and past its bound, a budget whose failurePolicy is Closed refuses (503); an
+//     Open one is decided from the cache.
 //   - Decide is pure: the same Input gives the same Decision; the clock is Input.Now.
 package authz
 
@@ -67,6 +69,7 @@ const (
 	ReasonBudgetBlocking   Reason = "budget_blocking"   // refused: a budget's status.enforcement blocks the caller
 	ReasonNamespaceBlocked Reason = "namespace_blocked" // refused: the namespace's posture label
 	ReasonFailClosed       Reason = "fail_closed"       // unavailable: a Closed budget, and the cache is not current
+	ReasonUnsynced         Reason = "unsynced"          // unavailable: the cache has not synced, so any budget may cover
 	ReasonUnknownCaller    Reason = "unknown_caller"    // allowed or refused by the unknownCaller policy
 )
 
@@ -96,7 +99,7 @@ type Caller struct {
 // Cache is how current the view is.
 type Cache struct {
 	Synced bool
-	Age    time.Duration // since the API server was last heard from
+	Age    time.Duration // since the view last listed or watched the cluster successfully
 	MaxAge time.Duration // the bound past which the view is stale
 }
 
@@ -133,6 +136,9 @@ func decide(in Input) Decision {
 	if in.Caller.Unreadable {
 		return Decision{Result: Refused, Reason: ReasonUnreadable, Message: "llmbudget refuses a caller identity " +
 			"it cannot read (" + in.Caller.Why + "), whatever its unknownCaller policy"}
+	}
+	if !in.Cache.Synced {
+		return unsynced(in)
 	}
 	if !in.Caller.Known {
 		d := Decision{Result: Allowed, Reason: ReasonUnknownCaller}
@@ -197,10 +203,23 @@ func firstClosed(bs []*Budget) *Budget {
 	return bs[i]
 }
 
+// unsynced is the answer before the cache has synced: a Closed budget already seen is named, as when the cache is
+// old; any other caller may be covered by a Closed budget not yet listed, or be a Pod not yet listed.
+func unsynced(in Input) Decision {
+	if in.Caller.Known {
+		covering := slices.DeleteFunc(slices.Clone(in.Budgets), func(b *Budget) bool { return !covers(b, in.Caller) })
+		if b := firstClosed(covering); b != nil {
+			return unavailable(b, in.Cache)
+		}
+	}
+	return Decision{Result: Unavailable, Reason: ReasonUnsynced, RetryAfter: UnavailableRetryAfter,
+		Message: "llmbudget has not synced its cache yet, so it cannot tell which budgets cover this call"}
+}
+
 func unavailable(b *Budget, c Cache) Decision {
 	why := "has not synced its cache yet"
 	if c.Synced {
-		why = fmt.Sprintf("has not heard from the API server for %s (more than %s)", roundAge(c.Age), c.MaxAge)
+		why = fmt.Sprintf("has not listed or watched the cluster for %s (more than %s)", roundAge(c.Age), c.MaxAge)
 	}
 	d := figures(b, Unavailable, ReasonFailClosed)
 	d.Message = fmt.Sprintf("%s cannot be checked now: llmbudget %s, and its failurePolicy is Closed", b.Who(), why)

@@ -180,8 +180,8 @@ func TestDecideKeepsToTheFailurePolicyWhileTheCacheIsNotCurrent(t *testing.T) {
 			cache: old, budgets: []*authz.Budget{teamBudget("chatbot", closed)},
 			want: authz.Decision{Result: authz.Unavailable, Reason: authz.ReasonFailClosed,
 				Budget: "LLMCostBudget team-ml/chatbot", State: "UnderBudget", RemainingUSD: "100.00",
-				Message: "LLMCostBudget team-ml/chatbot cannot be checked now: llmbudget has not heard from the " +
-					"API server for 45s (more than 30s), and its failurePolicy is Closed",
+				Message: "LLMCostBudget team-ml/chatbot cannot be checked now: llmbudget has not listed or " +
+					"watched the cluster for 45s (more than 30s), and its failurePolicy is Closed",
 				RetryAfter: authz.UnavailableRetryAfter, Stale: "45s"},
 		},
 		"a Closed budget is unavailable before the cache has synced": {
@@ -190,6 +190,18 @@ func TestDecideKeepsToTheFailurePolicyWhileTheCacheIsNotCurrent(t *testing.T) {
 				Budget: "LLMCostBudget team-ml/chatbot", State: "UnderBudget", RemainingUSD: "100.00",
 				Message: "LLMCostBudget team-ml/chatbot cannot be checked now: llmbudget has not synced its " +
 					"cache yet, and its failurePolicy is Closed",
+				RetryAfter: authz.UnavailableRetryAfter, Stale: "unsynced"},
+		},
+		"an Open budget is unavailable before the cache has synced": {
+			cache: unsynced, budgets: []*authz.Budget{teamBudget("chatbot", blocking(api.ScopeNamespace))},
+			want: authz.Decision{Result: authz.Unavailable, Reason: authz.ReasonUnsynced,
+				Message:    "llmbudget has not synced its cache yet, so it cannot tell which budgets cover this call",
+				RetryAfter: authz.UnavailableRetryAfter, Stale: "unsynced"},
+		},
+		"a caller with no budget yet is unavailable before the cache has synced": {
+			cache: unsynced,
+			want: authz.Decision{Result: authz.Unavailable, Reason: authz.ReasonUnsynced,
+				Message:    "llmbudget has not synced its cache yet, so it cannot tell which budgets cover this call",
 				RetryAfter: authz.UnavailableRetryAfter, Stale: "unsynced"},
 		},
 		"an Open budget is decided from the old cache, which says so": {
@@ -227,6 +239,11 @@ func TestDecideFollowsTheUnknownCallerPolicy(t *testing.T) {
 		Message: "llmbudget cannot tell who is calling (no Pod has address 10.1.2.3), and its unknownCaller " +
 			"policy is Refuse"},
 		authz.Decide(authz.Input{Now: now, Caller: unknown, UnknownCaller: authz.RefuseUnknown, Cache: current}))
+	assert.Equal(t, authz.Decision{Result: authz.Unavailable, Reason: authz.ReasonUnsynced,
+		Message:    "llmbudget has not synced its cache yet, so it cannot tell which budgets cover this call",
+		RetryAfter: authz.UnavailableRetryAfter, Stale: "unsynced"},
+		authz.Decide(authz.Input{Now: now, Caller: unknown, Budgets: blocked}),
+		"before the cache has synced, an unknown caller may be a Pod not yet listed: never admitted")
 }
 
 func TestDecideRefusesAnUnreadableIdentityWhateverTheUnknownCallerPolicy(t *testing.T) {

@@ -6,9 +6,11 @@
 //
 // Expected Flow:
 //  1. Start the informers; each event replaces or removes one object of the Store.
-//  2. Every heartbeat, ask the API server its version: the cache's age is the time since it last answered, and
-//     since the informers' watches ended (or were synced).
-//  3. Synced reports true once every informer has listed; the server is ready from then on.
+//  2. Each informer notes when it last heard from the API server: a list that succeeded, a watch opened, any event
+//     of its watch (bookmarks included). Every heartbeat, the API server is asked its version; when it answers, the
+//     informers whose watch is open are current. The cache's age is the time since the least current informer
+//     last heard.
+//  3. Synced reports true once every informer has listed; decisions use the cache from then on.
 //
 // Guarantees:
 //   - The informers hold trimmed objects: managedFields are dropped, and Pods become TrimmedPods as they arrive, so
@@ -17,7 +19,10 @@
 //     half-read: its decision falls back to the namespace posture.
 //
 // Caveats:
-//   - While the API server cannot be reached, the Store keeps the last objects seen: Cache's Age says how old.
+//   - While the API server cannot be reached, or it answers /version but not the informers' lists and watches, the
+//     Store keeps the last objects seen: Cache's Age says how old.
+//   - A watch held open by something that forwards none of its events while the API server answers /version
+//     looks current until the watch ends.
 package authzcache
 
 import (
@@ -27,6 +32,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,13 +43,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -70,7 +74,7 @@ type Clients struct {
 type Config struct {
 	Pods      bool          // watch Pods, for gateways in source mode
 	MaxAge    time.Duration // the bound past which decisions say the cache is stale
-	Heartbeat time.Duration // how often the API server is asked its version; default MaxAge/3
+	Heartbeat time.Duration // how often the API server is asked its version; default MaxAge/3, at least 1 s
 	Resync    time.Duration // informers' resync period; 0 never
 	Now       func() time.Time
 	Logger    *slog.Logger
@@ -82,8 +86,8 @@ type Cache struct {
 	store     *authz.Store
 	clients   Clients
 	synced    []cache.InformerSynced
+	informers []*progress
 	allSynced atomic.Bool
-	heard     atomic.Int64 // unix nanoseconds the API server last answered
 }
 
 // New returns a cache that fills store once started.
@@ -99,30 +103,83 @@ func New(c Clients, store *authz.Store, cfg Config) *Cache {
 
 // Start starts the informers and the heartbeat until ctx ends; it does not wait for them to sync.
 func (c *Cache) Start(ctx context.Context) error {
-	meta := metadatainformer.NewSharedInformerFactory(c.clients.Metadata, c.cfg.Resync)
-	nsInf := meta.ForResource(namespaces).Informer()
+	md, dyn, kube := c.clients.Metadata, c.clients.Dynamic, c.clients.Kube
+	nsInf := c.informer(md, &metav1.PartialObjectMetadata{}, namespaces.Resource,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return md.Resource(namespaces).List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return md.Resource(namespaces).Watch(ctx, o)
+		})
 	if err := c.watch(nsInf, dropManagedFields, c.setNamespace, c.deleteNamespace); err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
-	dyn := dynamicinformer.NewDynamicSharedInformerFactory(c.clients.Dynamic, c.cfg.Resync)
+	infs := []cache.SharedIndexInformer{nsInf}
 	for gvr, kind := range map[schema.GroupVersionResource]string{budgets: api.Kind, clusterBudgets: api.ClusterKind} {
-		err := c.watch(dyn.ForResource(gvr).Informer(), dropManagedFields,
+		inf := c.informer(dyn, &unstructured.Unstructured{}, gvr.Resource,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return dyn.Resource(gvr).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return dyn.Resource(gvr).Watch(ctx, o)
+			})
+		err := c.watch(inf, dropManagedFields,
 			func(obj any) { c.setBudget(kind, obj) }, func(obj any) { c.deleteBudget(kind, obj) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", gvr.Resource, err)
 		}
+		infs = append(infs, inf)
 	}
-	meta.Start(ctx.Done())
-	dyn.Start(ctx.Done())
 	if c.cfg.Pods {
-		pods := corev1informers.NewPodInformer(c.clients.Kube, metav1.NamespaceAll, c.cfg.Resync, cache.Indexers{})
+		pods := c.informer(kube, &corev1.Pod{}, "pods",
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return kube.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
+			})
 		if err := c.watch(pods, TrimPod, c.setPod, c.deletePod); err != nil {
 			return fmt.Errorf("pods: %w", err)
 		}
-		go pods.Run(ctx.Done())
+		infs = append(infs, pods)
+	}
+	for _, inf := range infs {
+		go inf.RunWithContext(ctx)
 	}
 	go c.heartbeat(ctx)
 	return nil
+}
+
+// informer is a shared informer of one resource whose list and watch calls are noted in a progress of its own.
+// The reflector is client-go's; only its ListerWatcher is wrapped.
+func (c *Cache) informer(client any, example runtime.Object, resource string,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
+	p := &progress{now: c.cfg.Now}
+	c.informers = append(c.informers, p)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := list(ctx, o)
+			if err == nil {
+				p.heard()
+			}
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			w, err := watchFn(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return p.track(w), nil
+		},
+	}, client)
+	inf := cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
+		ResyncPeriod: c.cfg.Resync, ObjectDescription: resource})
+	// Each failed list or watch shows in the log; the age shows in decisions once it passes MaxAge.
+	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		c.cfg.Logger.Warn("informer's list or watch failed", "resource", resource, "err", err)
+	})
+	return inf
 }
 
 func (c *Cache) watch(inf cache.SharedIndexInformer, trim cache.TransformFunc, set, del func(any)) error {
@@ -157,27 +214,34 @@ func (c *Cache) Synced() bool {
 		}
 	}
 	c.allSynced.Store(len(c.synced) > 0)
-	c.heard.CompareAndSwap(0, c.cfg.Now().UnixNano())
 	return len(c.synced) > 0
 }
 
-// State is how current the cache is, for decisions.
+// State is how current the cache is, for decisions: its age is that of the informer heard from longest ago.
 func (c *Cache) State() authz.Cache {
 	st := authz.Cache{Synced: c.Synced(), MaxAge: c.cfg.MaxAge}
-	if heard := c.heard.Load(); heard != 0 {
-		st.Age = max(c.cfg.Now().Sub(time.Unix(0, heard)), 0)
+	if !st.Synced {
+		return st
+	}
+	now := c.cfg.Now()
+	for _, p := range c.informers {
+		st.Age = max(st.Age, now.Sub(time.Unix(0, p.last.Load())))
 	}
 	return st
 }
 
-// heartbeat asks the API server its version every Heartbeat, bounded by it, and notes when it answered.
+// heartbeat asks the API server its version every Heartbeat, bounded by it. An open watch is silent while nothing
+// changes (the API server's bookmarks come about once a minute), so its informer is current as long as the API
+// server answers; an informer without an open watch is not, whatever /version says.
 func (c *Cache) heartbeat(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Heartbeat)
 	defer t.Stop()
 	for {
 		if _, err := c.clients.Discovery.ServerVersion(); err == nil {
-			if c.Synced() {
-				c.heard.Store(c.cfg.Now().UnixNano())
+			for _, p := range c.informers {
+				if p.watching.Load() > 0 {
+					p.heard()
+				}
 			}
 		} else {
 			c.cfg.Logger.Debug("API server heartbeat failed", "err", err)
@@ -189,6 +253,61 @@ func (c *Cache) heartbeat(ctx context.Context) {
 		}
 	}
 }
+
+// progress is what one informer last heard from the API server.
+type progress struct {
+	now      func() time.Time
+	last     atomic.Int64 // unix nanoseconds of the last list, watch opened or watch event
+	watching atomic.Int32 // watches open, whose streams have not ended
+}
+
+func (p *progress) heard() { p.last.Store(p.now().UnixNano()) }
+
+// track notes the watch as open until its stream ends, and each event it brings but errors.
+func (p *progress) track(w watch.Interface) watch.Interface {
+	t := &trackedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	p.watching.Add(1)
+	p.heard()
+	go func() {
+		defer p.watching.Add(-1)
+		defer close(t.out)
+		in := w.ResultChan()
+		for {
+			select {
+			case ev, ok := <-in:
+				if !ok {
+					return
+				}
+				if ev.Type != watch.Error {
+					p.heard()
+				}
+				select {
+				case t.out <- ev:
+				case <-t.stop:
+					return
+				}
+			case <-t.stop:
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// trackedWatch passes a watch's events on, so that progress sees each and the stream's end.
+type trackedWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (t *trackedWatch) Stop() {
+	t.once.Do(func() { close(t.stop) })
+	t.inner.Stop()
+}
+
+func (t *trackedWatch) ResultChan() <-chan watch.Event { return t.out }
 
 func (c *Cache) setNamespace(obj any) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)

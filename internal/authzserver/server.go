@@ -13,7 +13,8 @@
 //     code budget_exceeded, whose message is the admission policy's sentence.
 //   - An answer from a cache that is not current carries x-llmbudget-cache-stale and is counted.
 //   - The handler reads no request body and keeps nothing per request: the server's bounds on header bytes,
-//     connections and time are all a caller controls.
+//     connections and time are all a caller controls. A peer that is no gateway is answered 403 with
+//     Connection: close, and its connection is closed.
 package authzserver
 
 import (
@@ -80,6 +81,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, callerid.ErrUntrusted) {
 		h.Logger.Warn("authorization call from a peer that is no gateway", "peer", r.RemoteAddr)
 		h.Metrics.untrusted.Inc()
+		// A peer that is no gateway gets one answer per connection, so that it holds none of the slots that
+		// --max-connections keeps for gateways between its calls.
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusForbidden, "llmbudget answers configured gateways only", "permission_error",
 			"untrusted_peer")
 		return

@@ -149,7 +149,9 @@ func run(o options, out io.Writer) (failed bool, err error) {
 	addr := o.addr
 	if addr == "" {
 		// /metrics beside the hooks, where hookHistogram reads it.
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr=", "--log-level", o.logLevel}
+		// The load is one peer, as Metacontroller is: it may hold every connection, past which calls wait.
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr=", "--log-level", o.logLevel,
+			"--max-connections-per-peer", "512"}
 		if o.cpuProfile != "" {
 			args = append(args, "--pprof")
 		}
