@@ -14,7 +14,8 @@
 //   - A Total plan resumed from a Checkpoint (checkpoint.go) asks only for the growth after it, in two parts around
 //     a mark settle back, and its figures are those of the one query over the period, up to float64 rounding:
 //     the parts end on whole steps, so each step's change is counted in exactly one. A checkpoint of another
-//     period, source or step is never used.
+//     period, source or step is never used, nor one whose growth no counter makes (negative, not finite, or a
+//     fractional token count: Checkpoint.Validate).
 //   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
 //   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
 //     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.
