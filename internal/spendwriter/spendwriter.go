@@ -138,7 +138,7 @@ type Writer struct {
 	Log            *slog.Logger
 	Timeout        time.Duration       // for one budget's reads, queries and writes; 0 is none
 	RequestTimeout time.Duration       // for each call to the API server (a page, a Get, an Apply); 0 is none
-	Concurrency    int                 // budgets computed at once; 0 is 1
+	Concurrency    int                 // budgets computed at once; 0 is 1, and at most MaxConcurrency
 	Allowance      promspend.Allowance // of one budget's answers; zero is promspend.DefaultAllowance
 	// Memory is the bytes of answers (bodies, after decompression) the budgets computed at once hold together; 0 is
 	// DefaultMemory. A budget that would pass it waits for its whole Allowance.Body instead.
@@ -174,7 +174,7 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	if w.Checkpoints != "" {
 		r.checkpoints = newCheckpoints(w, items)
 	}
-	for range max(w.Concurrency, 1) {
+	for range min(max(w.Concurrency, 1), MaxConcurrency) {
 		wg.Go(func() {
 			for i := range next {
 				failed[i] = !w.one(ctx, work, items[i], now, r)
