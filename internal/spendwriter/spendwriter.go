@@ -34,8 +34,8 @@
 //     promspend.MaxConfigMapBytes is never applied: the budget fails, naming the cap.
 //   - The answers of all the budgets computed at once hold at most Memory bytes together (MemoryFor: an eighth of
 //     the memory limit), however many there are (at most MaxConcurrency): a budget whose answers find it taken
-//     asks again once its Allowance's bytes are free, waiting for them until the run's deadline, and one whose
-//     answers pass it alone fails; either way a budget not written gets its Event.
+//     asks again once its Allowance's bytes are free, waiting for them within Timeout, and one whose answers pass
+//     it alone fails; either way a budget not written gets its Event.
 //   - A checkpoint is read only from Checkpoints, the writer's own namespace, which no budgeted team may write: a
 //     lowered checkpoint would lower spend. One that cannot be read, or is not of the budget's current period,
 //     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
@@ -104,9 +104,9 @@ const PageSize = 500
 const MaxConcurrency = 64
 
 // DefaultMemory is the bytes of answers that the budgets computed at once hold together, when Writer.Memory is 0:
-// twice promspend.DefaultAllowance's 16 MiB, so that two budgets at their cap may be computed at once. Decoding an
-// answer takes about three times its bytes, and the garbage collector lets the heap grow to twice what is live, so
-// a run holds about 200 MiB with the largest answers: within the CronJob's 256Mi.
+// twice promspend.DefaultAllowance's 16 MiB, so that two budgets at their cap may be computed at once. An answer
+// held takes about twice its bytes (its body and its decoded series), and the garbage collector lets the heap grow
+// past what is live, so a run holds about 200 MiB with the largest answers: within the CronJob's 256Mi.
 const DefaultMemory = 32 << 20
 
 // MemoryFor is the Memory of a process whose memory limit (GOMEMLIMIT; math.MaxInt64 for none) is limit: an eighth
@@ -360,7 +360,7 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 
 // ask asks the plan's queries, its answers holding a share of the run's memory, which the caller releases once it
 // no longer holds them. A share starts at shareStart and grows while the memory has bytes free; a budget whose
-// answers pass that asks again once it has its allowance's bytes to itself, waiting for them until ctx ends.
+// answers pass that asks again once it has its allowance's bytes to itself, waiting for them until ctx ends (Timeout).
 func (w Writer) ask(ctx context.Context, plan promspend.Plan, allowance promspend.Allowance, name string,
 	memory *promspend.Memory) ([]model.Vector, *promspend.Share, error) {
 	warn := func(q promspend.Query, warning string) {
