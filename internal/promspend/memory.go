@@ -83,6 +83,9 @@ func (s *Share) use(n int64) error {
 			return nil
 		}
 	}
+	if !s.grows {
+		return fmt.Errorf("%w: past its %s of the run's %s", ErrOverMemory, bytesIn(s.held), bytesIn(s.m.size))
+	}
 	return fmt.Errorf("%w: %s of the run's %s, and no more free", ErrOverMemory, bytesIn(s.held),
 		bytesIn(s.m.size))
 }

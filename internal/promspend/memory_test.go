@@ -40,8 +40,8 @@ func TestAPlansAnswersHoldAShareOfTheRunsMemory(t *testing.T) {
 			"answers past the memory a run gives the answers of the budgets computed at once: 2 MiB of the " +
 				"run's 2 MiB, and no more free"},
 		"a share taken whole, past its size": {8 << 20, 1 << 20, false,
-			"answers past the memory a run gives the answers of the budgets computed at once: 1 MiB of the " +
-				"run's 8 MiB, and no more free"},
+			"answers past the memory a run gives the answers of the budgets computed at once: past its 1 MiB " +
+				"of the run's 8 MiB"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

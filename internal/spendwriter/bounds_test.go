@@ -265,7 +265,7 @@ func TestTheBudgetsComputedAtOnceShareTheRunsMemoryForTheirAnswers(t *testing.T)
 			for _, ev := range events.Items {
 				assert.Equal(t, spendwriter.ReasonSpendWriteFailed, ev.Reason)
 				assert.Contains(t, ev.Message, "answers past the memory a run gives the answers of the budgets "+
-					"computed at once: 524288 bytes of the run's 524288 bytes")
+					"computed at once: past its 524288 bytes of the run's 524288 bytes")
 			}
 		})
 	}
