@@ -94,18 +94,19 @@ an Event) ends within --request-timeout; --concurrency budgets (at most 64) are 
 at once, so a hung Prometheus holds one worker for at most --timeout, and their answers
 share an eighth of GOMEMLIMIT (32 MiB without it): a budget whose answers find it taken
 asks again once its own 16 MiB are free, and one refused by either cap fails with its
-Event; the run ends within
---deadline (below the CronJob's activeDeadlineSeconds), computing until 10s before it
-and failing, with its Event, each budget not written by then; --qps and --burst pace
-the API calls (about ceil(N/500) + 2N for N budgets, and 2 per budget namespace with
---checkpoints-namespace: 10,000 in 200 namespaces take 102s at 200 qps).
+Event; the run ends within --deadline (below the CronJob's activeDeadlineSeconds),
+computing until 10s before it and failing, with its Event, each budget not written by
+then; --qps and --burst pace the API calls (about ceil(N/500) + 2N for N budgets, and 2
+per budget namespace with --checkpoints-namespace: 10,000 in 200 namespaces take 102s at
+200 qps).
 
 With --checkpoints-namespace, a Total budget's growth up to --settle (10m) before the
 run is kept, one ConfigMap per budget namespace (llmbudget-spend-checkpoints.<namespace>)
 in that namespace, which no budgeted team may write: the next run of the period asks
 Prometheus only for what came after it, so a run's queries no longer grow with the days
-the period has run. A checkpoint that cannot be read or written only costs that budget
-its whole period again. The figures are those of a query over the whole period, but
+the period has run. A checkpoint that cannot be read or written, or whose growth no
+counter makes (negative, not finite, fractional tokens), only costs that budget its
+whole period again. The figures are those of a query over the whole period, but
 for samples that reach Prometheus more than --settle late.
 
 exit status:
@@ -158,7 +159,7 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --all: time allowed for each call to the API server")
 	fs.DurationVar(&f.deadline, "deadline", 200*time.Second,
 		"with --all: time allowed for the whole run, below the CronJob's activeDeadlineSeconds")
-	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once, at most 64")
 	fs.Float64Var(&f.qps, "qps", 200, "with --all: API calls per second, on average")
 	fs.IntVar(&f.burst, "burst", 400, "with --all: API calls in a burst above --qps")
 	fs.StringVar(&f.checkpoints, "checkpoints-namespace", "",
