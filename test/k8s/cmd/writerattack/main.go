@@ -54,7 +54,7 @@ type attack struct {
 var attacks = []attack{
 	// 9,000 series of about 1.6 KB: 14.4 MiB, within one answer's 32 MiB and a budget's 16 MiB; the next passes it.
 	{"Total: each answer 14.4 MiB, near a budget's cap", "Total", 9_000, false},
-	// A ledger of the month so far asks 3 queries a day: 0.93 MiB each passes a budget's 16 MiB on the 6th day.
+	// A ledger asks 3 queries a day of the month so far and the day before: 0.93 MiB each pass 16 MiB from the 5th.
 	{"DailyLedger: answers of 0.93 MiB adding up past the cap", "DailyLedger", 580, false},
 	// A Total budget asks 6 queries (two parts, three measures): 2.1 MiB in all, within its cap, and written.
 	{"Total: 6 answers of 361 KiB each, within the cap", "Total", 220, true},
