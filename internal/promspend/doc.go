@@ -32,6 +32,10 @@
 //   - All the answers to one plan's queries (one budget's) together hold at most Allowance's series and bytes
 //     (DefaultAllowance: 20,000 series, 16 MiB), so a long ledger over many queries is bounded too; past it Ask
 //     fails with ErrOverAllowance, naming the cap.
+//   - The answers of the plans asked at once, each within a Share of one Memory (memory.go), hold at most its bytes
+//     together: a share grows only while the Memory has bytes free, and an answer past it fails with
+//     ErrOverMemory rather than wait while holding memory. An answer's data is decoded where it lies in the body,
+//     never copied.
 //   - A spend ConfigMap of more than MaxConfigMapBytes (1 MiB, what the API server stores) is refused, by
 //     CheckConfigMapSize, before it is printed or applied.
 //   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus
