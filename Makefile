@@ -160,6 +160,10 @@ bench: build ## the hooks against their JSON floor, load, memory under attack, a
 	  cd test/k8s && $(GO) run ./cmd/writerbench -bin $(CURDIR)/$(BIN) \
 	    -prometheus-bin "$${LLMBUDGET_PROMETHEUS_BIN:-$$HOME/.cache/llmbudget/prometheus/v0.316.0}/prometheus"; \
 	else echo "writerbench: skipped, no kube-apiserver or Prometheus (test/k8s/build.sh, build-prometheus.sh)"; fi
+	@# The spend writer's memory against a hostile Prometheus answering large vectors, with the real API server.
+	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ]; then \
+	  cd test/k8s && $(GO) run ./cmd/writerattack -bin $(CURDIR)/$(BIN); \
+	else echo "writerattack: skipped, no kube-apiserver (bash test/k8s/build.sh builds it)"; fi
 	@# llmbudget authz at 10,000 namespaces, 1,000 budgets and 100,000 Pods, and through a real Caddy.
 	bash test/k8s/build-caddy.sh
 	$(GO) run ./test/bench/cmd/authzbench $(AUTHZBENCHFLAGS)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,19 +94,23 @@ budget; --force-conflicts takes such keys over (once, to hand a ConfigMap over f
 earlier writer).
 
 Bounds of --all: each call to the API server (a page of 500 budgets, a Get, an apply,
-an Event) ends within --request-timeout; --concurrency budgets are computed at once,
-so a hung Prometheus holds one worker for at most --timeout; the run ends within
---deadline (below the CronJob's activeDeadlineSeconds), computing until 10s before it
-and failing, with its Event, each budget not written by then; --qps and --burst pace
-the API calls (about ceil(N/500) + 2N for N budgets, and 2 per budget namespace with
---checkpoints-namespace: 10,000 in 200 namespaces take 102s at 200 qps).
+an Event) ends within --request-timeout; --concurrency budgets (at most 64) are computed
+at once, so a hung Prometheus holds one worker for at most --timeout, and their answers
+share an eighth of GOMEMLIMIT (32 MiB without it): a budget whose answers find it taken
+asks again once its own 16 MiB are free, and one refused by either cap fails with its
+Event; the run ends within --deadline (below the CronJob's activeDeadlineSeconds),
+computing until 10s before it and failing, with its Event, each budget not written by
+then; --qps and --burst pace the API calls (about ceil(N/500) + 2N for N budgets, and 2
+per budget namespace with --checkpoints-namespace: 10,000 in 200 namespaces take 102s at
+200 qps).
 
 With --checkpoints-namespace, a Total budget's growth up to --settle (10m) before the
 run is kept, one ConfigMap per budget namespace (llmbudget-spend-checkpoints.<namespace>)
 in that namespace, which no budgeted team may write: the next run of the period asks
 Prometheus only for what came after it, so a run's queries no longer grow with the days
-the period has run. A checkpoint that cannot be read or written only costs that budget
-its whole period again. The figures are those of a query over the whole period, but
+the period has run. A checkpoint that cannot be read or written, or whose growth no
+counter makes (negative, not finite, fractional tokens), only costs that budget its
+whole period again. The figures are those of a query over the whole period, but
 for samples that reach Prometheus more than --settle late.
 
 exit status:
@@ -119,7 +124,8 @@ exit status:
   2  usage: an unknown flag, neither -f nor --all (or both), both --source and --query, a
      --match that is not a PromQL label matcher, a --step that does not divide 15m, a
      --now that is not RFC 3339, a flag of -f given with --all, a --timeout,
-     --request-timeout, --deadline, --settle, --concurrency, --qps or --burst of 0 or less`,
+     --request-timeout, --deadline, --settle, --concurrency, --qps or --burst of 0 or less,
+     a --concurrency above 64`,
 	run: spendCmd,
 }
 
@@ -157,7 +163,7 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --all: time allowed for each call to the API server")
 	fs.DurationVar(&f.deadline, "deadline", 200*time.Second,
 		"with --all: time allowed for the whole run, below the CronJob's activeDeadlineSeconds")
-	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once")
+	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once, at most 64")
 	fs.Float64Var(&f.qps, "qps", 200, "with --all: API calls per second, on average")
 	fs.IntVar(&f.burst, "burst", 400, "with --all: API calls in a burst above --qps")
 	fs.StringVar(&f.checkpoints, "checkpoints-namespace", "",
@@ -235,6 +241,11 @@ func (f *spendFlags) checkBounds(fs *flag.FlagSet) error {
 		if !(n.value > 0) { // NaN too
 			return badUsage(fs, "--%s %v: want a number above 0", n.name, n.value)
 		}
+	}
+	if f.concurrency > spendwriter.MaxConcurrency {
+		return badUsage(fs, "--concurrency %d: want at most %d budgets computed at once "+
+			"(their answers share the run's memory, so more only hold more connections)",
+			f.concurrency, spendwriter.MaxConcurrency)
 	}
 	return nil
 }
@@ -444,9 +455,10 @@ func spendAll(f spendFlags, std stdio) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(std.err, nil))
+	// The answers of the budgets computed at once share an eighth of the memory limit.
 	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
 		RequestTimeout: f.requestTimeout, Concurrency: f.concurrency, Force: f.forceConflicts,
-		Checkpoints: f.checkpoints, Settle: f.settle}
+		Checkpoints: f.checkpoints, Settle: f.settle, Memory: spendwriter.MemoryFor(debug.SetMemoryLimit(-1))}
 	ctx, cancel := context.WithTimeout(context.Background(), f.deadline)
 	defer cancel()
 	res, err := w.Run(ctx, f.namespace, f.clock())

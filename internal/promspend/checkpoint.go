@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -24,6 +27,27 @@ type Checkpoint struct {
 	Step        string                         `json:"step"`
 	Source      string                         `json:"source"` // the Source's Fingerprint
 	Growth      map[Measure]map[string]float64 `json:"growth"`
+}
+
+// Validate refuses a checkpoint whose growth no counter makes: a measure other than cost, input and output, a cost
+// that is negative or not finite, or a token count that is not a whole number from 0 to 2^53. Resume goes on from
+// no such checkpoint: a negative growth would lower the figures below those of the answers after it.
+func (cp *Checkpoint) Validate() error {
+	for _, m := range slices.Sorted(maps.Keys(cp.Growth)) {
+		if m != Cost && m != Input && m != Output {
+			return fmt.Errorf("growth[%q]: not a measure (cost, input or output)", m)
+		}
+		for _, name := range slices.Sorted(maps.Keys(cp.Growth[m])) {
+			v := cp.Growth[m][name]
+			switch {
+			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+				return fmt.Errorf("growth[%q][%q]: %v is not a non-negative finite number", m, name, v)
+			case m != Cost && (v != math.Trunc(v) || v > 1<<53):
+				return fmt.Errorf("growth[%q][%q]: %v is not a whole number of tokens from 0 to 2^53", m, name, v)
+			}
+		}
+	}
+	return nil
 }
 
 // Fingerprint names what a Source counts: a checkpoint of another source, or of a source since changed, is never
@@ -71,14 +95,15 @@ func (p Plan) Resume(cp *Checkpoint, settle time.Duration) Plan {
 func (p Plan) resumable(cp *Checkpoint, mark time.Time) bool {
 	return cp != nil && cp.Growth != nil && cp.PeriodStart.Equal(p.total.Start) && cp.Step == p.step.String() &&
 		cp.Source == p.source.Fingerprint() && !cp.At.Before(p.total.Start) && !cp.At.After(mark) &&
-		cp.At.UnixMilli()%p.step.Milliseconds() == 0
+		cp.At.UnixMilli()%p.step.Milliseconds() == 0 && cp.Validate() == nil
 }
 
 // Resumed is the checkpoint the plan goes on from, or nil.
 func (p Plan) Resumed() *Checkpoint { return p.resumed }
 
 // Next is the checkpoint of a resumed plan's answers (answers[i] answers p.Queries[i]): the growth up to its mark,
-// for the next run of the period. It is nil for a plan Resume left as it was.
+// for the next run of the period. It is nil for a plan Resume left as it was, and for answers whose growth Validate
+// refuses (a negative or fractional token count, which a broken Prometheus may answer): Resume would not use it.
 func (p Plan) Next(answers []model.Vector) *Checkpoint {
 	if p.mark.IsZero() || len(answers) != len(p.Queries) {
 		return nil
@@ -98,6 +123,10 @@ func (p Plan) Next(answers []model.Vector) *Checkpoint {
 		}
 		p.add(growth[q.Measure], answers[i])
 	}
-	return &Checkpoint{PeriodStart: p.total.Start, At: p.mark, Step: p.step.String(),
+	cp := &Checkpoint{PeriodStart: p.total.Start, At: p.mark, Step: p.step.String(),
 		Source: p.source.Fingerprint(), Growth: growth}
+	if cp.Validate() != nil {
+		return nil
+	}
+	return cp
 }

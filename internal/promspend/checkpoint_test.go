@@ -2,6 +2,7 @@ package promspend_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
 )
 
@@ -158,9 +160,62 @@ func TestAnOpenWindowWithoutSeriesInEitherPartIsEmptyButOneWithACheckpointIsNot(
 	assert.Equal(t, "1.00", figures["total"].CostUSD)
 }
 
+func TestACheckpointWhoseGrowthNoCounterMakesIsNotResumed(t *testing.T) {
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "ml"})
+	require.NoError(t, err)
+	cases := []struct {
+		name   string
+		growth map[promspend.Measure]map[string]float64
+		err    string
+	}{
+		{"a negative cost", map[promspend.Measure]map[string]float64{promspend.Cost: {"gpt-4o": -8}},
+			`growth["cost"]["gpt-4o"]: -8 is not a non-negative finite number`},
+		{"a cost that is not a number", map[promspend.Measure]map[string]float64{promspend.Cost: {"a": math.NaN()}},
+			`growth["cost"]["a"]: NaN is not a non-negative finite number`},
+		{"an infinite cost", map[promspend.Measure]map[string]float64{promspend.Cost: {"a": math.Inf(1)}},
+			`growth["cost"]["a"]: +Inf is not a non-negative finite number`},
+		{"a negative token count", map[promspend.Measure]map[string]float64{promspend.Output: {"a": -1}},
+			`growth["output"]["a"]: -1 is not a non-negative finite number`},
+		{"a fractional token count", map[promspend.Measure]map[string]float64{promspend.Input: {"a": 2.5}},
+			`growth["input"]["a"]: 2.5 is not a whole number of tokens from 0 to 2^53`},
+		{"a token count past 2^53", map[promspend.Measure]map[string]float64{promspend.Input: {"a": 1 << 54}},
+			`growth["input"]["a"]: 1.8014398509481984e+16 is not a whole number of tokens from 0 to 2^53`},
+		{"a measure that is none", map[promspend.Measure]map[string]float64{"credit": {"a": 1}},
+			`growth["credit"]: not a measure (cost, input or output)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := &promspend.Checkpoint{PeriodStart: at("2026-12-01T00:00:00Z"), At: at("2026-12-03T11:00:00Z"),
+				Step: "15s", Source: src.Fingerprint(), Growth: tc.growth}
+			require.EqualError(t, cp.Validate(), tc.err)
+			plan, err := promspend.NewPlan(budget(api.Monthly, "UTC", 1, api.Total), at("2026-12-03T12:00:07Z"),
+				src, 15*time.Second)
+			require.NoError(t, err)
+			plan = plan.Resume(cp, 10*time.Minute)
+			assert.Nil(t, plan.Resumed())
+			assert.Contains(t, plan.Queries[0].PromQL, "[2d11h49m59s999ms:15s]", "the whole period again")
+		})
+	}
+}
+
+func TestNextKeepsNoCheckpointOfGrowthResumeWouldRefuse(t *testing.T) {
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "ml"})
+	require.NoError(t, err)
+	plan, err := promspend.NewPlan(budget(api.Monthly, "UTC", 1, api.Total), at("2026-12-03T12:00:07Z"), src,
+		15*time.Second)
+	require.NoError(t, err)
+	plan = plan.Resume(nil, 10*time.Minute)
+	// A broken Prometheus answering 2.5 tokens: the figures round it, but no checkpoint keeps it.
+	answers := partAnswers(plan, map[string]float64{"gpt-4o": 0.0025}, map[string]float64{"gpt-4o": 1})
+	_, err = plan.Figures(answers, nil)
+	require.NoError(t, err)
+	assert.Nil(t, plan.Next(answers))
+}
+
 // FuzzResume decodes a stored checkpoint as the spend writer does and goes on from it. Whatever it holds, nothing
-// panics; a checkpoint the plan does not use leaves the figures those of the answers alone; only one it uses can
-// make them fail (a growth no figure can hold); and the plan always has a next checkpoint to keep.
+// panics; a checkpoint the plan does not use leaves the figures those of the answers alone, and one it uses never
+// lowers them; only one it uses can make them fail (a growth no figure can hold); and the next checkpoint, when
+// there is one, is one Resume would go on from.
 func FuzzResume(f *testing.F) {
 	f.Add([]byte(`{"periodStart":"2026-12-01T00:00:00Z","at":"2026-12-03T11:00:00Z","step":"15s",`+
 		`"source":"","growth":{"cost":{"gpt-4o":1.5},"input":{"gpt-4o":10},"output":{"gpt-4o":2}}}`), 0.25)
@@ -179,6 +234,9 @@ func FuzzResume(f *testing.F) {
 		plan, err := promspend.NewPlan(spec, at("2026-12-03T12:00:07Z"), src, 15*time.Second)
 		require.NoError(t, err)
 		plan = plan.Resume(&cp, 10*time.Minute)
+		if plan.Resumed() != nil {
+			require.NoError(t, cp.Validate(), "only a checkpoint Validate accepts is resumed")
+		}
 		answers := partAnswers(plan, map[string]float64{"gpt-4o": g}, map[string]float64{"gpt-4o": g})
 		figures, err := plan.Figures(answers, nil)
 		if err != nil {
@@ -194,6 +252,15 @@ func FuzzResume(f *testing.F) {
 		if plan.Resumed() == nil {
 			require.Equal(t, want, figures)
 		}
-		require.NotNil(t, plan.Next(answers))
+		got, err := money.Parse(figures["total"].CostUSD)
+		require.NoError(t, err)
+		floor, err := money.Parse(want["total"].CostUSD)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, got.Cmp(floor), 0, "a checkpoint never lowers the cost: %s < %s", got, floor)
+		require.GreaterOrEqual(t, figures["total"].InputTokens, want["total"].InputTokens)
+		require.GreaterOrEqual(t, figures["total"].OutputTokens, want["total"].OutputTokens)
+		if next := plan.Next(answers); next != nil {
+			require.NoError(t, next.Validate())
+		}
 	})
 }

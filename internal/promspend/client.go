@@ -85,11 +85,20 @@ func NewClient(address string, limits Limits) (*Client, error) {
 
 // response is the query API's envelope; data is decoded only on success, its result one series at a time.
 type response struct {
-	Status    string          `json:"status"`
-	Data      json.RawMessage `json:"data"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-	Warnings  []string        `json:"warnings"`
+	Status    string   `json:"status"`
+	Data      within   `json:"data"`
+	ErrorType string   `json:"errorType"`
+	Error     string   `json:"error"`
+	Warnings  []string `json:"warnings"`
+}
+
+// within is a JSON value left undecoded, as json.RawMessage, but not copied: it is a part of the answer's body,
+// which outlives it. A copy of a large answer's data, and another of its result, tripled what it held.
+type within []byte
+
+func (w *within) UnmarshalJSON(b []byte) error {
+	*w = b
+	return nil
 }
 
 // Query evaluates promql at the instant at (POST /api/v1/query) and returns its vector and Prometheus' warnings
@@ -144,10 +153,10 @@ func (c *Client) query(ctx context.Context, promql string, at time.Time,
 
 // vector decodes data's result, refusing anything but a vector of at most Limits.Series (and seriesLeft) plain
 // samples whose label values are at most Limits.LabelValue bytes. It stops at the first series past the limit.
-func (c *Client) vector(data json.RawMessage, seriesLeft int) (model.Vector, error) {
+func (c *Client) vector(data within, seriesLeft int) (model.Vector, error) {
 	var d struct {
 		ResultType model.ValueType `json:"resultType"`
-		Result     json.RawMessage `json:"result"`
+		Result     within          `json:"result"`
 	}
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, excerpt{fmt.Errorf("answer's data: %w", err)}
@@ -242,7 +251,8 @@ func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 	if limit.bytes == 0 && !limit.ofPlan || limit.bytes > b.limit {
 		limit = bodyLimit{bytes: b.limit}
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: limit.bytes, limit: limit}
+	share, _ := req.Context().Value(shareKey{}).(*Share)
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: limit.bytes, limit: limit, share: share}
 	return resp, nil
 }
 
@@ -253,9 +263,14 @@ type limitedBody struct {
 	io.ReadCloser
 	left  int64
 	limit bodyLimit
+	share *Share // of the run's Memory, when the query has one
+	err   error  // of the share, once it could not take more
 }
 
 func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
 	if l.left < 0 {
 		return 0, l.tooLarge()
 	}
@@ -267,6 +282,11 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	l.left -= int64(n)
 	if l.left < 0 {
 		return 0, l.tooLarge()
+	}
+	if l.share != nil && n > 0 {
+		if l.err = l.share.use(int64(n)); l.err != nil {
+			return 0, l.err
+		}
 	}
 	return n, err
 }

@@ -14,7 +14,8 @@
 //   - A Total plan resumed from a Checkpoint (checkpoint.go) asks only for the growth after it, in two parts around
 //     a mark settle back, and its figures are those of the one query over the period, up to float64 rounding:
 //     the parts end on whole steps, so each step's change is counted in exactly one. A checkpoint of another
-//     period, source or step is never used.
+//     period, source or step is never used, nor one whose growth no counter makes (negative, not finite, or a
+//     fractional token count: Checkpoint.Validate).
 //   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
 //   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
 //     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.
@@ -31,6 +32,10 @@
 //   - All the answers to one plan's queries (one budget's) together hold at most Allowance's series and bytes
 //     (DefaultAllowance: 20,000 series, 16 MiB), so a long ledger over many queries is bounded too; past it Ask
 //     fails with ErrOverAllowance, naming the cap.
+//   - The answers of the plans asked at once, each within a Share of one Memory (memory.go), hold at most its bytes
+//     together: a share grows only while the Memory has bytes free, and an answer past it fails with
+//     ErrOverMemory rather than wait while holding memory. An answer's data is decoded where it lies in the body,
+//     never copied.
 //   - A spend ConfigMap of more than MaxConfigMapBytes (1 MiB, what the API server stores) is refused, by
 //     CheckConfigMapSize, before it is printed or applied.
 //   - A redirect is followed only to the same scheme and host (at most 10 times, as net/http does): a Prometheus

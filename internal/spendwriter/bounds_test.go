@@ -3,6 +3,7 @@ package spendwriter_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -212,4 +213,74 @@ func TestTheWriterFailsABudgetWhoseAnswersPassTheAllowance(t *testing.T) {
 	require.NotEmpty(t, lines)
 	assert.Contains(t, lines[0]["reason"], "budget team-00/chatbot: answers past the cap of one budget's answers: "+
 		"25 series and 1 MiB in all")
+}
+
+// bigPrometheus answers every query with n series of one model, about 1 KB each, over HTTP: a Client reads it,
+// counting its bytes against the run's memory.
+func bigPrometheus(t *testing.T, n int) *promspend.Client {
+	t.Helper()
+	series := make([]string, n)
+	for i := range series {
+		series[i] = fmt.Sprintf(`{"metric":{"model":"gpt-4o","pod":"%01000d"},"value":[1795176000,"0.001"]}`, i)
+	}
+	body := `{"status":"success","data":{"resultType":"vector","result":[` + strings.Join(series, ",") + `]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := promspend.NewClient(srv.URL, promspend.DefaultLimits)
+	require.NoError(t, err)
+	return c
+}
+
+// The budgets computed at once share one memory for their answers: those that find it taken wait for it and are
+// written, and a budget whose answers alone pass it fails with its Event, naming it.
+func TestTheBudgetsComputedAtOnceShareTheRunsMemoryForTheirAnswers(t *testing.T) {
+	var budgets []*unstructured.Unstructured
+	for i := range 8 {
+		budgets = append(budgets, budget(t, "team-a", fmt.Sprintf("b%d", i), fmt.Sprintf("uid-%d", i),
+			strings.Replace(litellmTotal, "llm-spend", fmt.Sprintf("spend-%d", i), 1)))
+	}
+	// Each budget asks 3 queries of about 300 KB: 900 KB of answers, 7 MB for the 8 at once.
+	prom := bigPrometheus(t, 300)
+	tests := map[string]struct {
+		memory  int64
+		written int
+	}{
+		"3 MiB: the budgets wait for it, and all are written": {3 << 20, 8},
+		"512 KiB: every budget passes it alone, and fails":    {512 << 10, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := newRun(t, prom, budgets)
+			r.w.Concurrency, r.w.Memory = 8, tc.memory
+			res, err := r.w.Run(context.Background(), "", now)
+			require.NoError(t, err)
+			assert.Len(t, res.Written, tc.written)
+			assert.Len(t, res.Failed, 8-tc.written)
+			events, err := r.kube.CoreV1().Events("team-a").List(context.Background(), metav1.ListOptions{})
+			require.NoError(t, err)
+			require.Len(t, events.Items, 8-tc.written, "every budget not written gets its Event")
+			for _, ev := range events.Items {
+				assert.Equal(t, spendwriter.ReasonSpendWriteFailed, ev.Reason)
+				assert.Contains(t, ev.Message, "answers past the memory a run gives the answers of the budgets "+
+					"computed at once: past its 524288 bytes of the run's 524288 bytes")
+			}
+		})
+	}
+}
+
+func TestTheRunsMemoryIsAnEighthOfTheLimitAndHoldsOneBudgetsAllowance(t *testing.T) {
+	tests := map[string]struct{ limit, want int64 }{
+		"the CronJob's 256Mi":       {256 << 20, spendwriter.DefaultMemory},
+		"1Gi":                       {1 << 30, 128 << 20},
+		"64Mi: one budget's 16 MiB": {64 << 20, promspend.DefaultAllowance.Body},
+		"no limit":                  {math.MaxInt64, spendwriter.DefaultMemory},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, spendwriter.MemoryFor(tc.limit))
+		})
+	}
 }

@@ -81,8 +81,19 @@ func (c *checkpoints) get(ctx context.Context, namespace, name string) *promspen
 				"reason", money.Abbreviate(err.Error(), maxMessage))
 		}
 	}
+	js, ok := n.read[name]
+	if !ok {
+		return nil
+	}
 	var cp promspend.Checkpoint
-	if js, ok := n.read[name]; !ok || json.Unmarshal([]byte(js), &cp) != nil {
+	err := json.Unmarshal([]byte(js), &cp)
+	if err == nil {
+		err = cp.Validate()
+	}
+	if err != nil {
+		c.w.Log.Warn("checkpoint refused: its budget is asked for its whole period",
+			"budget", namespace+"/"+name, "configMap", c.w.Checkpoints+"/"+CheckpointPrefix+namespace,
+			"reason", money.Abbreviate(err.Error(), maxMessage))
 		return nil
 	}
 	return &cp

@@ -32,6 +32,10 @@
 //     the Concurrency workers for at most Timeout.
 //   - One budget's answers hold at most Allowance (promspend.DefaultAllowance), and a ConfigMap past
 //     promspend.MaxConfigMapBytes is never applied: the budget fails, naming the cap.
+//   - The answers of all the budgets computed at once hold at most Memory bytes together (MemoryFor: an eighth of
+//     the memory limit), however many there are (at most MaxConcurrency): a budget whose answers find it taken
+//     asks again once its Allowance's bytes are free, waiting for them within Timeout, and one whose answers pass
+//     it alone fails; either way a budget not written gets its Event.
 //   - A checkpoint is read only from Checkpoints, the writer's own namespace, which no budgeted team may write: a
 //     lowered checkpoint would lower spend. One that cannot be read, or is not of the budget's current period,
 //     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
@@ -54,11 +58,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,6 +99,30 @@ const maxMessage = 1024
 // PageSize is how many budgets one page of the list holds: pages are decoded one at a time.
 const PageSize = 500
 
+// MaxConcurrency is the most budgets a run computes at once: more only hold more connections to Prometheus and the
+// API server, since Memory bounds their answers together.
+const MaxConcurrency = 64
+
+// DefaultMemory is the bytes of answers that the budgets computed at once hold together, when Writer.Memory is 0:
+// twice promspend.DefaultAllowance's 16 MiB, so that two budgets at their cap may be computed at once. An answer
+// held takes about twice its bytes (its body and its decoded series), and the garbage collector lets the heap grow
+// past what is live, so a run holds about 200 MiB with the largest answers: within the CronJob's 256Mi.
+const DefaultMemory = 32 << 20
+
+// MemoryFor is the Memory of a process whose memory limit (GOMEMLIMIT; math.MaxInt64 for none) is limit: an eighth
+// of it, DefaultMemory for the CronJob's 256Mi, and at least one budget's promspend.DefaultAllowance.
+func MemoryFor(limit int64) int64 {
+	if limit == math.MaxInt64 {
+		return DefaultMemory
+	}
+	return max(limit/8, promspend.DefaultAllowance.Body)
+}
+
+// shareStart is what a budget's answers take of the run's Memory before it asks Prometheus: far more than a
+// budget's answers hold (a series per model and window, a few hundred bytes each), and 64 of them take an eighth
+// of DefaultMemory.
+const shareStart = 64 << 10
+
 // EventReserve is how long before the run's deadline the computing stops, so that the budgets not written get
 // their Events; a deadline under 5 times as far away keeps a fifth of it.
 const EventReserve = 10 * time.Second
@@ -108,9 +138,12 @@ type Writer struct {
 	Log            *slog.Logger
 	Timeout        time.Duration       // for one budget's reads, queries and writes; 0 is none
 	RequestTimeout time.Duration       // for each call to the API server (a page, a Get, an Apply); 0 is none
-	Concurrency    int                 // budgets computed at once; 0 is 1
+	Concurrency    int                 // budgets computed at once; 0 is 1, and at most MaxConcurrency
 	Allowance      promspend.Allowance // of one budget's answers; zero is promspend.DefaultAllowance
-	Force          bool                // take over keys another manager owns
+	// Memory is the bytes of answers (bodies, after decompression) the budgets computed at once hold together; 0 is
+	// DefaultMemory. A budget that would pass it waits for its whole Allowance.Body instead.
+	Memory int64
+	Force  bool // take over keys another manager owns
 	// Checkpoints is the namespace of the checkpoint ConfigMaps (CheckpointPrefix), where no budgeted team may
 	// write; "" keeps none, and every run asks for each budget's whole period.
 	Checkpoints string
@@ -136,11 +169,12 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	failed := make([]bool, len(items))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	r := runState{tables: &priceTables{m: map[string]*priceTable{}}}
+	r := runState{tables: &priceTables{m: map[string]*priceTable{}},
+		memory: promspend.NewMemory(cmp.Or(w.Memory, DefaultMemory))}
 	if w.Checkpoints != "" {
 		r.checkpoints = newCheckpoints(w, items)
 	}
-	for range max(w.Concurrency, 1) {
+	for range min(max(w.Concurrency, 1), MaxConcurrency) {
 		wg.Go(func() {
 			for i := range next {
 				failed[i] = !w.one(ctx, work, items[i], now, r)
@@ -164,10 +198,12 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	return res, nil
 }
 
-// runState is what a run's budgets share: the price tables read, and the checkpoints (nil without).
+// runState is what a run's budgets share: the price tables read, the checkpoints (nil without), and the memory their
+// answers take.
 type runState struct {
 	tables      *priceTables
 	checkpoints *checkpoints
+	memory      *promspend.Memory
 }
 
 // computing is the part of ctx given to computing budgets: it ends EventReserve (or a fifth of the time left)
@@ -301,9 +337,10 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	if allowance == (promspend.Allowance{}) {
 		allowance = promspend.DefaultAllowance
 	}
-	answers, err := plan.AskWithin(ctx, w.Prometheus, allowance, func(q promspend.Query, warning string) {
-		w.Log.Warn("warning from Prometheus", "budget", name, "query", q.PromQL, "warning", warning)
-	})
+	answers, share, err := w.ask(ctx, plan, allowance, name, r.memory)
+	if share != nil {
+		defer share.Release()
+	}
 	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
 		return fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
 	}
@@ -319,6 +356,40 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	}
 	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, plan.Next(answers))
 	return nil
+}
+
+// ask asks the plan's queries, its answers holding a share of the run's memory, which the caller releases once it
+// no longer holds them. A share starts at shareStart and grows while the memory has bytes free; a budget whose
+// answers pass that asks again once it has its allowance's bytes to itself, waiting for them until ctx ends (Timeout).
+func (w Writer) ask(ctx context.Context, plan promspend.Plan, allowance promspend.Allowance, name string,
+	memory *promspend.Memory) ([]model.Vector, *promspend.Share, error) {
+	warn := func(q promspend.Query, warning string) {
+		w.Log.Warn("warning from Prometheus", "budget", name, "query", q.PromQL, "warning", warning)
+	}
+	share, err := memory.Take(ctx, shareStart, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("waiting for %s of the run's memory for answers: %w", bytesIn(shareStart), err)
+	}
+	answers, err := plan.AskWithin(promspend.WithShare(ctx, share), w.Prometheus, allowance, warn)
+	if !errors.Is(err, promspend.ErrOverMemory) {
+		return answers, share, err
+	}
+	share.Release()
+	whole := min(allowance.Body, memory.Size())
+	if share, err = memory.Take(ctx, whole, false); err != nil {
+		return nil, nil, fmt.Errorf("its answers passed what the run's memory had free, and waiting for %s of "+
+			"its %s: %w", bytesIn(whole), bytesIn(memory.Size()), err)
+	}
+	answers, err = plan.AskWithin(promspend.WithShare(ctx, share), w.Prometheus, allowance, warn)
+	return answers, share, err
+}
+
+// bytesIn is n in MiB when it is a whole number of them, else in bytes.
+func bytesIn(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out.

@@ -426,7 +426,63 @@ func TestACheckpointThatCannotBeReadCostsOnlyTheWholePeriod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"team-a/chatbot"}, res.Written)
 	assert.Equal(t, []string{"19d12h49m59s999ms", "9m59s999ms"}, sorted(prom.ranges()))
-	assert.Equal(t, "", r.lines(t)[0]["resumedFrom"])
+	assert.Equal(t, "", r.line(t, "spend written")["resumedFrom"])
+}
+
+// line is the run's first log line with message msg.
+func (r run) line(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	for _, l := range r.lines(t) {
+		if l["msg"] == msg {
+			return l
+		}
+	}
+	require.Failf(t, "no log line", "%q in %s", msg, r.log)
+	return nil
+}
+
+// A checkpoint is the writer's own record, but one whose growth no counter makes is refused, whoever planted it:
+// the figures are those of the whole period asked again, never lowered by it.
+func TestACheckpointWithGrowthNoCounterMakesIsRefusedAndTheWholePeriodAsked(t *testing.T) {
+	cases := []struct {
+		name, growth, reason string
+	}{
+		{"a negative cost", `{"cost":{"gpt-4o":-5},"input":{"gpt-4o":0},"output":{"gpt-4o":0}}`,
+			`growth["cost"]["gpt-4o"]: -5 is not a non-negative finite number`},
+		{"a negative token count", `{"cost":{"gpt-4o":0},"input":{"gpt-4o":-4000},"output":{"gpt-4o":0}}`,
+			`growth["input"]["gpt-4o"]: -4000 is not a non-negative finite number`},
+		{"a fractional token count", `{"cost":{"gpt-4o":0},"input":{"gpt-4o":0},"output":{"gpt-4o":0.5}}`,
+			`growth["output"]["gpt-4o"]: 0.5 is not a whole number of tokens from 0 to 2^53`},
+		{"a token count past 2^53", `{"cost":{"gpt-4o":0},"input":{"gpt-4o":1e300},"output":{"gpt-4o":0}}`,
+			`growth["input"]["gpt-4o"]: 1e+300 is not a whole number of tokens from 0 to 2^53`},
+		{"a measure no source counts", `{"cost":{"gpt-4o":0},"refunds":{"gpt-4o":-5}}`,
+			`growth["refunds"]: not a measure (cost, input or output)`},
+	}
+	src, err := promspend.Preset("litellm", promspend.Selection{Team: "a"})
+	require.NoError(t, err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Of this period, source and step, at a whole step before the mark: all but its growth would be resumed.
+			planted := fmt.Sprintf(`{"periodStart":"2026-11-01T00:00:00+01:00","at":"2026-11-20T11:00:00Z",`+
+				`"step":"15s","source":%q,"growth":%s}`, src.Fingerprint(), tc.growth)
+			prom := &recording{prometheus: litellm}
+			r := newRun(t, prom, []*unstructured.Unstructured{budget(t, "team-a", "chatbot", "uid-1", litellmTotal)},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: spendwriter.CheckpointPrefix + "team-a",
+					Namespace: "llmbudget-system"}, Data: map[string]string{"chatbot": planted}})
+			r.w.Checkpoints, r.w.Settle = "llmbudget-system", 10*time.Minute
+			res, err := r.w.Run(context.Background(), "", now)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"team-a/chatbot"}, res.Written)
+			assert.JSONEq(t, `{"costUSD":"7.00","inputTokens":4600,"outputTokens":960,`+
+				`"models":{"gpt-4o":{"costUSD":"7.00","inputTokens":4600,"outputTokens":960}}}`,
+				r.configMap(t, "team-a", "llm-spend").Data["total"], "3.5 for each part of the whole period")
+			assert.Equal(t, []string{"19d12h49m59s999ms", "9m59s999ms"}, sorted(prom.ranges()))
+			assert.Equal(t, "", r.line(t, "spend written")["resumedFrom"])
+			refused := r.line(t, "checkpoint refused: its budget is asked for its whole period")
+			assert.Equal(t, "team-a/chatbot", refused["budget"])
+			assert.Equal(t, tc.reason, refused["reason"])
+		})
+	}
 }
 
 func sorted(s []string) []string {

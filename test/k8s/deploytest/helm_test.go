@@ -254,7 +254,8 @@ func TestChartSpendWritersAreTheListsTheSpendSourcePolicyNames(t *testing.T) {
 	assert.Equal(t, want, spendWriterLists(t, objs["llmbudget-spend-sources"]))
 }
 
-// The chart's spend writers run in the release namespace, which is therefore always a writer.
+// The chart's spend writers run in the release namespace, which is therefore always a writer, and where its
+// ServiceAccounts write only the spend writer's checkpoints.
 func TestChartSpendWritersInAnotherReleaseNamespaceStillWriteSpend(t *testing.T) {
 	ch, err := loader.Load(repoPath(t, deploytest.ChartDir))
 	require.NoError(t, err)
@@ -269,6 +270,14 @@ func TestChartSpendWritersInAnotherReleaseNamespaceStillWriteSpend(t *testing.T)
 	require.Len(t, policies, 1)
 	for _, p := range policies {
 		assert.Equal(t, `["platform"]`, spendWriterLists(t, p)["writerServiceAccountNamespaces"])
+		vars, _ := dig(p, "spec", "variables")
+		var home any
+		for _, v := range vars.([]any) {
+			if name, _ := dig(v, "name"); name == "writerNamespace" {
+				home, _ = dig(v, "expression")
+			}
+		}
+		assert.Equal(t, `'platform'`, home, "the writer's own namespace, where it writes only its checkpoints")
 	}
 }
 
