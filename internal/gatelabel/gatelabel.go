@@ -15,13 +15,12 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
 // LabelBlocking is "true" on a budget while its status says it refuses, or in Warn mode would refuse, some new
-// workload (Blocks); absent otherwise.
-const LabelBlocking = api.Group + "/blocking"
+// workload (api.StatusMayRefuse); absent otherwise.
+const LabelBlocking = api.LabelBlocking
 
 // settleRetry is how soon to look again while the budget lacks the label last answered, as the other decorators.
 const settleRetry = 10 * time.Second
@@ -59,7 +58,7 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 		Attachments: []any{},
 	}
 	state := "NotBlocking"
-	if Blocks(api.BudgetRef{Kind: b.Kind, Namespace: b.Metadata.Namespace, Name: b.Metadata.Name}, b.Status) {
+	if api.StatusMayRefuse(api.BudgetRef{Kind: b.Kind, Namespace: b.Metadata.Namespace, Name: b.Metadata.Name}, b.Status) {
 		resp.Labels[LabelBlocking], state = new("true"), "Blocking"
 	}
 	if !resp.CarriedBy(b.Metadata.Labels, b.Metadata.Annotations) {
@@ -72,20 +71,4 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 
 func decodeBudget(raw json.RawMessage, field string) (budget, error) {
 	return metacontroller.DecodeObject(raw, field, func(b budget) string { return b.Metadata.Name })
-}
-
-// Blocks reports whether the budget of, whose status is status, gets LabelBlocking: whether the admission
-// policies may refuse or warn for it (api.EnforcementStatus.MayRefuse). A status it cannot read counts as blocking,
-// so that the policy reads the budget and decides.
-func Blocks(of api.BudgetRef, status json.RawMessage) bool {
-	if len(status) == 0 || string(status) == "null" {
-		return false
-	}
-	var st struct {
-		Enforcement *api.EnforcementStatus `json:"enforcement"`
-	}
-	if err := decode.Lenient(status, &st, "status"); err != nil {
-		return true
-	}
-	return st.Enforcement.MayRefuse(of)
 }

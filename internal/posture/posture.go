@@ -24,7 +24,6 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/money"
 )
@@ -41,7 +40,7 @@ const (
 	LabelBlocked = api.Group + "/blocked"
 	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
 	AnnotationBlockedBy = api.Group + "/blocked-by"
-	// LabelBudgetsBlocking is "true" while one of the namespace's LLMCostBudgets may refuse (gatelabel.Blocks), and
+	// LabelBudgetsBlocking is "true" while one of the namespace's LLMCostBudgets may refuse (api.StatusMayRefuse), and
 	// "false" while none does, including in a namespace without budgets. The Policy gate's bindings skip a
 	// namespace labelled "false", so a write there does not pay for the API server's matching of its many
 	// budgets: only "false" lets a write past, and only Namespace writers can set it.
@@ -72,7 +71,7 @@ func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
 }
 
 // Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget, of those the gate decorator
-// labels gatelabel.LabelBlocking: only a budget whose status says it blocks can block the namespace, and a budget
+// labels api.LabelBlocking: only a budget whose status says it blocks can block the namespace, and a budget
 // that does not is then never sent, nor does its change sync a namespace. Which cluster budgets close the
 // namespace is in their status, which a selector cannot match, so every labelled one is related.
 func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
@@ -80,7 +79,7 @@ func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
 	}
-	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{gatelabel.LabelBlocking: "true"}}
+	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelBlocking: "true"}}
 	return metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{
 		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name, LabelSelector: labelled},
 		{APIVersion: api.APIVersion, Resource: clusterResource, LabelSelector: labelled},
@@ -101,9 +100,9 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 	gate := new("false")
 	for _, raw := range req.Related[budgetGroup] {
 		b, read := readBudget(raw)
-		// LabelBudgetsBlocking reads the budget as the gate decorator does (gatelabel.Blocks): while it is, or is
+		// LabelBudgetsBlocking reads the budget as the gate decorator does (api.StatusMayRefuse): while it is, or is
 		// about to be, a parameter of the gate's bindings. A budget it cannot read, whatever its namespace, counts.
-		if !read || b.Metadata.Namespace == name && gatelabel.Blocks(ref(api.Kind, b.Metadata), json.RawMessage(b.Status)) {
+		if !read || b.Metadata.Namespace == name && api.StatusMayRefuse(ref(api.Kind, b.Metadata), b.Status) {
 			gate = new("true")
 		}
 		if bl, ok := b.blocking(name); ok {

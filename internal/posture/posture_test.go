@@ -13,7 +13,6 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -34,7 +33,7 @@ func request(labels string, team, cluster map[string]metacontroller.Raw) metacon
 }
 
 const (
-	blocks    = `{"blocking":true,"scope":"Namespace",` +
+	blocks = `{"blocking":true,"scope":"Namespace",` +
 		`"message":"LLMCostBudget team-ml/chatbot is OverBudget (612.00 of 500.00 USD)"}`
 	warns = `{"blocking":true,"scope":"Namespace","mode":"Warn",` +
 		`"message":"LLMCostBudget team-ml/chatbot is OverBudget"}`
@@ -203,7 +202,7 @@ func FuzzSync(f *testing.F) {
 		var ns namespace
 		require.NoError(t, decode.Lenient(object, &ns, "object"), "Sync read it")
 		ours := decode.Lenient(budget, &b, "budget") != nil ||
-			b.Metadata.Namespace == ns.Metadata.Name && gatelabel.Blocks(ref(api.Kind, metacontroller.ObjectMeta{
+			b.Metadata.Namespace == ns.Metadata.Name && api.StatusMayRefuse(ref(api.Kind, metacontroller.ObjectMeta{
 				Namespace: b.Metadata.Namespace, Name: b.Metadata.Name}), b.Status)
 		if open := resp.Labels[LabelBudgetsBlocking]; open == nil || *open == "false" && ours {
 			t.Fatalf("a budget the gate decorator labels blocking, yet the namespace is skipped: %s", budget)

@@ -1,6 +1,14 @@
 package v1alpha1
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/llmbudget/llmbudget/internal/decode"
+)
+
+// LabelBlocking is "true" on a budget while the admission policies may refuse, or warn, for it (StatusMayRefuse),
+// and absent otherwise: the gate decorator keeps it, and the policies' bindings select their parameters by it.
+const LabelBlocking = Group + "/blocking"
 
 // BudgetRef names a budget as the refusal rule reads it.
 type BudgetRef struct {
@@ -64,6 +72,21 @@ func (e *EnforcementStatus) MayRefuse(of BudgetRef) bool {
 		return slices.ContainsFunc(e.Namespaces, func(ns string) bool { return e.closes(of, Caller{Namespace: ns}) })
 	}
 	return e.closes(of, Caller{Namespace: of.Namespace, Budget: of.Name})
+}
+
+// StatusMayRefuse is MayRefuse of a budget's status as JSON (empty or null while it has none), as the gate
+// decorator labels the budget: a status it cannot decode counts, so that the policies read the budget and decide.
+func StatusMayRefuse(of BudgetRef, status []byte) bool {
+	if len(status) == 0 || string(status) == "null" {
+		return false
+	}
+	var st struct {
+		Enforcement *EnforcementStatus `json:"enforcement"`
+	}
+	if err := decode.Lenient(status, &st, "status"); err != nil {
+		return true
+	}
+	return st.Enforcement.MayRefuse(of)
 }
 
 // closes is the rule both modes share.
