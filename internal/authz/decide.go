@@ -10,11 +10,15 @@
 //     be checked.
 //
 // Guarantees:
-//   - A request is refused exactly while the admission policy would refuse a new workload of its caller: a budget's
-//     status.enforcement is blocking and not in Warn mode, and its scope is Namespace, or Labelled with the caller
-//     labelled llmbudget.dev/budget=<its name>, or it is a cluster budget that lists the namespace. A namespace
-//     labelled llmbudget.dev/blocked (by the namespace decorator, from the same statuses) refuses too while no
-//     budget in the view accounts for the label, as when the budgets' cache lags the namespaces'.
+//   - A request is refused while a budget refuses its caller by the admission policies' condition
+//     (api.EnforcementStatus.Refuses): its status.enforcement is blocking and not in Warn mode, and its scope is
+//     Namespace, or Labelled with the caller labelled llmbudget.dev/budget=<its name>, or it is a cluster budget
+//     that lists the namespace. Unlike the policies, which refuse only the kinds status.enforcement.resources
+//     lists and only through gate Policy, it reads neither resources nor gates: an LLM request is of no kind, and
+//     a budget that blocks through a ResourceQuota alone refuses requests too. A namespace labelled
+//     llmbudget.dev/blocked (by the namespace decorator, from the same statuses) refuses too while no budget in
+//     the view accounts for the label, as when the budgets' cache lags the namespaces'. A budget whose status
+//     cannot be read is not in the view (package authzcache leaves it out), so it refuses nothing.
 //   - The refusal's message is the admission policy's first sentence (Sentence), word for word.
 //   - Warn mode never refuses: it adds the sentence that would have refused as a warning.
 //   - A caller identity that a gateway sent but that cannot be read is refused, whatever the UnknownCaller policy
@@ -155,18 +159,18 @@ func decide(in Input) Decision {
 		}
 	}
 	for _, b := range covering {
-		if refuses(b, in.Caller.Namespace) && b.Enforcement.Mode != api.ModeWarn {
+		if b.Enforcement.Refuses(b.Ref(), in.Caller.Rule()) {
 			return refusal(b, ReasonBudgetBlocking, Sentence(b), retryAfter(b.PeriodEnd, in.Now))
 		}
 	}
 	if in.Namespace.Blocked && !slices.ContainsFunc(in.Budgets, func(b *Budget) bool {
-		return refuses(b, in.Caller.Namespace) && b.Enforcement.Mode != api.ModeWarn
+		return b.Enforcement.RefusesIn(b.Ref(), in.Caller.Namespace)
 	}) {
 		return Decision{Result: Refused, Reason: ReasonNamespaceBlocked, Message: postureSentence(in.Namespace),
 			RetryAfter: UnknownEndRetryAfter}
 	}
 	for _, b := range covering {
-		if refuses(b, in.Caller.Namespace) {
+		if b.Enforcement.WouldRefuse(b.Ref(), in.Caller.Rule()) {
 			d := figures(b, Allowed, ReasonWarn)
 			d.Message = Sentence(b)
 			return d
@@ -181,18 +185,6 @@ func decide(in Input) Decision {
 // covers is whether the budget is the caller's: a Labelled budget covers only the workloads labelled for it.
 func covers(b *Budget, c Caller) bool {
 	return b.Kind == api.ClusterKind || b.Enforcement.Scope != api.ScopeLabelled || c.Budget == b.Name
-}
-
-// refuses is the admission policies' condition on a covering budget, its mode aside.
-func refuses(b *Budget, namespace string) bool {
-	enf := b.Enforcement
-	if !enf.Blocking {
-		return false
-	}
-	if b.Kind == api.ClusterKind {
-		return slices.Contains(enf.Namespaces, namespace)
-	}
-	return enf.Scope == api.ScopeNamespace || enf.Scope == api.ScopeLabelled
 }
 
 func firstClosed(bs []*Budget) *Budget {

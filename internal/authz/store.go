@@ -36,6 +36,14 @@ func (b *Budget) Who() string {
 	return b.Kind + " " + b.Namespace + "/" + b.Name
 }
 
+// Ref names the budget for the refusal rule (api.EnforcementStatus.Refuses).
+func (b *Budget) Ref() api.BudgetRef {
+	return api.BudgetRef{Kind: b.Kind, Namespace: b.Namespace, Name: b.Name}
+}
+
+// Rule is the caller as the refusal rule reads it.
+func (c Caller) Rule() api.Caller { return api.Caller{Namespace: c.Namespace, Budget: c.Budget} }
+
 // Namespace is what a decision reads of a Namespace: its labels (for cluster budgets' selectors) and the posture
 // the namespace decorator sets.
 type Namespace struct {

@@ -1,8 +1,8 @@
 // Package gatelabel holds the hook of the DecoratorController over the budgets themselves (LLMCostBudget and
-// ClusterLLMCostBudget): it labels a budget LabelBlocking while its status says it blocks, and removes the label
-// when it no longer does. The admission policies' bindings select their parameters by that label, so that a
-// write is checked against the budgets that block and no others: its cost does not grow with the budgets that
-// do not block, however many share its namespace.
+// ClusterLLMCostBudget): it labels a budget LabelBlocking while its status says it refuses, or would refuse, some
+// caller (api.EnforcementStatus.MayRefuse), and removes the label when it no longer does. The admission policies'
+// bindings select their parameters by that label, so that a write is checked against the budgets that block and no
+// others: its cost does not grow with the budgets that do not block, however many share its namespace.
 //
 // It guarantees that it only ever sets or removes LabelBlocking, never another label, annotation or the spec, and
 // that it never holds up a budget's deletion (no finalize hook). A budget's labels are written by those who may
@@ -15,12 +15,12 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
-// LabelBlocking is "true" on a budget while its status.enforcement.blocking is; absent otherwise.
-const LabelBlocking = api.Group + "/blocking"
+// LabelBlocking is "true" on a budget while its status says it refuses, or in Warn mode would refuse, some new
+// workload (api.StatusMayRefuse); absent otherwise.
+const LabelBlocking = api.LabelBlocking
 
 // settleRetry is how soon to look again while the budget lacks the label last answered, as the other decorators.
 const settleRetry = 10 * time.Second
@@ -58,7 +58,7 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 		Attachments: []any{},
 	}
 	state := "NotBlocking"
-	if Blocks(b.Status) {
+	if api.StatusMayRefuse(api.BudgetRef{Kind: b.Kind, Namespace: b.Metadata.Namespace, Name: b.Metadata.Name}, b.Status) {
 		resp.Labels[LabelBlocking], state = new("true"), "Blocking"
 	}
 	if !resp.CarriedBy(b.Metadata.Labels, b.Metadata.Annotations) {
@@ -71,21 +71,4 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 
 func decodeBudget(raw json.RawMessage, field string) (budget, error) {
 	return metacontroller.DecodeObject(raw, field, func(b budget) string { return b.Metadata.Name })
-}
-
-// Blocks reports whether a budget's status gets it LabelBlocking: whether it says the budget blocks. A status it
-// cannot read counts as blocking, so that the policy reads the budget and decides.
-func Blocks(status json.RawMessage) bool {
-	if len(status) == 0 || string(status) == "null" {
-		return false
-	}
-	var st struct {
-		Enforcement *struct {
-			Blocking bool `json:"blocking"`
-		} `json:"enforcement"`
-	}
-	if err := decode.Lenient(status, &st, "status"); err != nil {
-		return true
-	}
-	return st.Enforcement != nil && st.Enforcement.Blocking
 }

@@ -18,7 +18,8 @@ func budget(labels, status string) json.RawMessage {
 }
 
 func TestABudgetIsLabelledWhileItsStatusSaysItBlocks(t *testing.T) {
-	const labelled, blockingStatus = `{"llmbudget.dev/blocking":"true"}`, `{"enforcement":{"blocking":true}}`
+	const labelled, blockingStatus = `{"llmbudget.dev/blocking":"true"}`,
+		`{"enforcement":{"blocking":true,"scope":"Namespace"}}`
 	cases := map[string]struct {
 		labels, status string
 		blocking       bool
@@ -31,7 +32,10 @@ func TestABudgetIsLabelledWhileItsStatusSaysItBlocks(t *testing.T) {
 		"a status without enforcement is not labelled":  {`{}`, `{"state":"UnderBudget"}`, false, false},
 		"a status it cannot read is left to the policy": {`{}`, `{"enforcement":{"blocking":"yes"}}`, true, true},
 		"a warn-mode budget that would block too": {
-			`{}`, `{"enforcement":{"blocking":true,"mode":"Warn"}}`, true, true,
+			`{}`, `{"enforcement":{"blocking":true,"scope":"Labelled","mode":"Warn"}}`, true, true,
+		},
+		"a blocking status of no scope refuses no one, as in the policy": {
+			labelled, `{"enforcement":{"blocking":true}}`, false, true,
 		},
 	}
 	for name, tc := range cases {

@@ -24,7 +24,6 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/money"
 )
@@ -41,7 +40,7 @@ const (
 	LabelBlocked = api.Group + "/blocked"
 	// AnnotationBlockedBy names the blocking budgets and why, abbreviated; absent while none blocks.
 	AnnotationBlockedBy = api.Group + "/blocked-by"
-	// LabelBudgetsBlocking is "true" while one of the namespace's LLMCostBudgets blocks (gatelabel.Blocks), and
+	// LabelBudgetsBlocking is "true" while one of the namespace's LLMCostBudgets may refuse (api.StatusMayRefuse), and
 	// "false" while none does, including in a namespace without budgets. The Policy gate's bindings skip a
 	// namespace labelled "false", so a write there does not pay for the API server's matching of its many
 	// budgets: only "false" lets a write past, and only Namespace writers can set it.
@@ -72,7 +71,7 @@ func decodeNamespace(raw json.RawMessage, field string) (namespace, error) {
 }
 
 // Customize relates the namespace's LLMCostBudgets and every ClusterLLMCostBudget, of those the gate decorator
-// labels gatelabel.LabelBlocking: only a budget whose status says it blocks can block the namespace, and a budget
+// labels api.LabelBlocking: only a budget whose status says it blocks can block the namespace, and a budget
 // that does not is then never sent, nor does its change sync a namespace. Which cluster budgets close the
 // namespace is in their status, which a selector cannot match, so every labelled one is related.
 func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
@@ -80,7 +79,7 @@ func (Controller) Customize(req metacontroller.CustomizeRequest) (metacontroller
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
 	}
-	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{gatelabel.LabelBlocking: "true"}}
+	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelBlocking: "true"}}
 	return metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{
 		{APIVersion: api.APIVersion, Resource: api.Resource, Namespace: ns.Metadata.Name, LabelSelector: labelled},
 		{APIVersion: api.APIVersion, Resource: clusterResource, LabelSelector: labelled},
@@ -101,17 +100,17 @@ func (Controller) Sync(req metacontroller.DecoratorRequest, _ time.Time) (
 	gate := new("false")
 	for _, raw := range req.Related[budgetGroup] {
 		b, read := readBudget(raw)
-		// LabelBudgetsBlocking reads the budget as the gate decorator does (gatelabel.Blocks): while it is, or is
+		// LabelBudgetsBlocking reads the budget as the gate decorator does (api.StatusMayRefuse): while it is, or is
 		// about to be, a parameter of the gate's bindings. A budget it cannot read, whatever its namespace, counts.
-		if !read || b.Metadata.Namespace == name && gatelabel.Blocks(json.RawMessage(b.Status)) {
+		if !read || b.Metadata.Namespace == name && api.StatusMayRefuse(ref(api.Kind, b.Metadata), b.Status) {
 			gate = new("true")
 		}
-		if bl, ok := b.blocking(api.Kind); ok && bl.namespace == name {
+		if bl, ok := b.blocking(name); ok {
 			blocks = append(blocks, bl)
 		}
 	}
 	for _, raw := range req.Related[clusterBudgetGroup] {
-		if bl, ok := readCluster(raw); ok && closes(bl.closes, name) {
+		if bl, ok := readCluster(raw, name); ok {
 			blocks = append(blocks, bl)
 		}
 	}
@@ -151,11 +150,9 @@ func summary(namespace string, blocks []block) metacontroller.Summary {
 			"workload", "Namespace "+namespace)}
 }
 
-// block is a budget that blocks: who it is, its namespace (a team budget's) or the namespaces it closes (a cluster
-// budget's, as the request holds them), and its sentence.
+// block is a budget that blocks the namespace: who it is, and its sentence.
 type block struct {
-	who, namespace, message string
-	closes                  metacontroller.Raw
+	who, message string
 }
 
 // budget is a related budget, read once: its status stays a slice of the request.
@@ -172,20 +169,21 @@ func readBudget(raw []byte) (budget, bool) {
 	return b, true
 }
 
-// blocking is the budget's block; ok only while its status says it refuses (blocking, and not in Warn mode). A
-// budget this version cannot read blocks nothing here: the admission policy reads it on its own.
-func (b budget) blocking(kind string) (block, bool) {
+// blocking is the team budget's block of the namespace; ok only while its status says it refuses some caller there
+// (api.EnforcementStatus.RefusesIn). A budget this version cannot read blocks nothing here: the admission policy
+// reads it on its own.
+func (b budget) blocking(namespace string) (block, bool) {
 	var st status
 	if len(b.Status) == 0 || decode.Lenient(b.Status, &st, "status") != nil {
 		return block{}, false
 	}
-	return st.block(kind, b.Metadata)
+	return st.block(api.Kind, b.Metadata, namespace)
 }
 
-// readCluster reads a related cluster budget in one pass, its block only. The namespaces it closes are not
-// decoded: 120 budgets of 20,000 namespaces each, which a request within the list limit holds, would be 2.4
+// readCluster reads a related cluster budget in one pass, its block of the namespace only. The namespaces it closes
+// are not decoded: 120 budgets of 20,000 namespaces each, which a request within the list limit holds, would be 2.4
 // million strings where the request holds them already; closes looks one up in place.
-func readCluster(raw []byte) (block, bool) {
+func readCluster(raw []byte, namespace string) (block, bool) {
 	var b struct {
 		Metadata metacontroller.ObjectMeta `json:"metadata"`
 		Status   status                    `json:"status"`
@@ -193,7 +191,7 @@ func readCluster(raw []byte) (block, bool) {
 	if decode.Lenient(raw, &b, "budget") != nil {
 		return block{}, false
 	}
-	return b.Status.block(api.ClusterKind, b.Metadata)
+	return b.Status.block(api.ClusterKind, b.Metadata, namespace)
 }
 
 // status is what a budget's status says of its block.
@@ -201,21 +199,38 @@ type status struct {
 	Enforcement *struct {
 		Blocking   bool               `json:"blocking"`
 		Mode       api.Mode           `json:"mode"`
+		Scope      api.Scope          `json:"scope"`
 		Message    string             `json:"message"`
 		Namespaces metacontroller.Raw `json:"namespaces"`
 	} `json:"enforcement"`
 }
 
-func (st status) block(kind string, md metacontroller.ObjectMeta) (block, bool) {
+// block is the budget's block of the namespace, by the refusal rule (api.EnforcementStatus.RefusesIn). The rule
+// reads the namespaces a cluster budget closes, which are looked up in place (readCluster): it is handed only the
+// one asked about, when the budget closes it.
+func (st status) block(kind string, md metacontroller.ObjectMeta, namespace string) (block, bool) {
 	enf := st.Enforcement
-	if enf == nil || !enf.Blocking || enf.Mode == api.ModeWarn || !stringsOrNull(enf.Namespaces) {
+	if enf == nil || !enf.Blocking || !stringsOrNull(enf.Namespaces) {
+		return block{}, false
+	}
+	rule := api.EnforcementStatus{Blocking: enf.Blocking, Mode: enf.Mode, Scope: enf.Scope}
+	if kind == api.ClusterKind && closes(enf.Namespaces, namespace) {
+		rule.Namespaces = []string{namespace}
+	}
+	of := ref(kind, md)
+	if !rule.RefusesIn(of, namespace) {
 		return block{}, false
 	}
 	who := kind + " " + md.Name
 	if md.Namespace != "" {
 		who = kind + " " + md.Namespace + "/" + md.Name
 	}
-	return block{who: who, namespace: md.Namespace, message: enf.Message, closes: enf.Namespaces}, true
+	return block{who: who, message: enf.Message}, true
+}
+
+// ref names a related budget for the refusal rule.
+func ref(kind string, md metacontroller.ObjectMeta) api.BudgetRef {
+	return api.BudgetRef{Kind: kind, Namespace: md.Namespace, Name: md.Name}
 }
 
 // stringsOrNull reports whether raw (valid JSON, as the request was decoded whole) is absent, null or an array of

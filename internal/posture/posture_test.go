@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -33,8 +33,10 @@ func request(labels string, team, cluster map[string]metacontroller.Raw) metacon
 }
 
 const (
-	blocks    = `{"blocking":true,"message":"LLMCostBudget team-ml/chatbot is OverBudget (612.00 of 500.00 USD)"}`
-	warns     = `{"blocking":true,"mode":"Warn","message":"LLMCostBudget team-ml/chatbot is OverBudget"}`
+	blocks = `{"blocking":true,"scope":"Namespace",` +
+		`"message":"LLMCostBudget team-ml/chatbot is OverBudget (612.00 of 500.00 USD)"}`
+	warns = `{"blocking":true,"scope":"Namespace","mode":"Warn",` +
+		`"message":"LLMCostBudget team-ml/chatbot is OverBudget"}`
 	idle      = `{"blocking":false,"reason":"the budget is UnderBudget: new workloads are admitted"}`
 	closesIt  = `{"blocking":true,"namespaces":["team-ml","other"],"message":"ClusterLLMCostBudget ml is OverBudget"}`
 	closesNot = `{"blocking":true,"namespaces":["other"],"message":"ClusterLLMCostBudget ml is OverBudget"}`
@@ -193,13 +195,15 @@ func FuzzSync(f *testing.F) {
 		var b struct {
 			Metadata struct {
 				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
 			} `json:"metadata"`
 			Status json.RawMessage `json:"status"`
 		}
 		var ns namespace
 		require.NoError(t, decode.Lenient(object, &ns, "object"), "Sync read it")
 		ours := decode.Lenient(budget, &b, "budget") != nil ||
-			b.Metadata.Namespace == ns.Metadata.Name && gatelabel.Blocks(b.Status)
+			b.Metadata.Namespace == ns.Metadata.Name && api.StatusMayRefuse(ref(api.Kind, metacontroller.ObjectMeta{
+				Namespace: b.Metadata.Namespace, Name: b.Metadata.Name}), b.Status)
 		if open := resp.Labels[LabelBudgetsBlocking]; open == nil || *open == "false" && ours {
 			t.Fatalf("a budget the gate decorator labels blocking, yet the namespace is skipped: %s", budget)
 		}
