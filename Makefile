@@ -108,7 +108,7 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
 
-generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md and install.md's metrics from the code
+generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated docs (reference.md, metrics, flags)
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
@@ -117,6 +117,7 @@ generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md a
 	done
 	@$(MAKE) --no-print-directory apiref
 	$(GO) run ./hack/metricsdoc
+	$(GO) test -count=1 ./hooks/llmbudget -run '^TestTheCommandsReferenceIsCurrent$$' -update
 
 apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
 	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md
