@@ -107,8 +107,12 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 #: the controller-gen command of make generate
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
+# helm-docs as a Go tool pinned in tools/helmdocs, like controller-gen: it writes the values table of the chart's
+# README from values.yaml and its `# --` comments, through the chart's README.md.gotmpl.
+#: the helm-docs command of make generate
+HELM_DOCS ?= $(GO) tool -modfile=tools/helmdocs/go.mod helm-docs
 
-generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated docs (reference.md, metrics, flags)
+generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated docs (reference, metrics, flags, values)
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
@@ -118,6 +122,7 @@ generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated do
 	@$(MAKE) --no-print-directory apiref
 	$(GO) run ./hack/metricsdoc
 	$(GO) test -count=1 ./hooks/llmbudget -run '^TestTheCommandsReferenceIsCurrent$$' -update
+	$(HELM_DOCS) --chart-search-root deploy/helm/llmbudget --sort-values-order file --log-level warning
 
 apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
 	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md
