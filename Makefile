@@ -45,9 +45,11 @@ GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 COMPILING = the first time, with empty Go caches, it compiles some 800 packages: several minutes on 2 cores; \
   later, seconds
 # go build -v names each package it compiles (none when the cache holds them all): PROGRESS counts them on one
-# line, so that a first compile shows it is moving, and passes every other line (an error) through.
-PROGRESS = awk '/^[^ \#]+$$/ {n++; printf "\r  compiled %d packages", n; next} \
-  {if (n) print ""; n = 0; print} END {if (n) print ""}'
+# line, so that a first compile shows it is moving, and passes every other line (an error) through. It is the
+# shell's read, not awk: mawk reads a pipe a buffer at a time, which would hold every count back to the end.
+PROGRESS = { n=0; while IFS= read -r l; do case "$$l" in ''|*[\ \#]*) if [ $$n -gt 0 ]; then echo; fi; n=0; \
+  printf '%s\n' "$$l";; *) n=$$((n + 1)); printf '\r  compiled %d packages' $$n;; esac; done; \
+  if [ $$n -gt 0 ]; then echo; fi; }
 
 build: ## build bin/llmbudget (static, CGO off)
 	@echo "compiling $(BIN) ($(COMPILING))"

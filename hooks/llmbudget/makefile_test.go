@@ -1,12 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,6 +74,48 @@ func TestMakeBuildCountsThePackagesItCompilesAndPassesErrorsThrough(t *testing.T
 		"BIN=/dev/null")
 	require.Error(t, err)
 	assert.Contains(t, out, "\r  compiled 1 packages\n# example.com/a\na.go:1:2: undefined: x\n")
+}
+
+// The count shows as each package is compiled, not when the compile ends: awk's output to a pipe or a terminal is
+// buffered (mawk's even on a terminal), so a count it does not flush would wait for the buffer or the end.
+func TestMakeBuildShowsEachCountAsThePackageIsCompiled(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	build := "GOBUILD=printf 'example.com/a\\n'; while [ ! -e " + goOn + " ]; do sleep 0.05; done; " +
+		"printf 'example.com/b\\n'; true"
+	cmd := exec.Command("make", "-s", "-C", "../..", "build", build, "BIN=/dev/null")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	shown := make(chan bool, 1)
+	go func() {
+		var out []byte
+		buf := make([]byte, 256)
+		for {
+			n, err := stdout.Read(buf)
+			out = append(out, buf[:n]...)
+			if strings.Contains(string(out), "\r  compiled 1 packages") {
+				shown <- true
+				return
+			}
+			if err != nil {
+				shown <- false
+				return
+			}
+		}
+	}()
+	var first bool
+	select {
+	case first = <-shown:
+	case <-time.After(20 * time.Second): // the compile it stands for takes minutes
+	}
+	require.NoError(t, os.WriteFile(goOn, nil, 0o644))
+	_, _ = io.Copy(io.Discard, stdout)
+	require.NoError(t, cmd.Wait())
+	assert.True(t, first, "the first count is shown while the second package is still compiling")
 }
 
 // fakeGo is a go command whose install does nothing and whose GOBIN is dir.
