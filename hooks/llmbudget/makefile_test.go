@@ -155,3 +155,19 @@ func TestMakeHelpListsEveryVariableWithWhatItDoes(t *testing.T) {
 		assert.Regexp(t, `(?m)^  `+v[1]+` +\S.* \(default: .*\)$`, out, "make help describes %s", v[1])
 	}
 }
+
+// development.md's row for make test-integration names every program test/k8s/run.sh builds before the tests, so
+// that a first run's long compile is no surprise.
+func TestTheDevelopmentDocNamesEveryProgramTheIntegrationTestsBuild(t *testing.T) {
+	script, err := os.ReadFile("../../test/k8s/run.sh")
+	require.NoError(t, err)
+	built := regexp.MustCompile(`(?m)^"\$here/build-([a-z]+)\.sh"$`).FindAllStringSubmatch(string(script), -1)
+	require.NotEmpty(t, built, "run.sh runs its build-*.sh scripts")
+	doc, err := os.ReadFile("../../docs/development.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("(?m)^\\| `make test-integration` \\|.*$").FindString(string(doc))
+	require.NotEmpty(t, row, "development.md has a row for make test-integration")
+	for _, b := range built {
+		assert.Contains(t, strings.ToLower(row), b[1], "the row names what build-%s.sh builds", b[1])
+	}
+}
