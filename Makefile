@@ -45,9 +45,11 @@ GOBUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
 COMPILING = the first time, with empty Go caches, it compiles some 800 packages: several minutes on 2 cores; \
   later, seconds
 # go build -v names each package it compiles (none when the cache holds them all): PROGRESS counts them on one
-# line, so that a first compile shows it is moving, and passes every other line (an error) through.
-PROGRESS = awk '/^[^ \#]+$$/ {n++; printf "\r  compiled %d packages", n; next} \
-  {if (n) print ""; n = 0; print} END {if (n) print ""}'
+# line, so that a first compile shows it is moving, and passes every other line (an error) through. It is the
+# shell's read, not awk: mawk reads a pipe a buffer at a time, which would hold every count back to the end.
+PROGRESS = { n=0; while IFS= read -r l; do case "$$l" in ''|*[\ \#]*) if [ $$n -gt 0 ]; then echo; fi; n=0; \
+  printf '%s\n' "$$l";; *) n=$$((n + 1)); printf '\r  compiled %d packages' $$n;; esac; done; \
+  if [ $$n -gt 0 ]; then echo; fi; }
 
 build: ## build bin/llmbudget (static, CGO off)
 	@echo "compiling $(BIN) ($(COMPILING))"
@@ -107,8 +109,12 @@ lint: ## golangci-lint in every module (., test/k8s, tools/*) with the one .gola
 #: the controller-gen command of make generate
 CONTROLLER_GEN ?= $(GO) tool -modfile=tools/controllergen/go.mod controller-gen
 CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
+# helm-docs as a Go tool pinned in tools/helmdocs, like controller-gen: it writes the values table of the chart's
+# README from values.yaml and its `# --` comments, through the chart's README.md.gotmpl.
+#: the helm-docs command of make generate
+HELM_DOCS ?= $(GO) tool -modfile=tools/helmdocs/go.mod helm-docs
 
-generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md and install.md's metrics from the code
+generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated docs (reference, metrics, flags, values)
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
@@ -117,6 +123,8 @@ generate: ## write the CRDs (deploy/crd, the chart's crds/), docs/reference.md a
 	done
 	@$(MAKE) --no-print-directory apiref
 	$(GO) run ./hack/metricsdoc
+	$(GO) test -count=1 ./hooks/llmbudget -run '^TestTheCommandsReferenceIsCurrent$$' -update
+	$(HELM_DOCS) --chart-search-root deploy/helm/llmbudget --sort-values-order file --log-level warning
 
 apiref: ## write the API reference docs/reference.md from the CRDs in deploy/crd (hack/apiref test checks it)
 	$(GO) run ./hack/apiref -crd-dir deploy/crd -out docs/reference.md

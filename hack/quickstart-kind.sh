@@ -35,6 +35,19 @@ case "${1:-}" in
   ;;
 esac
 
+# What a run calls, checked before it creates anything: a run without kubectl would fail after step 1, with a
+# cluster made. A dry run calls kubectl only.
+needs=(kubectl)
+"$dry_run" || needs+=(kind make go)
+missing=()
+for c in "${needs[@]}"; do
+  command -v "$c" >/dev/null || missing+=("$c")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "$0: ${missing[*]} not found on PATH: a run needs ${needs[*]} (docs/quickstart.md)" >&2
+  exit 1
+fi
+
 step() { printf '\n== %s\n' "$*"; }
 
 # run prints a command and runs it, unless this is a dry run.

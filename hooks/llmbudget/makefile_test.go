@@ -1,12 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,6 +76,48 @@ func TestMakeBuildCountsThePackagesItCompilesAndPassesErrorsThrough(t *testing.T
 	assert.Contains(t, out, "\r  compiled 1 packages\n# example.com/a\na.go:1:2: undefined: x\n")
 }
 
+// The count shows as each package is compiled, not when the compile ends: awk's output to a pipe or a terminal is
+// buffered (mawk's even on a terminal), so a count it does not flush would wait for the buffer or the end.
+func TestMakeBuildShowsEachCountAsThePackageIsCompiled(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	goOn := filepath.Join(t.TempDir(), "go-on")
+	build := "GOBUILD=printf 'example.com/a\\n'; while [ ! -e " + goOn + " ]; do sleep 0.05; done; " +
+		"printf 'example.com/b\\n'; true"
+	cmd := exec.Command("make", "-s", "-C", "../..", "build", build, "BIN=/dev/null")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	shown := make(chan bool, 1)
+	go func() {
+		var out []byte
+		buf := make([]byte, 256)
+		for {
+			n, err := stdout.Read(buf)
+			out = append(out, buf[:n]...)
+			if strings.Contains(string(out), "\r  compiled 1 packages") {
+				shown <- true
+				return
+			}
+			if err != nil {
+				shown <- false
+				return
+			}
+		}
+	}()
+	var first bool
+	select {
+	case first = <-shown:
+	case <-time.After(20 * time.Second): // the compile it stands for takes minutes
+	}
+	require.NoError(t, os.WriteFile(goOn, nil, 0o644))
+	_, _ = io.Copy(io.Discard, stdout)
+	require.NoError(t, cmd.Wait())
+	assert.True(t, first, "the first count is shown while the second package is still compiling")
+}
+
 // fakeGo is a go command whose install does nothing and whose GOBIN is dir.
 func fakeGo(t *testing.T, dir string) string {
 	t.Helper()
@@ -109,5 +153,21 @@ func TestMakeHelpListsEveryVariableWithWhatItDoes(t *testing.T) {
 	require.NotEmpty(t, vars)
 	for _, v := range vars {
 		assert.Regexp(t, `(?m)^  `+v[1]+` +\S.* \(default: .*\)$`, out, "make help describes %s", v[1])
+	}
+}
+
+// development.md's row for make test-integration names every program test/k8s/run.sh builds before the tests, so
+// that a first run's long compile is no surprise.
+func TestTheDevelopmentDocNamesEveryProgramTheIntegrationTestsBuild(t *testing.T) {
+	script, err := os.ReadFile("../../test/k8s/run.sh")
+	require.NoError(t, err)
+	built := regexp.MustCompile(`(?m)^"\$here/build-([a-z]+)\.sh"$`).FindAllStringSubmatch(string(script), -1)
+	require.NotEmpty(t, built, "run.sh runs its build-*.sh scripts")
+	doc, err := os.ReadFile("../../docs/development.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("(?m)^\\| `make test-integration` \\|.*$").FindString(string(doc))
+	require.NotEmpty(t, row, "development.md has a row for make test-integration")
+	for _, b := range built {
+		assert.Contains(t, strings.ToLower(row), b[1], "the row names what build-%s.sh builds", b[1])
 	}
 }

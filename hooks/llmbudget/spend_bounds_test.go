@@ -87,7 +87,8 @@ func TestSpendRefusesAConfigMapOverOneMiBNamingItsSizeAndTheCap(t *testing.T) {
 		`more than the 1 MiB the API server stores \(promspend.MaxConfigMapBytes\)`, errOut)
 }
 
-// Every flag the docs' spend --all section names is one spend -h lists.
+// Every flag the docs' spend --all section names is one spend -h lists, and the section that sizes the writer
+// names each of its bounds.
 func TestTheSpendAllFlagsTheDocsNameAreThoseOfSpendHelp(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/coming-from.md")
 	require.NoError(t, err)
@@ -104,7 +105,13 @@ func TestTheSpendAllFlagsTheDocsNameAreThoseOfSpendHelp(t *testing.T) {
 		}
 		assert.Regexp(t, "\n  -"+m[1]+"[ \n]", help, "--%s, named in docs/coming-from.md", m[1])
 	}
-	for _, bound := range []string{"request-timeout", "deadline", "concurrency", "qps", "burst"} {
-		assert.Contains(t, section, "`--"+bound+"`", "the docs name --%s", bound)
+	assert.Contains(t, section, "(commands.md#llmbudget-spend)", "the section links to the flags' reference")
+	ops, err := os.ReadFile("../../docs/operations.md")
+	require.NoError(t, err)
+	_, sizing, ok := strings.Cut(string(ops), "## Sizing the spend writer")
+	require.True(t, ok)
+	sizing, _, _ = strings.Cut(sizing, "\n## ")
+	for _, bound := range []string{"timeout", "request-timeout", "deadline", "concurrency", "qps", "burst", "settle"} {
+		assert.Contains(t, sizing, "`--"+bound+"`", "operations.md's sizing names --%s", bound)
 	}
 }

@@ -81,3 +81,29 @@ func slicesContainsMatch(lines []string, pattern string) bool {
 	}
 	return false
 }
+
+// A run without one of the commands it calls says which before it creates anything: without kubectl, a real run
+// would fail after kind had made a cluster.
+func TestTheQuickStartNamesWhatIsMissingBeforeItRunsAnything(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"bash", "dirname"} { // what the script needs to start
+		path, err := exec.LookPath(name)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(path, filepath.Join(bin, name)))
+	}
+	for _, tc := range []struct {
+		args    []string
+		missing string
+	}{
+		{nil, "kubectl kind make go not found on PATH"},
+		{[]string{"--dry-run"}, "kubectl not found on PATH"},
+	} {
+		cmd := exec.Command(filepath.Join(bin, "bash"), append([]string{repoPath(t, "hack", "quickstart-kind.sh")},
+			tc.args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%s", out)
+		assert.Contains(t, string(out), tc.missing, tc.args)
+		assert.NotContains(t, string(out), "+ ", "nothing is run: %v", tc.args)
+	}
+}
