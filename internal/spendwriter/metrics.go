@@ -31,9 +31,8 @@ func NewMetrics(version string) *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := promauto.With(prometheus.WrapRegistererWithPrefix("llmbudget_spend_", reg))
-	promauto.With(reg).NewGaugeVec(prometheus.GaugeOpts{
-		Name: "llmbudget_build_info", Help: "Build information; the value is always 1.",
-	}, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
+	buildInfo := prometheus.GaugeOpts{Name: "build_info", Help: "Build information; the value is always 1."}
+	f.NewGaugeVec(buildInfo, []string{"version", "goversion"}).WithLabelValues(version, runtime.Version()).Set(1)
 	return &Metrics{
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		duration: f.NewHistogram(prometheus.HistogramOpts{
