@@ -260,7 +260,7 @@ type CostSource struct {
 	// selects). A record completed (spec.completionTime) in the current period counts; one whose usage does not
 	// parse makes the budget Unknown (InvalidCostData).
 	Selector *LabelSelector `json:"selector,omitempty"`
-	// For an LLMCostBudget only: where the spend writer (llmbudget spend --all, one CronJob in llmbudget-system)
+	// For an LLMCostBudget only: where the spend writer (llmbudget spend --all, one Deployment in llmbudget-system)
 	// computes this budget's spend from: the Prometheus counters of a known exporter (source, narrowed by
 	// selector) or your own (series). The writer writes the figures into the ConfigMap configMapName names; the
 	// budget itself reads only that ConfigMap.
