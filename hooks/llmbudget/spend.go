@@ -112,7 +112,7 @@ an Event) ends within --request-timeout; --concurrency budgets (at most 64) are 
 at once, so a hung Prometheus holds one worker for at most --timeout, and their answers
 share an eighth of GOMEMLIMIT (32 MiB without it): a budget whose answers find it taken
 asks again once its own 16 MiB are free, and one refused by either cap fails with its
-Event; the run ends within --deadline (below the CronJob's activeDeadlineSeconds),
+Event; the run ends within --deadline (with --loop, each run does),
 computing until 10s before it and failing, with its Event, each budget not written by
 then; --qps and --burst pace the API calls (about ceil(N/500) + 2N for N budgets, and 2
 per budget namespace with --checkpoints-namespace: 10,000 in 200 namespaces take 102s at
@@ -190,7 +190,7 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 20*time.Second,
 		"with --all: time allowed for each call to the API server")
 	fs.DurationVar(&f.deadline, "deadline", 200*time.Second,
-		"with --all: time allowed for the whole run, below the CronJob's activeDeadlineSeconds")
+		"with --all: time allowed for the whole run (with --loop, for each run)")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once, at most 64")
 	fs.Float64Var(&f.qps, "qps", 200, "with --all: API calls per second, on average")
 	fs.IntVar(&f.burst, "burst", 400, "with --all: API calls in a burst above --qps")

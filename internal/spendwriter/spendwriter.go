@@ -41,8 +41,13 @@
 //     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
 //     some 3,000 budgets) is logged: either costs only the budget's whole period asked again.
 //
+//   - With Kept (Loop: `--loop`), a run goes on from the checkpoints the last run of the term kept in memory,
+//     stores a namespace's that changed at most every CheckpointsEvery, and applies a budget's ConfigMap only when
+//     its figures differ from those it holds or its spend-as-of is a third of the budget's maxAge old. A term
+//     starts from nothing kept: it reads what is stored.
+//
 // Assumptions:
-//   - One writer runs at a time (the CronJob's concurrencyPolicy: Forbid); two would only apply the same figures.
+//   - One writer runs at a time (Loop's leader, by its Lease); two would only apply the same figures.
 //
 // Caveats:
 //   - A key another manager owns is a conflict: the budget fails and says who owns it, unless Force takes the key
@@ -106,11 +111,11 @@ const MaxConcurrency = 64
 // DefaultMemory is the bytes of answers that the budgets computed at once hold together, when Writer.Memory is 0:
 // twice promspend.DefaultAllowance's 16 MiB, so that two budgets at their cap may be computed at once. An answer
 // held takes about twice its bytes (its body and its decoded series), and the garbage collector lets the heap grow
-// past what is live, so a run holds about 200 MiB with the largest answers: within the CronJob's 256Mi.
+// past what is live, so a run holds about 200 MiB with the largest answers: within the Deployment's 256Mi.
 const DefaultMemory = 32 << 20
 
 // MemoryFor is the Memory of a process whose memory limit (GOMEMLIMIT; math.MaxInt64 for none) is limit: an eighth
-// of it, DefaultMemory for the CronJob's 256Mi, and at least one budget's promspend.DefaultAllowance.
+// of it, DefaultMemory for the Deployment's 256Mi, and at least one budget's promspend.DefaultAllowance.
 func MemoryFor(limit int64) int64 {
 	if limit == math.MaxInt64 {
 		return DefaultMemory
@@ -295,7 +300,7 @@ func (w Writer) one(ctx, work context.Context, it item, now time.Time, r runStat
 	case err != nil:
 	case work.Err() != nil:
 		err = errors.New("not reached before the run's deadline (--deadline, less the time kept for Events): " +
-			"raise --concurrency, or --deadline within the CronJob's activeDeadlineSeconds")
+			"raise --concurrency or --deadline")
 	default:
 		o, err = w.write(work, it.b, now, r)
 		if err != nil && work.Err() != nil {
