@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/llmbudget/llmbudget/internal/promspend"
@@ -30,21 +29,11 @@ func (r run) calls(verb, name string) int {
 		if a.GetVerb() != verb || a.GetResource().Resource != "configmaps" {
 			continue
 		}
-		switch a := a.(type) {
-		case k8stesting.GetAction:
-			n += b2i(a.GetName() == name)
-		case k8stesting.PatchAction:
-			n += b2i(a.GetName() == name)
+		if named, ok := a.(interface{ GetName() string }); ok && named.GetName() == name {
+			n++
 		}
 	}
 	return n
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // loop is a Loop over r's writer, its clock at now.

@@ -40,7 +40,6 @@
 //     lowered checkpoint would lower spend. One that cannot be read, or is not of the budget's current period,
 //     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
 //     some 3,000 budgets) is logged: either costs only the budget's whole period asked again.
-//
 //   - With Kept (Loop: `--loop`), a run goes on from the checkpoints the last run of the term kept in memory,
 //     stores a namespace's that changed at most every CheckpointsEvery, and applies a budget's ConfigMap only when
 //     its figures differ from those it holds or its spend-as-of is a third of the budget's maxAge old. A term
