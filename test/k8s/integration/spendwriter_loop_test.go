@@ -58,6 +58,7 @@ const (
 // writerProcess is one replica of spend --all --loop, its log in a file.
 type writerProcess struct {
 	cmd     *exec.Cmd
+	exited  chan error // its Wait's result, once it has exited
 	log     string
 	metrics string // host:port of /metrics
 }
@@ -88,7 +89,8 @@ func (p writerProcess) leader(t *testing.T) string {
 // startWriter starts a replica named identity with kubeconfig, as the Deployment runs it but for its timing.
 func startWriter(t *testing.T, llmbudget, prom, kubeconfig, identity string) writerProcess {
 	t.Helper()
-	p := writerProcess{log: filepath.Join(t.TempDir(), identity+".log"), metrics: freeAddr(t)}
+	p := writerProcess{log: filepath.Join(t.TempDir(), identity+".log"), metrics: freeAddr(t),
+		exited: make(chan error, 1)}
 	logf, err := os.Create(p.log)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = logf.Close() })
@@ -99,9 +101,11 @@ func startWriter(t *testing.T, llmbudget, prom, kubeconfig, identity string) wri
 		"--retry-period="+loopRetryPeriod.String(), "--metrics-addr="+p.metrics)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	require.NoError(t, p.cmd.Start())
+	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
+		<-p.exited
+		p.exited <- nil // for a later receive in another cleanup
 		if t.Failed() {
 			t.Logf("%s's log:\n%s", identity, p.logText(t))
 		}
@@ -221,7 +225,8 @@ spec:
 	// The leader's node goes: killed, the Lease is not handed back.
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	_ = a.cmd.Wait()
+	<-a.exited
+	a.exited <- nil
 	before := written()
 	cluster.WaitFor(t, 3*loopLeaseDuration, "writer-b to take the Lease", func() (bool, string) {
 		return leaseHolder(t) == "writer-b", b.logText(t)
@@ -243,4 +248,36 @@ spec:
 		require.GreaterOrEqual(t, figures[i], figures[i-1], "figure %d of %v went back", i, figures)
 	}
 	assert.Greater(t, figures[len(figures)-1], figures[0], "the spend grew and was written on")
+}
+
+// TestALeaderThatCannotRenewItsLeaseStopsWritingAndExits takes the Lease's Role away from a leading replica: it
+// cannot renew, so within --renew-deadline it stops writing and exits 1, for its Pod to restart as a follower.
+func TestALeaderThatCannotRenewItsLeaseStopsWritingAndExits(t *testing.T) {
+	installBudgetCRD(t)
+	installSpendWriterRBAC(t)
+	llmbudget := buildLLMBudget(t)
+	t.Cleanup(func() {
+		_, _, _ = kube.Run(context.Background(), "", "-n", "llmbudget-system", "delete", "lease", loopLease,
+			"--ignore-not-found")
+	})
+	kubeconfig := serviceAccountKubeconfig(t, "llmbudget-system", "llmbudget-spend-writer")
+	// No budget has a Prometheus source: a run lists the budgets and asks nothing.
+	a := startWriter(t, llmbudget, "http://127.0.0.1:1", kubeconfig, "writer-a")
+	cluster.WaitFor(t, 30*time.Second, "writer-a to take the Lease", func() (bool, string) {
+		h := leaseHolder(t)
+		return h == "writer-a", h + "\n" + a.logText(t)
+	})
+
+	kube.Kubectl(t, "-n", "llmbudget-system", "delete", "rolebinding", "llmbudget-spend-writer")
+	select {
+	case err := <-a.exited:
+		a.exited <- err
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 1, ee.ExitCode())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("writer-a still runs 30s after it lost the right to renew its Lease:\n%s", a.logText(t))
+	}
+	log := a.logText(t)
+	assert.Contains(t, log, "lost the Lease llmbudget-system/llmbudget-spend-writer: stopped writing")
 }
