@@ -1,6 +1,6 @@
-// Command metricsdoc writes the metrics that llmbudget serve and llmbudget authz export into the generated section
-// of docs/install.md, read from the code that registers them: each prometheus.*Opts given to a New... call, with
-// the registerer's prefix, the help, the variable and constant labels.
+// Command metricsdoc writes the metrics that llmbudget serve, llmbudget authz and the spend writer export into the
+// generated section of docs/install.md, read from the code that registers them: each prometheus.*Opts given to a
+// New... call, with the registerer's prefix, the help, the variable and constant labels.
 //
 //	go run ./hack/metricsdoc          # rewrite the section (make generate does)
 //	go run ./hack/metricsdoc -check   # exit 1 when it is stale (its test does, in make test)
@@ -33,6 +33,7 @@ const (
 var sources = []struct{ component, dir string }{
 	{"`llmbudget serve`", "internal/metrics"},
 	{"`llmbudget authz`", "internal/authzserver"},
+	{"`llmbudget spend --all --loop`", "internal/spendwriter"},
 }
 
 // metric is one metric as its code registers it.

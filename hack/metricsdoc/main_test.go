@@ -23,10 +23,11 @@ func TestTheSectionNamesEachMetricWithItsPrefixLabelsAndHelp(t *testing.T) {
 		"| `llmbudget_authz_cached_objects` | gauge | `kind` | Objects in the decision cache, by kind. |",
 		"| `llmbudget_authz_untrusted_calls_total` | counter |  | " +
 			"Calls refused because their peer is no configured gateway. |",
+		"| `llmbudget_spend_leader` | gauge |  | 1 while this replica holds the writer's Lease and writes, else 0. |",
 	} {
 		assert.Contains(t, section, row+"\n")
 	}
-	assert.Equal(t, 2, strings.Count(section, "(`go_*`, `process_*`)"))
+	assert.Equal(t, 3, strings.Count(section, "(`go_*`, `process_*`)"), "serve, authz and the spend writer")
 }
 
 func TestSpliceReplacesOnlyBetweenTheMarkers(t *testing.T) {

@@ -51,11 +51,23 @@ type spendFlags struct {
 	checkpoints              string
 	concurrency, burst       int
 	qps                      float64
+
+	// --loop: the long-running, leader-elected writer.
+	loop                                   bool
+	interval                               time.Duration
+	leaseName, leaseNamespace, identity    string
+	leaseDuration, renewDeadline, retryFor time.Duration
+	metricsAddr                            string
 }
 
 // allOnly are the flags only --all takes.
 var allOnly = []string{"n", "kubeconfig", "force-conflicts", "request-timeout", "deadline", "concurrency", "qps",
-	"burst", "checkpoints-namespace", "settle"}
+	"burst", "checkpoints-namespace", "settle", "loop", "interval", "lease-name", "lease-namespace", "identity",
+	"lease-duration", "renew-deadline", "retry-period", "metrics-addr"}
+
+// loopOnly are the flags only --loop takes.
+var loopOnly = []string{"interval", "lease-name", "lease-namespace", "identity", "lease-duration", "renew-deadline",
+	"retry-period", "metrics-addr"}
 
 var spendCommand = command{
 	name: "spend",
@@ -63,7 +75,9 @@ var spendCommand = command{
 		"[--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]\n" +
 		"       llmbudget spend --all --prometheus URL [-n NAMESPACE] [--kubeconfig FILE] [--now RFC3339] [--timeout D]\n" +
 		"         [--request-timeout D] [--deadline D] [--concurrency N] [--qps N] [--burst N]\n" +
-		"         [--checkpoints-namespace NAMESPACE [--settle D]]",
+		"         [--checkpoints-namespace NAMESPACE [--settle D]]\n" +
+		"         [--loop [--interval D] [--lease-name NAME] [--lease-namespace NAMESPACE] [--identity NAME]\n" +
+		"          [--lease-duration D] [--renew-deadline D] [--retry-period D] [--metrics-addr ADDR]]",
 	summary: "compute budgets' spend from Prometheus: print a spend ConfigMap, or write them all",
 	about: `Computes the spend of a budget's current period, in its own time zone, from the
 Prometheus counters of LiteLLM, vLLM or OpenTelemetry GenAI (or your own).
@@ -98,7 +112,7 @@ an Event) ends within --request-timeout; --concurrency budgets (at most 64) are 
 at once, so a hung Prometheus holds one worker for at most --timeout, and their answers
 share an eighth of GOMEMLIMIT (32 MiB without it): a budget whose answers find it taken
 asks again once its own 16 MiB are free, and one refused by either cap fails with its
-Event; the run ends within --deadline (below the CronJob's activeDeadlineSeconds),
+Event; the run ends within --deadline (with --loop, each run does),
 computing until 10s before it and failing, with its Event, each budget not written by
 then; --qps and --burst pace the API calls (about ceil(N/500) + 2N for N budgets, and 2
 per budget namespace with --checkpoints-namespace: 10,000 in 200 namespaces take 102s at
@@ -113,6 +127,17 @@ counter makes (negative, not finite, fractional tokens), only costs that budget 
 whole period again. The figures are those of a query over the whole period, but
 for samples that reach Prometheus more than --settle late.
 
+With --loop it runs until stopped, as the replicas of a Deployment: the one that holds
+the coordination.k8s.io Lease --lease-name in --lease-namespace (default $POD_NAMESPACE)
+runs the writer every --interval (15s), the others wait to take the Lease over. Each run
+goes on from the checkpoints the last one kept in memory (stored at most every 5m), and
+writes only the budgets whose figures changed, or whose llmbudget.dev/spend-as-of is a
+third of their maxAge old. --deadline bounds each run. A leader that cannot renew the
+Lease within --renew-deadline stops writing and exits 1, so that its Pod restarts as a
+follower; on SIGTERM it hands the Lease back and exits 0. Its identity in the Lease is
+--identity (default $POD_NAME, else the host name). It serves its metrics on
+--metrics-addr (/metrics; /healthz answers while it runs).
+
 exit status:
   0  the ConfigMap was printed (or, with --print-query, the PromQL); with --all, every
      budget's spend was written
@@ -125,7 +150,10 @@ exit status:
      --match that is not a PromQL label matcher, a --step that does not divide 15m, a
      --now that is not RFC 3339, a flag of -f given with --all, a --timeout,
      --request-timeout, --deadline, --settle, --concurrency, --qps or --burst of 0 or less,
-     a --concurrency above 64`,
+     a --concurrency above 64, a --loop flag without --loop, an --interval,
+     --lease-duration, --renew-deadline or --retry-period of 0 or less, a --renew-deadline
+     not below --lease-duration, a --retry-period not below --renew-deadline, or --loop
+     without --lease-namespace or $POD_NAMESPACE`,
 	run: spendCmd,
 }
 
@@ -162,7 +190,7 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 20*time.Second,
 		"with --all: time allowed for each call to the API server")
 	fs.DurationVar(&f.deadline, "deadline", 200*time.Second,
-		"with --all: time allowed for the whole run, below the CronJob's activeDeadlineSeconds")
+		"with --all: time allowed for the whole run (with --loop, for each run)")
 	fs.IntVar(&f.concurrency, "concurrency", 8, "with --all: budgets computed at once, at most 64")
 	fs.Float64Var(&f.qps, "qps", 200, "with --all: API calls per second, on average")
 	fs.IntVar(&f.burst, "burst", 400, "with --all: API calls in a burst above --qps")
@@ -170,6 +198,19 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --all: namespace of the checkpoints of Total budgets (none when empty)")
 	fs.DurationVar(&f.settle, "settle", 10*time.Minute,
 		"with --all: how far behind the run a checkpoint lies, for samples that arrive late")
+	fs.BoolVar(&f.loop, "loop", false, "with --all: run until stopped, leader-elected, every --interval")
+	fs.DurationVar(&f.interval, "interval", 15*time.Second, "with --loop: from one run's start to the next")
+	fs.StringVar(&f.leaseName, "lease-name", "llmbudget-spend-writer", "with --loop: the Lease the replicas elect by")
+	fs.StringVar(&f.leaseNamespace, "lease-namespace", os.Getenv("POD_NAMESPACE"),
+		"with --loop: the Lease's namespace (default $POD_NAMESPACE)")
+	fs.StringVar(&f.identity, "identity", "", "with --loop: this replica's name in the Lease "+
+		"(default $POD_NAME, else the host name)")
+	fs.DurationVar(&f.leaseDuration, "lease-duration", 15*time.Second,
+		"with --loop: how long followers wait, after the last renewal, to take the Lease")
+	fs.DurationVar(&f.renewDeadline, "renew-deadline", 10*time.Second,
+		"with --loop: how long the leader tries to renew before it stops writing and exits")
+	fs.DurationVar(&f.retryFor, "retry-period", 2*time.Second, "with --loop: the wait between tries at the Lease")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "with --loop: address of /metrics; empty for none")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -229,7 +270,8 @@ func (f *spendFlags) checkBounds(fs *flag.FlagSet) error {
 		name  string
 		value time.Duration
 	}{{"timeout", f.timeout}, {"request-timeout", f.requestTimeout}, {"deadline", f.deadline},
-		{"settle", f.settle}} {
+		{"settle", f.settle}, {"interval", f.interval}, {"lease-duration", f.leaseDuration},
+		{"renew-deadline", f.renewDeadline}, {"retry-period", f.retryFor}} {
 		if d.value <= 0 {
 			return badUsage(fs, "--%s %s: want a duration above 0, like 20s", d.name, d.value)
 		}
@@ -273,9 +315,45 @@ func (f *spendFlags) checkAll(fs *flag.FlagSet) error {
 			return badUsage(fs, "-n %q: not a namespace name: %s", f.namespace, strings.Join(msgs, "; "))
 		}
 	}
+	if err := f.checkLoop(fs); err != nil {
+		return err
+	}
 	var err error
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
 		return &usageError{fs: fs, err: err}
+	}
+	return nil
+}
+
+// checkLoop refuses a --loop flag without --loop, and a Lease's timing that client-go's leader election refuses.
+func (f *spendFlags) checkLoop(fs *flag.FlagSet) error {
+	var given []string
+	fs.Visit(func(fl *flag.Flag) {
+		if slices.Contains(loopOnly, fl.Name) {
+			given = append(given, "-"+fl.Name)
+		}
+	})
+	switch {
+	case !f.loop && len(given) > 0:
+		return badUsage(fs, "%s: only with --loop", strings.Join(given, ", "))
+	case !f.loop:
+		return nil
+	case f.leaseNamespace == "":
+		return badUsage(fs, "--loop: no --lease-namespace, and no $POD_NAMESPACE to default it")
+	case f.renewDeadline >= f.leaseDuration:
+		return badUsage(fs, "--renew-deadline %s: want it below --lease-duration (%s), so that a leader stops "+
+			"writing before another may take the Lease", f.renewDeadline, f.leaseDuration)
+	case f.retryFor >= f.renewDeadline:
+		return badUsage(fs, "--retry-period %s: want it below --renew-deadline (%s)", f.retryFor, f.renewDeadline)
+	case f.now != "":
+		return badUsage(fs, "--now with --loop: each run is at its own time")
+	}
+	if msgs := validation.IsDNS1123Label(f.leaseNamespace); len(msgs) > 0 {
+		return badUsage(fs, "--lease-namespace %q: not a namespace name: %s", f.leaseNamespace,
+			strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsDNS1123Subdomain(f.leaseName); len(msgs) > 0 {
+		return badUsage(fs, "--lease-name %q: not an object name: %s", f.leaseName, strings.Join(msgs, "; "))
 	}
 	return nil
 }
@@ -459,6 +537,9 @@ func spendAll(f spendFlags, std stdio) error {
 	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
 		RequestTimeout: f.requestTimeout, Concurrency: f.concurrency, Force: f.forceConflicts,
 		Checkpoints: f.checkpoints, Settle: f.settle, Memory: spendwriter.MemoryFor(debug.SetMemoryLimit(-1))}
+	if f.loop {
+		return spendLoop(f, w, kube, log)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.deadline)
 	defer cancel()
 	res, err := w.Run(ctx, f.namespace, f.clock())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ type checkpoints struct {
 	ns     map[string]*nsCheckpoints
 	listed map[string][]string // the run's budgets, by namespace
 	left   map[string]int      // how many of them are not done yet
+	now    time.Time           // the run's
 }
 
 type nsCheckpoints struct {
@@ -37,8 +39,9 @@ type nsCheckpoints struct {
 	made   map[string]string // by this run
 }
 
-func newCheckpoints(w Writer, items []item) *checkpoints {
-	c := &checkpoints{w: w, ns: map[string]*nsCheckpoints{}, listed: map[string][]string{}, left: map[string]int{}}
+func newCheckpoints(w Writer, items []item, now time.Time) *checkpoints {
+	c := &checkpoints{w: w, ns: map[string]*nsCheckpoints{}, listed: map[string][]string{}, left: map[string]int{},
+		now: now}
 	for _, it := range items {
 		c.listed[it.namespace] = append(c.listed[it.namespace], it.name)
 		c.left[it.namespace]++
@@ -65,6 +68,10 @@ func (c *checkpoints) get(ctx context.Context, namespace, name string) *promspen
 	n := c.of(namespace)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if !n.loaded {
+		n.read = c.w.Kept.checkpointsOf(namespace)
+		n.loaded = n.read != nil
+	}
 	if !n.loaded {
 		n.loaded = true
 		err := c.w.call(ctx, func(ctx context.Context) error {
@@ -139,12 +146,19 @@ func (c *checkpoints) done(ctx context.Context, namespace string) {
 			data[name] = js
 		}
 	}
-	if len(n.made) > 0 && !maps.Equal(data, n.read) {
+	switch {
+	case len(n.made) == 0:
+	case c.w.Kept != nil:
+		if c.w.Kept.madeCheckpoints(namespace, n.read, data, c.now) && c.write(ctx, namespace, data) {
+			c.w.Kept.storedCheckpoints(namespace, data, c.now)
+		}
+	case !maps.Equal(data, n.read):
 		c.write(ctx, namespace, data)
 	}
 }
 
-func (c *checkpoints) write(ctx context.Context, namespace string, data map[string]string) {
+// write stores the namespace's checkpoints, and says whether it did.
+func (c *checkpoints) write(ctx context.Context, namespace string, data map[string]string) bool {
 	name := CheckpointPrefix + namespace
 	cm := corev1ac.ConfigMap(name, c.w.Checkpoints).WithData(data)
 	encoded, err := json.Marshal(cm)
@@ -162,4 +176,5 @@ func (c *checkpoints) write(ctx context.Context, namespace string, data map[stri
 		c.w.Log.Warn("checkpoints not written: their budgets are asked for their whole period next run",
 			"configMap", c.w.Checkpoints+"/"+name, "reason", money.Abbreviate(err.Error(), maxMessage))
 	}
+	return err == nil
 }

@@ -40,9 +40,13 @@
 //     lowered checkpoint would lower spend. One that cannot be read, or is not of the budget's current period,
 //     source and step, is not used, and a namespace's that cannot be written (past promspend.MaxConfigMapBytes:
 //     some 3,000 budgets) is logged: either costs only the budget's whole period asked again.
+//   - With Kept (Loop: `--loop`), a run goes on from the checkpoints the last run of the term kept in memory,
+//     stores a namespace's that changed at most every CheckpointsEvery, and applies a budget's ConfigMap only when
+//     its figures differ from those it holds or its spend-as-of is a third of the budget's maxAge old. A term
+//     starts from nothing kept: it reads what is stored.
 //
 // Assumptions:
-//   - One writer runs at a time (the CronJob's concurrencyPolicy: Forbid); two would only apply the same figures.
+//   - One writer runs at a time (Loop's leader, by its Lease); two would only apply the same figures.
 //
 // Caveats:
 //   - A key another manager owns is a conflict: the budget fails and says who owns it, unless Force takes the key
@@ -106,11 +110,11 @@ const MaxConcurrency = 64
 // DefaultMemory is the bytes of answers that the budgets computed at once hold together, when Writer.Memory is 0:
 // twice promspend.DefaultAllowance's 16 MiB, so that two budgets at their cap may be computed at once. An answer
 // held takes about twice its bytes (its body and its decoded series), and the garbage collector lets the heap grow
-// past what is live, so a run holds about 200 MiB with the largest answers: within the CronJob's 256Mi.
+// past what is live, so a run holds about 200 MiB with the largest answers: within the Deployment's 256Mi.
 const DefaultMemory = 32 << 20
 
 // MemoryFor is the Memory of a process whose memory limit (GOMEMLIMIT; math.MaxInt64 for none) is limit: an eighth
-// of it, DefaultMemory for the CronJob's 256Mi, and at least one budget's promspend.DefaultAllowance.
+// of it, DefaultMemory for the Deployment's 256Mi, and at least one budget's promspend.DefaultAllowance.
 func MemoryFor(limit int64) int64 {
 	if limit == math.MaxInt64 {
 		return DefaultMemory
@@ -148,12 +152,17 @@ type Writer struct {
 	// write; "" keeps none, and every run asks for each budget's whole period.
 	Checkpoints string
 	Settle      time.Duration // how far behind a run its checkpoint lies (promspend.Plan.Resume)
+	// Kept is what a long-running writer carries from one run to the next (Loop); nil for a single run.
+	Kept *Kept
 }
 
 // Result is what a run did.
 type Result struct {
 	Written []string // namespace/name of each budget whose spend was written
 	Failed  []string // and of each whose spend was not
+	// Unchanged are the budgets whose figures, with Kept, were those their ConfigMap already held, recently
+	// enough: they were not written again.
+	Unchanged []string
 }
 
 // Run writes the spend at now of every budget of namespace ("" for all) with spec.costSource.prometheus, until
@@ -166,18 +175,18 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	failed := make([]bool, len(items))
+	outcomes := make([]outcome, len(items))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	r := runState{tables: &priceTables{m: map[string]*priceTable{}},
 		memory: promspend.NewMemory(cmp.Or(w.Memory, DefaultMemory))}
 	if w.Checkpoints != "" {
-		r.checkpoints = newCheckpoints(w, items)
+		r.checkpoints = newCheckpoints(w, items, now)
 	}
 	for range min(max(w.Concurrency, 1), MaxConcurrency) {
 		wg.Go(func() {
 			for i := range next {
-				failed[i] = !w.one(ctx, work, items[i], now, r)
+				outcomes[i] = w.one(ctx, work, items[i], now, r)
 				r.checkpoints.done(ctx, items[i].namespace)
 			}
 		})
@@ -189,12 +198,17 @@ func (w Writer) Run(ctx context.Context, namespace string, now time.Time) (Resul
 	wg.Wait()
 	var res Result
 	for i, it := range items {
-		if failed[i] {
-			res.Failed = append(res.Failed, it.namespace+"/"+it.name)
-		} else {
-			res.Written = append(res.Written, it.namespace+"/"+it.name)
+		name := it.namespace + "/" + it.name
+		switch outcomes[i] {
+		case failed:
+			res.Failed = append(res.Failed, name)
+		case unchanged:
+			res.Unchanged = append(res.Unchanged, name)
+		default:
+			res.Written = append(res.Written, name)
 		}
 	}
+	w.Kept.keepOnly(items)
 	return res, nil
 }
 
@@ -268,26 +282,35 @@ func (w Writer) list(ctx context.Context, namespace string) ([]item, error) {
 	return items, nil
 }
 
-// one writes one budget's spend while work lasts, or logs and posts why not (within ctx); it says whether the
-// spend was written.
-func (w Writer) one(ctx, work context.Context, it item, now time.Time, r runState) bool {
+// outcome is what became of one budget in a run.
+type outcome int
+
+const (
+	written outcome = iota
+	unchanged
+	failed
+)
+
+// one writes one budget's spend while work lasts, or logs and posts why not (within ctx).
+func (w Writer) one(ctx, work context.Context, it item, now time.Time, r runState) outcome {
 	err := it.err
+	o := failed
 	switch {
 	case err != nil:
 	case work.Err() != nil:
 		err = errors.New("not reached before the run's deadline (--deadline, less the time kept for Events): " +
-			"raise --concurrency, or --deadline within the CronJob's activeDeadlineSeconds")
+			"raise --concurrency or --deadline")
 	default:
-		err = w.write(work, it.b, now, r)
+		o, err = w.write(work, it.b, now, r)
 		if err != nil && work.Err() != nil {
 			err = fmt.Errorf("%w (the run's deadline, --deadline, passed)", err)
 		}
 	}
 	if err != nil {
 		w.fail(ctx, it.b, it.namespace+"/"+it.name, err, now)
-		return false
+		return failed
 	}
-	return true
+	return o
 }
 
 // call runs f with ctx bounded by RequestTimeout, for one call to the API server, naming the bound in f's error
@@ -307,7 +330,7 @@ func (w Writer) call(ctx context.Context, f func(ctx context.Context) error) err
 }
 
 // write computes and applies one budget's spend, and logs what it wrote.
-func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r runState) error {
+func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r runState) (outcome, error) {
 	if w.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Timeout)
@@ -316,11 +339,11 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	p := b.Spec.CostSource.Prometheus
 	src, err := promspend.FromSpec(p)
 	if err != nil {
-		return fmt.Errorf("spec.costSource.prometheus: %w", err)
+		return failed, fmt.Errorf("spec.costSource.prometheus: %w", err)
 	}
 	plan, err := promspend.NewPlan(b.Spec, now, src, p.StepDuration())
 	if err != nil {
-		return err
+		return failed, err
 	}
 	if r.checkpoints != nil && cmp.Or(b.Spec.CostSource.Format, api.Total) == api.Total {
 		// Only a Total budget keeps a checkpoint: a namespace of ledgers alone reads none.
@@ -329,7 +352,7 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	var prices *promspend.Prices
 	if src.TokensOnly() {
 		if prices, err = w.prices(ctx, b.Metadata.Namespace, p.Prices, r.tables); err != nil {
-			return err
+			return failed, err
 		}
 	}
 	name := b.Metadata.Namespace + "/" + b.Metadata.Name
@@ -342,20 +365,21 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 		defer share.Release()
 	}
 	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
-		return fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
+		return failed, fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
 	}
 	if errors.Is(err, promspend.ErrOverAllowance) {
-		return fmt.Errorf("budget %s: %w", name, err)
+		return failed, fmt.Errorf("budget %s: %w", name, err)
 	}
 	figures, err := plan.Figures(answers, prices)
 	if err != nil {
-		return err
+		return failed, err
 	}
-	if err := w.apply(ctx, b, plan, figures); err != nil {
-		return err
+	o, err := w.apply(ctx, b, plan, figures, now)
+	if err != nil {
+		return failed, err
 	}
 	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, plan.Next(answers))
-	return nil
+	return o, nil
 }
 
 // ask asks the plan's queries, its answers holding a share of the run's memory, which the caller releases once it
@@ -392,12 +416,20 @@ func bytesIn(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out.
+// apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out. With
+// Kept, figures the ConfigMap already holds, stamped less than refresh ago, are not written again.
 func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.Plan,
-	figures map[string]promspend.Usage) error {
+	figures map[string]promspend.Usage, now time.Time) (outcome, error) {
 	ns, name := b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName
+	budget := ns + "/" + b.Metadata.Name
 	cms := w.Kube.CoreV1().ConfigMaps(ns)
 	data := promspend.Encode(figures)
+	annotations := plan.Annotations()
+	fresh := refresh(b.Spec.CostSource)
+	sum := digest(name, data, annotations)
+	if w.Kept.unchanged(budget, sum, now, fresh) {
+		return unchanged, nil
+	}
 	kept := []string{} // a list in the log line even when empty
 	source, version := name, ""
 	var existing *corev1.ConfigMap
@@ -408,14 +440,18 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return fmt.Errorf("read ConfigMap %s: %w", name, err)
+		return failed, fmt.Errorf("read ConfigMap %s: %w", name, err)
 	default:
+		if asOf, ok := holds(existing, data, annotations); ok && w.Kept != nil && now.Sub(asOf) < fresh {
+			w.Kept.wrote(budget, sum, asOf, now)
+			return unchanged, nil
+		}
 		version = existing.ResourceVersion
 		// A label already there keeps its value: a ClusterLLMCostBudget may select by it.
 		source = cmp.Or(existing.Labels[api.LabelSpendSource], name)
 		owned, err := corev1ac.ExtractConfigMap(existing, FieldManager)
 		if err != nil {
-			return fmt.Errorf("ConfigMap %s: the fields %s owns: %w", name, FieldManager, err)
+			return failed, fmt.Errorf("ConfigMap %s: the fields %s owns: %w", name, FieldManager, err)
 		}
 		for k, v := range owned.Data {
 			if _, ok := data[k]; !ok {
@@ -426,14 +462,14 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 	}
 	cm := corev1ac.ConfigMap(name, ns).
 		WithLabels(map[string]string{api.LabelSpendSource: source}).
-		WithAnnotations(plan.Annotations()).
+		WithAnnotations(annotations).
 		WithData(data)
 	encoded, err := json.Marshal(cm)
 	if err != nil {
-		return fmt.Errorf("encode ConfigMap %s: %w", name, err)
+		return failed, fmt.Errorf("encode ConfigMap %s: %w", name, err)
 	}
 	if err := promspend.CheckConfigMapSize(ns+"/"+name, encoded); err != nil {
-		return fmt.Errorf("budget %s/%s: %w", ns, b.Metadata.Name, err)
+		return failed, fmt.Errorf("budget %s/%s: %w", ns, b.Metadata.Name, err)
 	}
 	var applied *corev1.ConfigMap
 	err = w.call(ctx, func(ctx context.Context) (err error) {
@@ -441,16 +477,17 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 		return err
 	})
 	if apierrors.IsConflict(err) {
-		return fmt.Errorf("apply ConfigMap %s: %w (another writer owns these: stop it, or hand them over "+
+		return failed, fmt.Errorf("apply ConfigMap %s: %w (another writer owns these: stop it, or hand them over "+
 			"once with llmbudget spend --all --force-conflicts)", name, err)
 	}
 	if err != nil {
-		return fmt.Errorf("apply ConfigMap %s: %w", name, err)
+		return failed, fmt.Errorf("apply ConfigMap %s: %w", name, err)
 	}
-	written := make(map[string]promspend.Usage, len(figures))
+	w.Kept.wrote(budget, sum, now.Truncate(time.Second), now)
+	totals := make(map[string]promspend.Usage, len(figures))
 	for k, u := range figures {
 		u.Models = nil // the log line says each key's totals; the ConfigMap has the breakdown
-		written[k] = u
+		totals[k] = u
 	}
 	slices.Sort(kept)
 	from := "" // the period's start: no checkpoint
@@ -458,10 +495,10 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 		from = cp.At.UTC().Format(time.RFC3339)
 	}
 	w.Log.Info("spend written", "budget", ns+"/"+b.Metadata.Name, "configMap", ns+"/"+name,
-		"format", string(cmp.Or(b.Spec.CostSource.Format, api.Total)), "written", written, "kept", kept,
+		"format", string(cmp.Or(b.Spec.CostSource.Format, api.Total)), "written", totals, "kept", kept,
 		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion,
 		"resumedFrom", from)
-	return nil
+	return written, nil
 }
 
 // priceTables are the price tables a run has read, each once (unless it timed out: another budget may have more

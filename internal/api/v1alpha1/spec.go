@@ -37,8 +37,8 @@ const (
 	// MaxKeyPrefixLength leaves room in a 253-character ConfigMap key for the date DailyLedger appends, "-2026-11-20".
 	MaxKeyPrefixLength = 242
 
-	// DefaultMaxAge is costSource.maxAge of a budget with costSource.prometheus: three runs of the spend writer's
-	// default 5-minute schedule, so that one failed or late run is no alarm and three are.
+	// DefaultMaxAge is costSource.maxAge of a budget with costSource.prometheus: three times the 5 minutes (a third
+	// of it) within which the spend writer stamps even unchanged figures, so that one missed stamp is no alarm.
 	DefaultMaxAge = "15m"
 	// MinMaxAge and MaxMaxAge bound costSource.maxAge: below a minute, a writer's ordinary latency would read as
 	// stale; past 31 days, no period's figures can be that old and still be of the period.

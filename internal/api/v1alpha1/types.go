@@ -249,7 +249,7 @@ type CostSource struct {
 	// 3339 instant a writer computed the figures for, on the spend ConfigMap (for a ClusterLLMCostBudget, the
 	// oldest among the selected namespaces' spend ConfigMaps); a ConfigMap without it is stale. A duration of
 	// whole hours, minutes or seconds from 1m to 744h, like 15m or 1h30m. Default 15m when prometheus is set
-	// (three runs of the spend writer's 5-minute schedule: raise it if the writer runs less often); otherwise
+	// (three times the 5 minutes within which the spend writer stamps even unchanged figures); otherwise
 	// unset, and the figures are used however old. Not used with format TaskRecords.
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^([0-9]{1,6}(h|m|s))+$') && duration(self) >= duration('1m') && duration(self) <= duration('744h')`,messageExpression=`'"' + self + '" must be a duration of whole hours, minutes or seconds from 1m to 744h (31 days), like 15m or 1h30m'`
@@ -260,7 +260,7 @@ type CostSource struct {
 	// selects). A record completed (spec.completionTime) in the current period counts; one whose usage does not
 	// parse makes the budget Unknown (InvalidCostData).
 	Selector *LabelSelector `json:"selector,omitempty"`
-	// For an LLMCostBudget only: where the spend writer (llmbudget spend --all, one CronJob in llmbudget-system)
+	// For an LLMCostBudget only: where the spend writer (llmbudget spend --all, one Deployment in llmbudget-system)
 	// computes this budget's spend from: the Prometheus counters of a known exporter (source, narrowed by
 	// selector) or your own (series). The writer writes the figures into the ConfigMap configMapName names; the
 	// budget itself reads only that ConfigMap.

@@ -56,11 +56,12 @@ func installLiftControls(t *testing.T) {
 	require.NoError(t, err)
 	var rbac []cluster.Document
 	for _, d := range writer {
-		if d.Kind != "CronJob" {
+		switch d.Kind {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			rbac = append(rbac, d)
 		}
 	}
-	require.Len(t, rbac, 3, "the writer's ServiceAccount, ClusterRole and ClusterRoleBinding")
+	require.Len(t, rbac, 5, "the writer's ServiceAccount, ClusterRole, ClusterRoleBinding, and its Lease's Role")
 	writerRBAC := cluster.JoinDocuments(rbac)
 	kube.ApplyYAML(t, "", writerRBAC)
 	t.Cleanup(func() { _, _ = kube.KubectlErr(t, writerRBAC, "delete", "--ignore-not-found", "-f", "-") })

@@ -58,6 +58,16 @@ func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 		{"patch", "namespaces", "", "no"},
 		{"create", "rolebindings", "team-ml", "no"},
 		{"impersonate", "serviceaccounts", "team-ml", "no"},
+
+		// Its Lease, in its own namespace: created once, then read and renewed by name.
+		{"create", "leases.coordination.k8s.io", "llmbudget-system", "yes"},
+		{"get", "leases.coordination.k8s.io/llmbudget-spend-writer", "llmbudget-system", "yes"},
+		{"update", "leases.coordination.k8s.io/llmbudget-spend-writer", "llmbudget-system", "yes"},
+		{"update", "leases.coordination.k8s.io/kube-controller-manager", "llmbudget-system", "no"},
+		{"delete", "leases.coordination.k8s.io/llmbudget-spend-writer", "llmbudget-system", "no"},
+		{"list", "leases.coordination.k8s.io", "llmbudget-system", "no"},
+		{"create", "leases.coordination.k8s.io", "team-ml", "no"},
+		{"update", "leases.coordination.k8s.io/llmbudget-spend-writer", "team-ml", "no"},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s %s in %q: %s", c.verb, c.resource, c.namespace, c.want), func(t *testing.T) {
@@ -71,8 +81,8 @@ func TestTheSpendWriterCanDoWhatARunNeedsAndNothingElse(t *testing.T) {
 	}
 }
 
-// installSpendWriterRBAC installs the spend writer's ServiceAccount, ClusterRole and ClusterRoleBinding as
-// deploy/overlays/spend-writer renders them, and removes them when the test ends.
+// installSpendWriterRBAC installs the spend writer's ServiceAccount, ClusterRole, ClusterRoleBinding, and its
+// Lease's Role and RoleBinding as deploy/overlays/spend-writer renders them, and removes them when the test ends.
 func installSpendWriterRBAC(t *testing.T) {
 	t.Helper()
 	objs, err := deploytest.Kustomize(repoRoot, "deploy/overlays/spend-writer")
@@ -80,13 +90,13 @@ func installSpendWriterRBAC(t *testing.T) {
 	var rbac []deploytest.Object
 	for _, o := range objs {
 		switch o["kind"] {
-		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount":
+		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "Role", "RoleBinding":
 			if name, _ := o["metadata"].(map[string]any)["name"].(string); name == "llmbudget-spend-writer" {
 				rbac = append(rbac, o)
 			}
 		}
 	}
-	require.Len(t, rbac, 3, "the writer's ServiceAccount, ClusterRole and ClusterRoleBinding")
+	require.Len(t, rbac, 5, "the writer's ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding")
 	kube.EnsureNamespace(t, "llmbudget-system")
 	var manifest strings.Builder
 	for _, o := range rbac {

@@ -105,3 +105,11 @@ app.kubernetes.io/name: {{ include "llmbudget.name" . }}-authz
 app.kubernetes.io/part-of: llmbudget
 app.kubernetes.io/component: authz
 {{- end -}}
+
+{{- /* The spend writer's labels, as deploy/components/spend-writer labels its Deployment, Pods, Service and
+NetworkPolicy: a name of its own, so that the hook Service never selects its Pods. */}}
+{{- define "llmbudget.spendWriterLabels" -}}
+app.kubernetes.io/name: {{ include "llmbudget.name" . }}-spend-writer
+app.kubernetes.io/part-of: llmbudget
+app.kubernetes.io/component: spend-writer
+{{- end -}}

@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,10 +57,10 @@ type cronJob struct {
 // writerNamespace is the namespace the CronJob runs in, which holds the writer's checkpoints.
 const writerNamespace = "llmbudget-system"
 
-// cronJobManifest holds the spend writer's CronJob, from the repository's root.
+// cronJobManifest holds the spend writer's Deployment, from the repository's root.
 const cronJobManifest = "deploy/components/spend-writer/spend-writer.yaml"
 
-// deployedCronJob reads the CronJob of deploy/components/spend-writer.
+// deployedCronJob reads the writer's Deployment of deploy/components/spend-writer, as one run of it.
 func deployedCronJob() (cronJob, error) {
 	root, err := cluster.RepoRoot()
 	if err != nil {
@@ -72,24 +72,36 @@ func deployedCronJob() (cronJob, error) {
 		return cronJob{}, err
 	}
 	for _, d := range docs {
-		if d.Kind != "CronJob" {
+		if d.Kind != "Deployment" {
 			continue
 		}
-		var cj batchv1.CronJob
-		if err := yaml.Unmarshal([]byte(d.YAML), &cj); err != nil {
+		var dep appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(d.YAML), &dep); err != nil {
 			return cronJob{}, fmt.Errorf("%s: %w", path, err)
 		}
-		c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+		c := dep.Spec.Template.Spec.Containers[0]
 		out := cronJob{memLimit: c.Resources.Limits.Memory().Value()}
 		for _, a := range c.Args {
-			if !strings.HasPrefix(a, "--prometheus=") {
+			if !strings.HasPrefix(a, "--prometheus=") && !loopFlag(a) {
 				// The Downward API's namespace: where the writer keeps its checkpoints.
 				out.args = append(out.args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", writerNamespace))
 			}
 		}
 		return out, nil
 	}
-	return cronJob{}, fmt.Errorf("%s holds no CronJob", path)
+	return cronJob{}, fmt.Errorf("%s holds no Deployment", path)
+}
+
+// loopFlag reports whether a is a flag of the Deployment's loop (--loop, its interval, Lease and metrics): a
+// measured run is one run of the writer, as a leader's run is.
+func loopFlag(a string) bool {
+	name, _, _ := strings.Cut(a, "=")
+	switch name {
+	case "--loop", "--interval", "--lease-name", "--lease-namespace", "--identity", "--lease-duration",
+		"--renew-deadline", "--retry-period", "--metrics-addr":
+		return true
+	}
+	return false
 }
 
 type options struct {
