@@ -104,7 +104,9 @@ func startWriter(t *testing.T, llmbudget, prom, kubeconfig, identity string) wri
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
-		<-p.exited
+		if err := <-p.exited; err != nil {
+			t.Logf("%s stopped: %v", identity, err)
+		}
 		p.exited <- nil // for a later receive in another cleanup
 		if t.Failed() {
 			t.Logf("%s's log:\n%s", identity, p.logText(t))
@@ -225,7 +227,7 @@ spec:
 	// The leader's node goes: killed, the Lease is not handed back.
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	<-a.exited
+	t.Logf("the leader, killed: %v", <-a.exited)
 	a.exited <- nil
 	before := written()
 	cluster.WaitFor(t, 3*loopLeaseDuration, "writer-b to take the Lease", func() (bool, string) {
