@@ -15,20 +15,17 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
 const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
@@ -106,12 +103,12 @@ func measure(bin string, limit int64, a attack, scale int) (peak int64, answered
 	if err != nil {
 		return 0, 0, err
 	}
-	defer srv.stop()
-	stop := a.run(srv.addr, scale)
+	defer srv.Kill()
+	stop := a.run(srv.Addr, scale)
 	defer stop()
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for range realSyncs {
-		resp, err := client.Post("http://"+srv.addr+"/budget/sync", "application/json", strings.NewReader(syncBody))
+		resp, err := client.Post("http://"+srv.Addr+"/budget/sync", "application/json", strings.NewReader(syncBody))
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -121,7 +118,7 @@ func measure(bin string, limit int64, a attack, scale int) (peak int64, answered
 		}
 	}
 	time.Sleep(time.Second) // the attack holds on a while after the last real sync
-	return srv.peak(), answered, nil
+	return srv.Peak(), answered, nil
 }
 
 // attacker is the address the attacks connect from: another Pod's, as in a cluster, where Metacontroller's own
@@ -237,72 +234,13 @@ func concurrentSyncs(addr string, scale int) func() {
 	})
 }
 
-type server struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan struct{}
-}
-
 // start runs `bin serve` on a loopback port, with GOMEMLIMIT the limit as the Deployment sets it.
-func start(path string, limit int64) (*server, error) {
-	bin, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
+func start(path string, limit int64) (*serverproc.Server, error) {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "", "--log-level", "info"}, serveArgs...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit, 10))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
+	cmd, err := serverproc.Command(path, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving hooks" {
-				addrc <- line.Addr
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.addr = <-addrc:
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("%s exited before serving", bin)
-	case <-time.After(15 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("%s did not report its address within 15s", bin)
-	}
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
-}
-
-// peak is the server's peak resident set size (VmHWM), in bytes.
-func (s *server) peak() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	serverproc.LimitMemory(cmd, limit)
+	return serverproc.Start(cmd, "serving hooks")
 }

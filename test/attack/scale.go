@@ -51,7 +51,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 	if err != nil {
 		return result, err
 	}
-	defer srv.stop()
+	defer srv.Kill()
 	result.requestBytes = len(body)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -59,7 +59,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 	for range c.calls {
 		wg.Go(func() {
 			start := time.Now()
-			code, n, err := post(client, "http://"+srv.addr+c.route, body)
+			code, n, err := post(client, "http://"+srv.Addr+c.route, body)
 			took := time.Since(start)
 			mu.Lock()
 			defer mu.Unlock()
@@ -73,7 +73,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 		})
 	}
 	wg.Wait()
-	result.peak = srv.peak()
+	result.peak = srv.Peak()
 	return result, nil
 }
 
