@@ -21,20 +21,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmbudget/llmbudget/test/k8s/cluster"
 	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
@@ -46,51 +41,6 @@ const (
 	goalWall    = 60 * time.Second
 	goalRSS     = 128 << 20
 )
-
-// cronJob is the spend writer as deploy/components/spend-writer runs it: its arguments, but --prometheus, and
-// GOMEMLIMIT, which the Downward API sets to its memory limit.
-type cronJob struct {
-	args     []string
-	memLimit int64
-}
-
-// writerNamespace is the namespace the CronJob runs in, which holds the writer's checkpoints.
-const writerNamespace = "llmbudget-system"
-
-// cronJobManifest holds the spend writer's CronJob, from the repository's root.
-const cronJobManifest = "deploy/components/spend-writer/spend-writer.yaml"
-
-// deployedCronJob reads the CronJob of deploy/components/spend-writer.
-func deployedCronJob() (cronJob, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return cronJob{}, err
-	}
-	path := filepath.Join(root, cronJobManifest)
-	docs, err := cluster.ReadDocuments(path)
-	if err != nil {
-		return cronJob{}, err
-	}
-	for _, d := range docs {
-		if d.Kind != "CronJob" {
-			continue
-		}
-		var cj batchv1.CronJob
-		if err := yaml.Unmarshal([]byte(d.YAML), &cj); err != nil {
-			return cronJob{}, fmt.Errorf("%s: %w", path, err)
-		}
-		c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-		out := cronJob{memLimit: c.Resources.Limits.Memory().Value()}
-		for _, a := range c.Args {
-			if !strings.HasPrefix(a, "--prometheus=") {
-				// The Downward API's namespace: where the writer keeps its checkpoints.
-				out.args = append(out.args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", writerNamespace))
-			}
-		}
-		return out, nil
-	}
-	return cronJob{}, fmt.Errorf("%s holds no CronJob", path)
-}
 
 type options struct {
 	bin                 string
@@ -118,12 +68,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	cj, err := deployedCronJob()
+	cj, err := benchkit.DeployedSpendWriter()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
-		cronJobManifest)
+	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.Args, " "), cj.MemLimit,
+		benchkit.SpendWriterManifest)
 	exp := &exporter{}
 	target := httptest.NewServer(exp)
 	defer target.Close()
@@ -138,7 +88,7 @@ func run(o options) error {
 	}
 	defer c.Stop()
 	if _, err := k.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: writerNamespace}}, metav1.CreateOptions{}); err != nil {
+		ObjectMeta: metav1.ObjectMeta{Name: benchkit.WriterNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	standIn := httptest.NewServer(instantAnswers{})
@@ -175,9 +125,9 @@ func run(o options) error {
 				return err
 			}
 			fmt.Printf("%-8d %-22s %10s %10s %6.1f MiB %8d %s\n", n, p.name, created.Round(time.Second),
-				r.wall.Round(100*time.Millisecond), float64(r.rss)/(1<<20), r.written, verdict(n, r))
-			if r.exit != 0 {
-				fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+				r.Wall.Round(100*time.Millisecond), float64(r.RSS)/(1<<20), r.written, verdict(n, r))
+			if r.Exit != 0 {
+				fmt.Printf("         exit %d; its last lines:%s\n", r.Exit, r.Tail(2, 200))
 			}
 		}
 	}
@@ -200,13 +150,13 @@ func (instantAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func verdict(n int, r result) string {
 	switch {
-	case (r.exit != 0 || r.written != n) && n != goalBudgets:
+	case (r.Exit != 0 || r.written != n) && n != goalBudgets:
 		return "NOT within the deadline: the budgets not reached got their SpendWriteFailed Event"
-	case r.exit != 0 || r.written != n:
+	case r.Exit != 0 || r.written != n:
 		return "NOT within the goal: not every budget was written"
 	case n != goalBudgets:
 		return "within the deadline"
-	case r.wall <= goalWall && r.rss <= goalRSS:
+	case r.Wall <= goalWall && r.RSS <= goalRSS:
 		return "within the goal (60 s, 128 MiB)"
 	}
 	return "NOT within the goal (60 s, 128 MiB)"
@@ -319,37 +269,21 @@ func waitForSeries(prom string, teams int) error {
 }
 
 type result struct {
-	wall    time.Duration
-	rss     int64
-	exit    int
+	benchkit.WriterRun
 	written int
-	tail    string
 }
 
 // spendAll runs the writer once, as the CronJob does, and counts the budgets it reports written.
-func spendAll(bin string, cj cronJob, prom, kubeconfig string) (result, error) {
-	cmd := exec.Command(bin, slices.Concat(cj.args, []string{"--prometheus=" + prom, "--kubeconfig=" + kubeconfig})...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(cj.memLimit, 10))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start)}
-	if cmd.ProcessState == nil {
+func spendAll(bin string, cj benchkit.SpendWriter, prom, kubeconfig string) (result, error) {
+	run, err := cj.Run(bin, "--prometheus="+prom, "--kubeconfig="+kubeconfig)
+	r := result{WriterRun: run}
+	if err != nil {
 		return r, err
 	}
-	r.exit = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	for _, l := range lines {
+	for _, l := range r.Lines {
 		if strings.Contains(l, `"msg":"spend written"`) {
 			r.written++
 		}
-	}
-	for _, l := range lines[max(0, len(lines)-2):] {
-		r.tail += "\n         " + l[:min(len(l), 200)]
 	}
 	return r, nil
 }
