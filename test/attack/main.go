@@ -22,9 +22,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/llmbudget/llmbudget/test/attack/internal/flood"
 	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
@@ -123,47 +123,12 @@ func measure(bin string, limit int64, a attack, scale int) (peak int64, answered
 
 // attacker is the address the attacks connect from: another Pod's, as in a cluster, where Metacontroller's own
 // address is its alone. The real syncs come from 127.0.0.1, so --max-connections-per-peer holds the attacker.
-var attacker = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+const attacker = "127.0.0.2"
 
-func dial(addr string) net.Conn {
-	d := net.Dialer{LocalAddr: attacker, Timeout: 2 * time.Second}
-	conn, err := d.Dial("tcp", addr)
-	if err != nil {
-		return nil
-	}
-	return conn
-}
-
-// many runs n copies of f, each on a connection of its own, and returns once each has started its attack.
+// many runs n copies of f from the attacker, each on a connection of its own, and returns once each has started
+// its attack (or after 5 s).
 func many(addr string, n int, f func(net.Conn)) (stop func()) {
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			conn := dial(addr)
-			if conn == nil {
-				return // past the server's cap and the kernel's backlog: the attacker holds nothing of the server's
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			f(conn)
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
+	return flood.Many(attacker, addr, n, 5*time.Second, f)
 }
 
 func unfinishedHeaders(addr string, scale int) func() {

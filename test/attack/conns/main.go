@@ -22,9 +22,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/llmbudget/llmbudget/test/attack/internal/flood"
 	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
@@ -131,7 +131,7 @@ func measure(bin string, a attack, scale int) (peak int64, answered int, err err
 }
 
 func realCall(addr string, t *target) bool {
-	conn := dialFrom(realPeer, addr)
+	conn := flood.Dial(realPeer, addr)
 	if conn == nil {
 		return false
 	}
@@ -149,46 +149,10 @@ func realCall(addr string, t *target) bool {
 	return t.answered(resp)
 }
 
-func dialFrom(from, addr string) net.Conn {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: callDeadline}
-	conn, err := d.Dial("tcp", addr)
-	if err != nil {
-		return nil
-	}
-	return conn
-}
-
 // many runs n copies of f from the address from, each on a connection of its own, and returns once each has
 // started its attack (or after 10 s).
 func many(from, addr string, n int, f func(net.Conn)) (stop func()) {
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			conn := dialFrom(from, addr)
-			if conn == nil {
-				return // past the kernel's backlog: the attacker holds nothing of the server's
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			f(conn)
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
+	return flood.Many(from, addr, n, 10*time.Second, f)
 }
 
 func syncRequest() string {
