@@ -165,18 +165,7 @@ func trickledBodies(addr string, _ int) func() {
 				"Content-Type: application/json\r\n"+header+"\r\n"+head); err != nil {
 				return
 			}
-			go func() {
-				for {
-					select {
-					case <-stopped:
-						return
-					case <-time.After(time.Second):
-						if _, err := io.WriteString(conn, next); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			flood.Trickle(conn, next, stopped)
 		}
 	}
 	declared := many(addr, 4, trickle("Content-Length: 4194304\r\n", strings.Repeat(" ", 64<<10), " "))

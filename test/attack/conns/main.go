@@ -194,18 +194,7 @@ func slowBodies(from string, n int) func(string, int) func() {
 			if err != nil {
 				return
 			}
-			go func() {
-				for {
-					select {
-					case <-stopped:
-						return
-					case <-time.After(time.Second):
-						if _, err := io.WriteString(conn, " "); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			flood.Trickle(conn, " ", stopped)
 		})
 		return func() { close(stopped); hold() }
 	}

@@ -3,6 +3,7 @@
 package flood
 
 import (
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -49,4 +50,21 @@ func Many(from, addr string, n int, wait time.Duration, f func(net.Conn)) (stop 
 			c.Close()
 		}
 	}
+}
+
+// Trickle writes next on conn once a second, in a goroutine of its own, until stopped is closed or a write fails:
+// a client that is always just about to finish its request.
+func Trickle(conn net.Conn, next string, stopped <-chan struct{}) {
+	go func() {
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-time.After(time.Second):
+				if _, err := io.WriteString(conn, next); err != nil {
+					return
+				}
+			}
+		}
+	}()
 }
