@@ -15,20 +15,17 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/llmbudget/llmbudget/test/attack/internal/flood"
+	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
 const syncBody = `{"parent":{"metadata":{"name":"b","namespace":"ns"},` +
@@ -106,12 +103,12 @@ func measure(bin string, limit int64, a attack, scale int) (peak int64, answered
 	if err != nil {
 		return 0, 0, err
 	}
-	defer srv.stop()
-	stop := a.run(srv.addr, scale)
+	defer srv.Kill()
+	stop := a.run(srv.Addr, scale)
 	defer stop()
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for range realSyncs {
-		resp, err := client.Post("http://"+srv.addr+"/budget/sync", "application/json", strings.NewReader(syncBody))
+		resp, err := client.Post("http://"+srv.Addr+"/budget/sync", "application/json", strings.NewReader(syncBody))
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -121,52 +118,17 @@ func measure(bin string, limit int64, a attack, scale int) (peak int64, answered
 		}
 	}
 	time.Sleep(time.Second) // the attack holds on a while after the last real sync
-	return srv.peak(), answered, nil
+	return srv.Peak(), answered, nil
 }
 
 // attacker is the address the attacks connect from: another Pod's, as in a cluster, where Metacontroller's own
 // address is its alone. The real syncs come from 127.0.0.1, so --max-connections-per-peer holds the attacker.
-var attacker = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+const attacker = "127.0.0.2"
 
-func dial(addr string) net.Conn {
-	d := net.Dialer{LocalAddr: attacker, Timeout: 2 * time.Second}
-	conn, err := d.Dial("tcp", addr)
-	if err != nil {
-		return nil
-	}
-	return conn
-}
-
-// many runs n copies of f, each on a connection of its own, and returns once each has started its attack.
+// many runs n copies of f from the attacker, each on a connection of its own, and returns once each has started
+// its attack (or after 5 s).
 func many(addr string, n int, f func(net.Conn)) (stop func()) {
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			conn := dial(addr)
-			if conn == nil {
-				return // past the server's cap and the kernel's backlog: the attacker holds nothing of the server's
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			f(conn)
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
+	return flood.Many(attacker, addr, n, 5*time.Second, f)
 }
 
 func unfinishedHeaders(addr string, scale int) func() {
@@ -203,18 +165,7 @@ func trickledBodies(addr string, _ int) func() {
 				"Content-Type: application/json\r\n"+header+"\r\n"+head); err != nil {
 				return
 			}
-			go func() {
-				for {
-					select {
-					case <-stopped:
-						return
-					case <-time.After(time.Second):
-						if _, err := io.WriteString(conn, next); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			flood.Trickle(conn, next, stopped)
 		}
 	}
 	declared := many(addr, 4, trickle("Content-Length: 4194304\r\n", strings.Repeat(" ", 64<<10), " "))
@@ -237,72 +188,13 @@ func concurrentSyncs(addr string, scale int) func() {
 	})
 }
 
-type server struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan struct{}
-}
-
 // start runs `bin serve` on a loopback port, with GOMEMLIMIT the limit as the Deployment sets it.
-func start(path string, limit int64) (*server, error) {
-	bin, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
+func start(path string, limit int64) (*serverproc.Server, error) {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "", "--log-level", "info"}, serveArgs...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit, 10))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
+	cmd, err := serverproc.Command(path, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving hooks" {
-				addrc <- line.Addr
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.addr = <-addrc:
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("%s exited before serving", bin)
-	case <-time.After(15 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("%s did not report its address within 15s", bin)
-	}
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
-}
-
-// peak is the server's peak resident set size (VmHWM), in bytes.
-func (s *server) peak() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	serverproc.LimitMemory(cmd, limit)
+	return serverproc.Start(cmd, "serving hooks")
 }

@@ -35,7 +35,7 @@ var scaledSyncs = []scaled{
 	{"ClusterLLMCostBudget over 10,000 namespaces, 1,000 spending (Policy, blocking)", "/clusterbudget/sync", 1,
 		func(dir string) ([]byte, error) { return clusterSync(dir, 10_000, 1_000, false) }},
 	{"Namespace beside 100 blocking ClusterLLMCostBudgets of 1,000 namespaces", "/namespace/sync", 1,
-		func(dir string) ([]byte, error) { return namespaceSync(dir, 100, 1_000) }},
+		func(dir string) ([]byte, error) { return namespaceSync(dir, 100, 1_000, "ml-team-%05d") }},
 	{"4 at once: a crafted ClusterLLMCostBudget over 58,000 minimal namespaces", "/clusterbudget/sync", 4,
 		func(string) ([]byte, error) { return craftedClusterSync(58_000), nil }},
 }
@@ -51,7 +51,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 	if err != nil {
 		return result, err
 	}
-	defer srv.stop()
+	defer srv.Kill()
 	result.requestBytes = len(body)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -59,7 +59,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 	for range c.calls {
 		wg.Go(func() {
 			start := time.Now()
-			code, n, err := post(client, "http://"+srv.addr+c.route, body)
+			code, n, err := post(client, "http://"+srv.Addr+c.route, body)
 			took := time.Since(start)
 			mu.Lock()
 			defer mu.Unlock()
@@ -73,7 +73,7 @@ func measureScaled(bin string, limit int64, fixtures string, c scaled) (result s
 		})
 	}
 	wg.Wait()
-	result.peak = srv.peak()
+	result.peak = srv.Peak()
 	return result, nil
 }
 
@@ -166,8 +166,8 @@ func clusterSync(dir string, namespaces, spenders int, quotas bool) ([]byte, err
 }
 
 // namespaceSync grows the capture of a namespace a cluster budget blocks to budgets blocking cluster budgets, each
-// closing namespaces namespaces (this one among them).
-func namespaceSync(dir string, budgets, namespaces int) ([]byte, error) {
+// closing namespaces namespaces named by format but the first, which is this one.
+func namespaceSync(dir string, budgets, namespaces int, format string) ([]byte, error) {
 	req, err := readCapture(dir, "namespace/sync/capture-cluster-budget-blocks.request.json")
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func namespaceSync(dir string, budgets, namespaces int) ([]byte, error) {
 	template := related["ml-department"]
 	closed := make([]any, namespaces)
 	for i := range closed {
-		closed[i] = fmt.Sprintf("ml-team-%05d", i)
+		closed[i] = fmt.Sprintf(format, i)
 	}
 	closed[0] = "ml-research"
 	grown := map[string]any{}

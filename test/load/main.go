@@ -33,8 +33,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -43,6 +41,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
 type options struct {
@@ -159,7 +159,7 @@ func run(o options, out io.Writer) (failed bool, err error) {
 			return false, fmt.Errorf("%w (run `make build` first)", err)
 		}
 		defer srv.stop()
-		addr = srv.addr
+		addr = srv.Addr
 	} else if err := checkLoopback(addr); err != nil {
 		return false, err
 	}
@@ -167,8 +167,8 @@ func run(o options, out io.Writer) (failed bool, err error) {
 	fmt.Fprintf(out, "llmbudget %s", url)
 	var rssBefore, hwm int64
 	if srv != nil {
-		rssBefore, _ = srv.memory()
-		fmt.Fprintf(out, " (pid %d), RSS at start %s", srv.cmd.Process.Pid, mib(rssBefore))
+		rssBefore, _ = srv.Memory()
+		fmt.Fprintf(out, " (pid %d), RSS at start %s", srv.Cmd.Process.Pid, mib(rssBefore))
 	}
 	fmt.Fprintln(out)
 
@@ -189,7 +189,7 @@ func run(o options, out io.Writer) (failed bool, err error) {
 		}
 		defer floor.stop()
 		fmt.Fprintf(out, "floor     http://%s (pid %d), answering with a captured response of %d bytes\n",
-			floor.addr, floor.cmd.Process.Pid, len(resp))
+			floor.Addr, floor.Cmd.Process.Pid, len(resp))
 	}
 	fmt.Fprintf(out, "client GOMAXPROCS %d, %d CPUs; each level runs llmbudget, then the floor\n\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU())
@@ -211,12 +211,12 @@ func run(o options, out io.Writer) (failed bool, err error) {
 		levels = append(levels, l)
 		failed = failed || l.errors > 0 || l.completed < o.requests
 		if floor != nil {
-			floors = append(floors, runLevel("http://"+floor.addr+"/budget/sync", bodies, c, o.requests, o.maxRun, floor))
+			floors = append(floors, runLevel("http://"+floor.Addr+"/budget/sync", bodies, c, o.requests, o.maxRun, floor))
 		}
 	}
 	var rssAfter int64
 	if srv != nil {
-		rssAfter, hwm = srv.memory()
+		rssAfter, hwm = srv.Memory()
 	}
 	report(out, o, levels, floors, srv != nil, rssBefore, rssAfter, hwm)
 	return failed, nil
@@ -310,7 +310,7 @@ func runLevel(url string, bodies [][]byte, c, n int, maxRun time.Duration, srv *
 	slices.Sort(l.latencies)
 	l.completed = len(l.latencies)
 	if srv != nil {
-		l.rssAfter, _ = srv.memory()
+		l.rssAfter, _ = srv.Memory()
 	}
 	return l
 }
@@ -505,60 +505,26 @@ func dig(v any, keys ...string) any {
 }
 
 // server is the llmbudget process under load.
-type server struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan struct{}
-}
+type server struct{ *serverproc.Server }
 
 // startServer starts a server process that logs its address as llmbudget
 // does ({"msg":"serving hooks","addr":...} on stderr), feeding it stdin.
 func startServer(path string, args []string, stdin []byte) (*server, error) {
-	bin, err := filepath.Abs(path)
+	cmd, err := serverproc.Command(path, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.SysProcAttr = sysProcAttr()
 	cmd.Stdin = bytes.NewReader(stdin)
-	stderr, err := cmd.StderrPipe()
+	p, err := serverproc.Start(cmd, "serving hooks")
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		// The first "serving hooks" line names the port; the rest (one line
-		// per hook call) is drained as a log collector would.
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving hooks" {
-				addrc <- line.Addr
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.addr = <-addrc:
-	case <-s.done:
-		return nil, fmt.Errorf("%s exited before serving", bin)
-	case <-time.After(15 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("%s did not report its address within 15s", bin)
-	}
-	if err := checkLoopback(s.addr); err != nil {
+	s := &server{p}
+	if err := checkLoopback(s.Addr); err != nil {
 		s.stop()
 		return nil, err
 	}
-	if err := waitHealthy("http://"+s.addr+"/healthz", 10*time.Second); err != nil {
+	if err := waitHealthy("http://"+s.Addr+"/healthz", 10*time.Second); err != nil {
 		s.stop()
 		return nil, err
 	}
@@ -567,38 +533,12 @@ func startServer(path string, args []string, stdin []byte) (*server, error) {
 
 // stop asks the server to drain and kills it if it does not within 30s.
 func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-s.Done():
 	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
+		s.Kill()
 	}
-}
-
-// memory returns the server's resident set size and its peak, in bytes.
-func (s *server) memory() (rss, peak int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		field, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		if err != nil {
-			continue
-		}
-		switch field {
-		case "VmRSS":
-			rss = kb << 10
-		case "VmHWM":
-			peak = kb << 10
-		}
-	}
-	return rss, peak
 }
 
 // userHZ is the unit of /proc/<pid>/stat's CPU times on Linux.
@@ -609,7 +549,7 @@ func cpuOf(s *server) time.Duration {
 	if s == nil {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
@@ -639,7 +579,7 @@ func (s *server) profile(path string, maxRun time.Duration) chan error {
 	done := make(chan error, 1)
 	go func() {
 		secs := min(int(maxRun.Seconds()), 10)
-		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.addr, secs))
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.Addr, secs))
 		if err != nil {
 			done <- err
 			return
@@ -701,7 +641,7 @@ func hookHistogram(s *server) histogram {
 	if s == nil {
 		return nil
 	}
-	resp, err := http.Get("http://" + s.addr + "/metrics")
+	resp, err := http.Get("http://" + s.Addr + "/metrics")
 	if err != nil {
 		return nil
 	}

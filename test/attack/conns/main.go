@@ -14,20 +14,18 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/llmbudget/llmbudget/test/attack/internal/flood"
+	"github.com/llmbudget/llmbudget/test/internal/serverproc"
 )
 
 // The addresses of the loopback peers.
@@ -120,20 +118,20 @@ func measure(bin string, a attack, scale int) (peak int64, answered int, err err
 		return 0, 0, err
 	}
 	defer srv.stop()
-	stop := a.run(srv.addr, max(scale, 1))
+	stop := a.run(srv.Addr, max(scale, 1))
 	defer stop()
 	for range realCalls {
-		if realCall(srv.addr, a.target) {
+		if realCall(srv.Addr, a.target) {
 			answered++
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // the attack holds on a while after the last real call
-	return srv.peak(), answered, nil
+	return srv.Peak(), answered, nil
 }
 
 func realCall(addr string, t *target) bool {
-	conn := dialFrom(realPeer, addr)
+	conn := flood.Dial(realPeer, addr)
 	if conn == nil {
 		return false
 	}
@@ -151,46 +149,10 @@ func realCall(addr string, t *target) bool {
 	return t.answered(resp)
 }
 
-func dialFrom(from, addr string) net.Conn {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: callDeadline}
-	conn, err := d.Dial("tcp", addr)
-	if err != nil {
-		return nil
-	}
-	return conn
-}
-
 // many runs n copies of f from the address from, each on a connection of its own, and returns once each has
 // started its attack (or after 10 s).
 func many(from, addr string, n int, f func(net.Conn)) (stop func()) {
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			conn := dialFrom(from, addr)
-			if conn == nil {
-				return // past the kernel's backlog: the attacker holds nothing of the server's
-			}
-			mu.Lock()
-			conns = append(conns, conn)
-			mu.Unlock()
-			f(conn)
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
+	return flood.Many(from, addr, n, 10*time.Second, f)
 }
 
 func syncRequest() string {
@@ -232,18 +194,7 @@ func slowBodies(from string, n int) func(string, int) func() {
 			if err != nil {
 				return
 			}
-			go func() {
-				for {
-					select {
-					case <-stopped:
-						return
-					case <-time.After(time.Second):
-						if _, err := io.WriteString(conn, " "); err != nil {
-							return
-						}
-					}
-				}
-			}()
+			flood.Trickle(conn, " ", stopped)
 		})
 		return func() { close(stopped); hold() }
 	}
@@ -263,11 +214,10 @@ func silentHeaders(from string, n int) func(string, int) func() {
 	}
 }
 
+// server is a started server and the directory of its configuration, if it has one.
 type server struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan struct{}
-	dir  string
+	*serverproc.Server
+	dir string
 }
 
 func startServe(bin string, limit int64) (*server, error) {
@@ -306,66 +256,22 @@ current-context: none
 
 // start runs bin with args, GOMEMLIMIT the limit as the Deployment sets it, until its log names its address.
 func start(path string, limit int64, msg, dir string, args ...string) (*server, error) {
-	bin, err := filepath.Abs(path)
+	cmd, err := serverproc.Command(path, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(limit, 10))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
+	serverproc.LimitMemory(cmd, limit)
+	p, err := serverproc.Start(cmd, msg)
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{}), dir: dir}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == msg {
-				addrc <- line.Addr
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case s.addr = <-addrc:
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("%s exited before serving", bin)
-	case <-time.After(15 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("%s did not report its address within 15s", bin)
-	}
+	return &server{Server: p, dir: dir}, nil
 }
 
 func (s *server) stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
+	s.Kill()
 	if s.dir != "" {
 		_ = os.RemoveAll(s.dir)
 	}
-}
-
-// peak is the server's peak resident set size (VmHWM), in bytes.
-func (s *server) peak() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -1,7 +1,7 @@
 // Command writerattack measures the spend writer's memory against a hostile Prometheus: `llmbudget spend --all`,
-// run as deploy/components/spend-writer's CronJob runs it (its flags, GOMEMLIMIT at its 256Mi limit), against the
+// run as deploy/components/spend-writer's Deployment runs it, once (its flags, GOMEMLIMIT at its 256Mi limit), against the
 // real API server of test/k8s and a stand-in for Prometheus that answers every query with a large vector. Each
-// attack runs at the CronJob's --concurrency and at the most the writer takes (64), and reports the writer's peak
+// attack runs at the Deployment's --concurrency and at the most the writer takes (64), and reports the writer's peak
 // resident memory against the limit, and whether every budget was written or got its SpendWriteFailed Event.
 //
 //	go run ./cmd/writerattack -bin ../../bin/llmbudget   # from test/k8s, after ./build.sh; make bench runs it
@@ -16,29 +16,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
-	"github.com/llmbudget/llmbudget/test/k8s/cluster"
 	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
 )
-
-// cronJobManifest holds the spend writer's Deployment, from the repository's root.
-const cronJobManifest = "deploy/components/spend-writer/spend-writer.yaml"
-
-// writerNamespace is the namespace the CronJob runs in, which holds the writer's checkpoints.
-const writerNamespace = "llmbudget-system"
 
 // maxConcurrency is the most --concurrency the writer takes (spendwriter.MaxConcurrency).
 const maxConcurrency = 64
@@ -77,58 +65,26 @@ func main() {
 	}
 }
 
-// cronJob is the spend writer as deploy/components/spend-writer runs it: its arguments but --prometheus and
-// --concurrency, and GOMEMLIMIT, which the Downward API sets to its memory limit.
-type cronJob struct {
-	args        []string
+// deployed is the spend writer as deploy/components/spend-writer runs it, but for --concurrency.
+type deployed struct {
+	benchkit.SpendWriter
 	concurrency string
-	memLimit    int64
 }
 
-func deployedCronJob() (cronJob, error) {
-	root, err := cluster.RepoRoot()
+func deployedWriter() (deployed, error) {
+	w, err := benchkit.DeployedSpendWriter()
 	if err != nil {
-		return cronJob{}, err
+		return deployed{}, err
 	}
-	path := filepath.Join(root, cronJobManifest)
-	docs, err := cluster.ReadDocuments(path)
-	if err != nil {
-		return cronJob{}, err
-	}
-	for _, d := range docs {
-		if d.Kind != "Deployment" {
-			continue
+	cj := deployed{SpendWriter: benchkit.SpendWriter{MemLimit: w.MemLimit}}
+	for _, a := range w.Args {
+		if v, ok := strings.CutPrefix(a, "--concurrency="); ok {
+			cj.concurrency = v
+		} else {
+			cj.Args = append(cj.Args, a)
 		}
-		var dep appsv1.Deployment
-		if err := yaml.Unmarshal([]byte(d.YAML), &dep); err != nil {
-			return cronJob{}, fmt.Errorf("%s: %w", path, err)
-		}
-		c := dep.Spec.Template.Spec.Containers[0]
-		out := cronJob{memLimit: c.Resources.Limits.Memory().Value()}
-		for _, a := range c.Args {
-			switch {
-			case strings.HasPrefix(a, "--prometheus="), loopFlag(a):
-			case strings.HasPrefix(a, "--concurrency="):
-				out.concurrency = strings.TrimPrefix(a, "--concurrency=")
-			default:
-				out.args = append(out.args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", writerNamespace))
-			}
-		}
-		return out, nil
 	}
-	return cronJob{}, fmt.Errorf("%s holds no Deployment", path)
-}
-
-// loopFlag reports whether a is a flag of the Deployment's loop (--loop, its interval, Lease and metrics): a
-// measured run is one run of the writer, as a leader's run is.
-func loopFlag(a string) bool {
-	name, _, _ := strings.Cut(a, "=")
-	switch name {
-	case "--loop", "--interval", "--lease-name", "--lease-namespace", "--identity", "--lease-duration",
-		"--renew-deadline", "--retry-period", "--metrics-addr":
-		return true
-	}
-	return false
+	return cj, nil
 }
 
 func run(bin, only string) (bool, error) {
@@ -137,12 +93,12 @@ func run(bin, only string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cj, err := deployedCronJob()
+	cj, err := deployedWriter()
 	if err != nil {
 		return false, err
 	}
-	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
-		cronJobManifest)
+	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the Deployment's, %s)\n", strings.Join(cj.Args, " "), cj.MemLimit,
+		benchkit.SpendWriterManifest)
 	standIn := &hostile{}
 	prom := httptest.NewServer(standIn)
 	defer prom.Close()
@@ -151,7 +107,7 @@ func run(bin, only string) (bool, error) {
 		return false, err
 	}
 	defer c.Stop()
-	if err := createNamespace(ctx, k, writerNamespace); err != nil {
+	if err := createNamespace(ctx, k, benchkit.WriterNamespace); err != nil {
 		return false, err
 	}
 	fmt.Printf("%-54s %11s %10s %8s %7s %s\n", "attack", "concurrency", "peak RSS", "written", "Events", "")
@@ -170,12 +126,12 @@ func run(bin, only string) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			v := verdict(a, r, cj.memLimit)
+			v := verdict(a, r, cj.MemLimit)
 			ok = ok && strings.HasPrefix(v, "within")
-			fmt.Printf("%-54s %11s %6.1f MiB %8d %7d %s\n", a.name, concurrency, float64(r.rss)/(1<<20), r.written,
+			fmt.Printf("%-54s %11s %6.1f MiB %8d %7d %s\n", a.name, concurrency, float64(r.RSS)/(1<<20), r.written,
 				r.events, v)
-			if r.exit != 0 && r.written+r.events != budgets {
-				fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+			if r.Exit != 0 && r.written+r.events != budgets {
+				fmt.Printf("         exit %d; its last lines:%s\n", r.Exit, r.Tail(3, 300))
 			}
 		}
 	}
@@ -184,7 +140,7 @@ func run(bin, only string) (bool, error) {
 
 func verdict(a attack, r result, limit int64) string {
 	switch {
-	case r.rss > limit:
+	case r.RSS > limit:
 		return "NOT within the limit"
 	case r.written+r.events != budgets:
 		return "NOT every budget written or given its Event"
@@ -253,41 +209,25 @@ func answer(n int) []byte {
 }
 
 type result struct {
-	rss             int64
-	exit            int
+	benchkit.WriterRun
 	written, events int
-	tail            string
 }
 
-// spendAll runs the writer once over ns, as the CronJob does but for --concurrency, and counts the budgets it
+// spendAll runs the writer once over ns, as the Deployment's leader does but for --concurrency, and counts the budgets it
 // reports written and those it reports not written whose Event was posted.
-func spendAll(bin string, cj cronJob, prom, kubeconfig, ns, concurrency string) (result, error) {
-	args := slices.Concat(cj.args, []string{"--prometheus=" + prom, "--kubeconfig=" + kubeconfig, "-n", ns,
-		"--concurrency=" + concurrency})
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(cj.memLimit, 10))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var r result
-	if cmd.ProcessState == nil {
+func spendAll(bin string, cj deployed, prom, kubeconfig, ns, concurrency string) (result, error) {
+	run, err := cj.Run(bin, "--prometheus="+prom, "--kubeconfig="+kubeconfig, "-n", ns, "--concurrency="+concurrency)
+	r := result{WriterRun: run}
+	if err != nil {
 		return r, err
 	}
-	r.exit = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	for _, l := range lines {
+	for _, l := range r.Lines {
 		switch {
 		case strings.Contains(l, `"msg":"spend written"`):
 			r.written++
 		case strings.Contains(l, `"msg":"spend not written"`) && !strings.Contains(l, `"eventError"`):
 			r.events++
 		}
-	}
-	for _, l := range lines[max(0, len(lines)-3):] {
-		r.tail += "\n         " + l[:min(len(l), 300)]
 	}
 	return r, nil
 }

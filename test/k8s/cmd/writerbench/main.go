@@ -1,7 +1,7 @@
 // Command writerbench measures the cluster's spend writer, `llmbudget spend --all`, as deployed: against the real
 // API server of test/k8s (llmbudget's CRDs and admission policies installed) and a real Prometheus, which scrapes
 // the LiteLLM spend counters of one team per budget. It creates the budgets (LiteLLM sources, Total format, spread
-// over namespaces), runs the built binary once with the CronJob's flags, and prints its wall time and peak
+// over namespaces), runs the built binary once with the Deployment's flags, and prints its wall time and peak
 // resident memory against the goal: within 60 s and 128 MiB for 1,000 budgets. At 10,000 budgets it runs three
 // times: the period's first run, which asks for each budget's whole period; a run against a stand-in for
 // Prometheus that answers at once, for what the writer's rate flags (--qps, --burst, --concurrency) allow apart
@@ -21,20 +21,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmbudget/llmbudget/test/k8s/cluster"
 	"github.com/llmbudget/llmbudget/test/k8s/cmd/internal/benchkit"
@@ -46,63 +41,6 @@ const (
 	goalWall    = 60 * time.Second
 	goalRSS     = 128 << 20
 )
-
-// cronJob is the spend writer as deploy/components/spend-writer runs it: its arguments, but --prometheus, and
-// GOMEMLIMIT, which the Downward API sets to its memory limit.
-type cronJob struct {
-	args     []string
-	memLimit int64
-}
-
-// writerNamespace is the namespace the CronJob runs in, which holds the writer's checkpoints.
-const writerNamespace = "llmbudget-system"
-
-// cronJobManifest holds the spend writer's Deployment, from the repository's root.
-const cronJobManifest = "deploy/components/spend-writer/spend-writer.yaml"
-
-// deployedCronJob reads the writer's Deployment of deploy/components/spend-writer, as one run of it.
-func deployedCronJob() (cronJob, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return cronJob{}, err
-	}
-	path := filepath.Join(root, cronJobManifest)
-	docs, err := cluster.ReadDocuments(path)
-	if err != nil {
-		return cronJob{}, err
-	}
-	for _, d := range docs {
-		if d.Kind != "Deployment" {
-			continue
-		}
-		var dep appsv1.Deployment
-		if err := yaml.Unmarshal([]byte(d.YAML), &dep); err != nil {
-			return cronJob{}, fmt.Errorf("%s: %w", path, err)
-		}
-		c := dep.Spec.Template.Spec.Containers[0]
-		out := cronJob{memLimit: c.Resources.Limits.Memory().Value()}
-		for _, a := range c.Args {
-			if !strings.HasPrefix(a, "--prometheus=") && !loopFlag(a) {
-				// The Downward API's namespace: where the writer keeps its checkpoints.
-				out.args = append(out.args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", writerNamespace))
-			}
-		}
-		return out, nil
-	}
-	return cronJob{}, fmt.Errorf("%s holds no Deployment", path)
-}
-
-// loopFlag reports whether a is a flag of the Deployment's loop (--loop, its interval, Lease and metrics): a
-// measured run is one run of the writer, as a leader's run is.
-func loopFlag(a string) bool {
-	name, _, _ := strings.Cut(a, "=")
-	switch name {
-	case "--loop", "--interval", "--lease-name", "--lease-namespace", "--identity", "--lease-duration",
-		"--renew-deadline", "--retry-period", "--metrics-addr":
-		return true
-	}
-	return false
-}
 
 type options struct {
 	bin                 string
@@ -130,12 +68,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	cj, err := deployedCronJob()
+	cj, err := benchkit.DeployedSpendWriter()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the CronJob's, %s)\n", strings.Join(cj.args, " "), cj.memLimit,
-		cronJobManifest)
+	fmt.Printf("llmbudget %s, GOMEMLIMIT %d (the Deployment's, %s)\n", strings.Join(cj.Args, " "), cj.MemLimit,
+		benchkit.SpendWriterManifest)
 	exp := &exporter{}
 	target := httptest.NewServer(exp)
 	defer target.Close()
@@ -150,7 +88,7 @@ func run(o options) error {
 	}
 	defer c.Stop()
 	if _, err := k.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: writerNamespace}}, metav1.CreateOptions{}); err != nil {
+		ObjectMeta: metav1.ObjectMeta{Name: benchkit.WriterNamespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	standIn := httptest.NewServer(instantAnswers{})
@@ -187,9 +125,9 @@ func run(o options) error {
 				return err
 			}
 			fmt.Printf("%-8d %-22s %10s %10s %6.1f MiB %8d %s\n", n, p.name, created.Round(time.Second),
-				r.wall.Round(100*time.Millisecond), float64(r.rss)/(1<<20), r.written, verdict(n, r))
-			if r.exit != 0 {
-				fmt.Printf("         exit %d; its last lines:%s\n", r.exit, r.tail)
+				r.Wall.Round(100*time.Millisecond), float64(r.RSS)/(1<<20), r.written, verdict(n, r))
+			if r.Exit != 0 {
+				fmt.Printf("         exit %d; its last lines:%s\n", r.Exit, r.Tail(2, 200))
 			}
 		}
 	}
@@ -212,13 +150,13 @@ func (instantAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func verdict(n int, r result) string {
 	switch {
-	case (r.exit != 0 || r.written != n) && n != goalBudgets:
+	case (r.Exit != 0 || r.written != n) && n != goalBudgets:
 		return "NOT within the deadline: the budgets not reached got their SpendWriteFailed Event"
-	case r.exit != 0 || r.written != n:
+	case r.Exit != 0 || r.written != n:
 		return "NOT within the goal: not every budget was written"
 	case n != goalBudgets:
 		return "within the deadline"
-	case r.wall <= goalWall && r.rss <= goalRSS:
+	case r.Wall <= goalWall && r.RSS <= goalRSS:
 		return "within the goal (60 s, 128 MiB)"
 	}
 	return "NOT within the goal (60 s, 128 MiB)"
@@ -331,37 +269,21 @@ func waitForSeries(prom string, teams int) error {
 }
 
 type result struct {
-	wall    time.Duration
-	rss     int64
-	exit    int
+	benchkit.WriterRun
 	written int
-	tail    string
 }
 
-// spendAll runs the writer once, as the CronJob does, and counts the budgets it reports written.
-func spendAll(bin string, cj cronJob, prom, kubeconfig string) (result, error) {
-	cmd := exec.Command(bin, slices.Concat(cj.args, []string{"--prometheus=" + prom, "--kubeconfig=" + kubeconfig})...)
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(cj.memLimit, 10))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{wall: time.Since(start)}
-	if cmd.ProcessState == nil {
+// spendAll runs the writer once, as the Deployment's leader does, and counts the budgets it reports written.
+func spendAll(bin string, cj benchkit.SpendWriter, prom, kubeconfig string) (result, error) {
+	run, err := cj.Run(bin, "--prometheus="+prom, "--kubeconfig="+kubeconfig)
+	r := result{WriterRun: run}
+	if err != nil {
 		return r, err
 	}
-	r.exit = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	for _, l := range lines {
+	for _, l := range r.Lines {
 		if strings.Contains(l, `"msg":"spend written"`) {
 			r.written++
 		}
-	}
-	for _, l := range lines[max(0, len(lines)-2):] {
-		r.tail += "\n         " + l[:min(len(l), 200)]
 	}
 	return r, nil
 }

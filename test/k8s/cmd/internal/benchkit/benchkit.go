@@ -1,5 +1,6 @@
 // Package benchkit is what the benchmarks of test/k8s/cmd share: a control plane with llmbudget's CRDs and
-// admission policies installed as deploy/ ships them, clients of it, and work spread over parallel workers.
+// admission policies installed as deploy/ ships them, clients of it, work spread over parallel workers, and the
+// spend writer run once as its Deployment runs it.
 package benchkit
 
 import (
