@@ -1,8 +1,9 @@
-// Command writerattack measures the spend writer's memory against a hostile Prometheus: `llmbudget spend --all`,
-// run as deploy/components/spend-writer's Deployment runs it, once (its flags, GOMEMLIMIT at its 256Mi limit), against the
-// real API server of test/k8s and a stand-in for Prometheus that answers every query with a large vector. Each
-// attack runs at the Deployment's --concurrency and at the most the writer takes (64), and reports the writer's peak
-// resident memory against the limit, and whether every budget was written or got its SpendWriteFailed Event.
+// Command writerattack measures the spend writer's memory against a hostile Prometheus: one run of `llmbudget
+// spend --all` as deploy/components/spend-writer's Deployment runs it (its flags, GOMEMLIMIT at its 256Mi limit),
+// against the real API server of test/k8s and a stand-in for Prometheus that answers every query with a large
+// vector. Each attack runs at the Deployment's --concurrency and at the most the writer takes (64), and reports the
+// writer's peak resident memory against the limit, and whether every budget was written or got its
+// SpendWriteFailed Event.
 //
 //	go run ./cmd/writerattack -bin ../../bin/llmbudget   # from test/k8s, after ./build.sh; make bench runs it
 //
@@ -213,8 +214,8 @@ type result struct {
 	written, events int
 }
 
-// spendAll runs the writer once over ns, as the Deployment's leader does but for --concurrency, and counts the budgets it
-// reports written and those it reports not written whose Event was posted.
+// spendAll runs the writer once over ns, as the Deployment's leader does but for --concurrency, and counts the
+// budgets it reports written and those it reports not written whose Event was posted.
 func spendAll(bin string, cj deployed, prom, kubeconfig, ns, concurrency string) (result, error) {
 	run, err := cj.Run(bin, "--prometheus="+prom, "--kubeconfig="+kubeconfig, "-n", ns, "--concurrency="+concurrency)
 	r := result{WriterRun: run}
