@@ -107,15 +107,13 @@ func parseAuthz(args []string) (authzOptions, error) {
 	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
 		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
 	}
-	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
-	o.maxUntrustedConns = connBound(fs, "max-untrusted-connections", o.maxUntrustedConns, o.maxConns)
-	switch {
-	case o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns:
-		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
-			o.maxConnsPerPeer, o.maxConns)
-	case o.maxUntrustedConns < 1 || o.maxUntrustedConns > o.maxConns:
-		return o, badUsage(fs, "--max-untrusted-connections %d: must be from 1 to --max-connections (%d)",
-			o.maxUntrustedConns, o.maxConns)
+	var err error
+	if o.maxConnsPerPeer, err = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns); err != nil {
+		return o, err
+	}
+	if o.maxUntrustedConns, err = connBound(fs, "max-untrusted-connections", o.maxUntrustedConns,
+		o.maxConns); err != nil {
+		return o, err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {

@@ -17,12 +17,16 @@ const (
 )
 
 // connBound is the bound a flag gives: its value when given, else the default or a quarter of maxConns (at least
-// 1), whichever is fewer, so that lowering --max-connections alone keeps one peer to a share of it.
-func connBound(fs *flag.FlagSet, name string, value, maxConns int) int {
+// 1), whichever is fewer, so that lowering --max-connections alone keeps one peer to a share of it. A bound outside
+// 1 to maxConns is a usage error naming the flag.
+func connBound(fs *flag.FlagSet, name string, value, maxConns int) (int, error) {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	if given {
-		return value
+	if !given {
+		value = min(value, max(maxConns/4, 1))
 	}
-	return min(value, max(maxConns/4, 1))
+	if value < 1 || value > maxConns {
+		return value, badUsage(fs, "--%s %d: must be from 1 to --max-connections (%d)", name, value, maxConns)
+	}
+	return value, nil
 }

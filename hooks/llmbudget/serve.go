@@ -114,10 +114,9 @@ func parseServe(args []string) (serveOptions, error) {
 	if o.maxConns < 1 {
 		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
 	}
-	o.maxConnsPerPeer = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns)
-	if o.maxConnsPerPeer < 1 || o.maxConnsPerPeer > o.maxConns {
-		return o, badUsage(fs, "--max-connections-per-peer %d: must be from 1 to --max-connections (%d)",
-			o.maxConnsPerPeer, o.maxConns)
+	var err error
+	if o.maxConnsPerPeer, err = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns); err != nil {
+		return o, err
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
