@@ -29,7 +29,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/callerid"
-	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // The headers of an answer.
@@ -147,7 +147,7 @@ func write(w http.ResponseWriter, d authz.Decision) {
 	}
 	switch {
 	case d.Result == authz.Allowed && d.Reason == authz.ReasonWarn:
-		hd.Set(HeaderWarning, money.Abbreviate(d.Message, maxHeaderValue))
+		hd.Set(HeaderWarning, text.Abbreviate(d.Message, maxHeaderValue))
 		w.WriteHeader(http.StatusOK)
 	case d.Result == authz.Allowed:
 		w.WriteHeader(http.StatusOK)

@@ -25,7 +25,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // The object-map keys of the budgets this decorator reads.
@@ -278,7 +278,7 @@ func blockedBy(blocks []block) string {
 		if why == "" {
 			why = b.who + " is blocking"
 		}
-		parts = append(parts, money.Abbreviate(why, maxReason))
+		parts = append(parts, text.Abbreviate(why, maxReason))
 	}
 	if n := len(blocks) - maxListed; n > 0 {
 		parts = append(parts, fmt.Sprintf("and %d more", n))

@@ -1,4 +1,4 @@
-package money
+package text
 
 import (
 	"strings"
