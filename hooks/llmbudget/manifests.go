@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/controller/budget"
+	"github.com/llmbudget/llmbudget/internal/controller/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/migrate"

@@ -5,8 +5,8 @@ package httpapi
 import (
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/llmbudget/llmbudget/internal/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/controller/budget"
+	"github.com/llmbudget/llmbudget/internal/controller/clusterbudget"
 	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/posture"
