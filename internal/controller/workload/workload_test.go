@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/controller/workload"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/workload"
 )
 
 const deployment = `{"apiVersion":"apps/v1","kind":"Deployment",` +
