@@ -7,10 +7,10 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/controller/budget"
 	"github.com/llmbudget/llmbudget/internal/controller/clusterbudget"
+	"github.com/llmbudget/llmbudget/internal/controller/posture"
 	"github.com/llmbudget/llmbudget/internal/controller/workload"
 	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/posture"
 )
 
 // Lists are the routes whose requests grow with the cluster: a ClusterLLMCostBudget's sync carries every Namespace
