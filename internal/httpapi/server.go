@@ -7,9 +7,9 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/controller/budget"
 	"github.com/llmbudget/llmbudget/internal/controller/clusterbudget"
+	"github.com/llmbudget/llmbudget/internal/controller/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/controller/posture"
 	"github.com/llmbudget/llmbudget/internal/controller/workload"
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/gatelabel"
+	"github.com/llmbudget/llmbudget/internal/controller/gatelabel"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
