@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/controller/children"
 	"github.com/llmbudget/llmbudget/internal/controller/parent"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/controller/children"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend/source"

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/controller/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"

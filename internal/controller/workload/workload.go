@@ -16,7 +16,7 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/controller/children"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"

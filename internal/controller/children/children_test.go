@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/children"
+	"github.com/llmbudget/llmbudget/internal/controller/children"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 )
 
