@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller/httpapi"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 

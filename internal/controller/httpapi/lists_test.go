@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller/httpapi"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
