@@ -21,8 +21,8 @@ import (
 	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/connlimit"
 	"github.com/llmbudget/llmbudget/internal/controller/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller/metrics"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/metrics"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 

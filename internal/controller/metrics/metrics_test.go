@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmbudget/llmbudget/internal/controller/metrics"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/metrics"
 )
 
 func scrape(t *testing.T, m *metrics.Metrics) string {
