@@ -26,7 +26,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/authzserver"
-	"github.com/llmbudget/llmbudget/internal/connlimit"
+	"github.com/llmbudget/llmbudget/internal/server/connlimit"
 	"github.com/llmbudget/llmbudget/internal/tlsreload"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/connlimit"
+	"github.com/llmbudget/llmbudget/internal/server/connlimit"
 )
 
 const (
