@@ -27,7 +27,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/authzserver"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
-	"github.com/llmbudget/llmbudget/internal/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )
 
 // heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.

@@ -23,7 +23,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/controller/metrics"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
-	"github.com/llmbudget/llmbudget/internal/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )
 
 // shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s termination grace period.

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )
 
 // writePair writes a self-signed certificate for cn, stamped at mod.
