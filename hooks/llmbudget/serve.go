@@ -18,10 +18,10 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/llmbudget/llmbudget/internal/auth"
 	"github.com/llmbudget/llmbudget/internal/controller/httpapi"
 	"github.com/llmbudget/llmbudget/internal/controller/metrics"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/server/auth"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
 	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )

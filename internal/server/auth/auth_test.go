@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/auth"
+	"github.com/llmbudget/llmbudget/internal/server/auth"
 )
 
 // missingToken is the answer to a call without a bearer token.
