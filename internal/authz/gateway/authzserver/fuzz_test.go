@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzserver"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
 )
 
 // Whatever a client adds to the call, the answer is one the gateways understand: 200, or an error with a body in

@@ -21,7 +21,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzserver"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
 	"github.com/llmbudget/llmbudget/internal/callerid"
 )
 
