@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 	"github.com/llmbudget/llmbudget/internal/text"
 )
 

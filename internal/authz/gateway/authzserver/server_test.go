@@ -17,7 +17,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 )
 
 var now = time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)

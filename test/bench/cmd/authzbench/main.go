@@ -40,8 +40,8 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 	"github.com/llmbudget/llmbudget/internal/authzcache"
-	"github.com/llmbudget/llmbudget/internal/callerid"
 )
 
 // The size the issue sets.

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 )
 
 func TestMayBeGatewayIsWhetherAnAddressCouldResolveToAGateway(t *testing.T) {

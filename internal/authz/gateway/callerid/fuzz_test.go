@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 )
 
 // Whatever a client writes in front of what the gateway appends, the claim is the gateway's: never another, and

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 )
 
 var gateways = []callerid.Gateway{
