@@ -25,7 +25,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
 	"github.com/llmbudget/llmbudget/internal/authzcache"
-	"github.com/llmbudget/llmbudget/internal/authzconfig"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
 	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )

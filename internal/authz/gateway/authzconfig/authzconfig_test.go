@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzconfig"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
 )
 
 func TestParseReadsAFileWithItsDefaults(t *testing.T) {
@@ -110,7 +110,7 @@ func FuzzParse(f *testing.F) {
 
 // The configuration docs/enforcement.md shows is one Parse accepts.
 func TestTheDocumentedConfigurationParses(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "enforcement.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "enforcement.md"))
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(doc), "## Refusing each request at the gateway")
 	require.True(t, ok)
