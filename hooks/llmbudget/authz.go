@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
 	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
 )

@@ -39,9 +39,9 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
 )
 
 // The size the issue sets.

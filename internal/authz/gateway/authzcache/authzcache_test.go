@@ -15,7 +15,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
 )
 
 func object(t *testing.T, doc string) *unstructured.Unstructured {

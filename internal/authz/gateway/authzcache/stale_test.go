@@ -25,7 +25,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
 )
 
 // apiServer answers the fake clients' lists and watches until it is cut off; /version is always answered.
