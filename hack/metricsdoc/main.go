@@ -31,7 +31,7 @@ const (
 
 // sources are the packages that register each component's metrics.
 var sources = []struct{ component, dir string }{
-	{"`llmbudget serve`", "internal/controller/metrics"},
+	{"`llmbudget serve`", "internal/controller"},
 	{"`llmbudget authz`", "internal/authz/gateway/authzserver"},
 	{"`llmbudget spend --all --loop`", "internal/spendwriter"},
 }

@@ -15,8 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/controller/budget"
-	"github.com/llmbudget/llmbudget/internal/controller/clusterbudget"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/migrate"
@@ -261,9 +260,9 @@ type evaluation struct {
 // evaluate is the sync hook's answer for the budget called name.
 func evaluate(parent json.RawMessage, related metacontroller.ObjectMap, now time.Time, name string,
 	cluster bool) (evaluation, error) {
-	var c metacontroller.CompositeHook = budget.Controller{}
+	var c metacontroller.CompositeHook = controller.Budget{}
 	if cluster {
-		c = clusterbudget.Controller{}
+		c = controller.ClusterBudget{}
 	}
 	parent, err := created(parent, now)
 	if err != nil {

@@ -18,8 +18,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/llmbudget/llmbudget/internal/controller/httpapi"
-	"github.com/llmbudget/llmbudget/internal/controller/metrics"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 	"github.com/llmbudget/llmbudget/internal/server/auth"
 	"github.com/llmbudget/llmbudget/internal/server/connlimit"
@@ -248,8 +247,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 // port alone), else beside the hooks, also without the token.
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 	draining *atomic.Bool) ([]*http.Server, error) {
-	m := metrics.New(version)
-	router, err := httpapi.New(metacontroller.Config{
+	m := controller.NewMetrics(version)
+	router, err := controller.NewRouter(metacontroller.Config{
 		Now:              now,
 		Logger:           logger,
 		MaxBodyBytes:     o.maxBody,

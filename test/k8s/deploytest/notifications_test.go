@@ -438,10 +438,10 @@ func TestEventExporterManifestsWireTheConfigAndSecret(t *testing.T) {
 // hook service's announcements (evaluate, api/v1alpha1), its workload Events (workload) and the spend writer's
 // (spendwriter), each with the source.component its Events carry.
 var eventSources = map[string]string{
-	"internal/api/v1alpha1":        "llmbudget",
-	"internal/evaluate":            "llmbudget",
-	"internal/controller/workload": "llmbudget",
-	"internal/spendwriter":         "llmbudget-spend",
+	"internal/api/v1alpha1": "llmbudget",
+	"internal/evaluate":     "llmbudget",
+	"internal/controller":   "llmbudget",
+	"internal/spendwriter":  "llmbudget-spend",
 }
 
 // productEventReasons reads, from the program's source, every reason its Event-posting packages name: each string
