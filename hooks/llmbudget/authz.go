@@ -26,8 +26,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
-	"github.com/llmbudget/llmbudget/internal/server/connlimit"
-	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 // heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
@@ -188,7 +187,7 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	limited := connlimit.New(ln, connlimit.Config{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
+	limited := server.LimitConns(ln, server.ConnLimits{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
 		Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns})
 	calls.ConnState = limited.ConnState
 	ln = limited
@@ -287,7 +286,7 @@ func authzTLS(o authzOptions, logger *slog.Logger) (*tls.Config, error) {
 	if o.certFile == "" {
 		return nil, nil
 	}
-	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+	rl, err := server.NewCertReloader(o.certFile, o.keyFile, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,7 @@ import (
 
 	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/server/auth"
-	"github.com/llmbudget/llmbudget/internal/server/connlimit"
-	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 // shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s termination grace period.
@@ -185,7 +183,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	// The certificate is fetched per handshake, so renewals apply at once.
 	var tlsCfg *tls.Config
 	if o.certFile != "" {
-		rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+		rl, err := server.NewCertReloader(o.certFile, o.keyFile, logger)
 		if err != nil {
 			return err
 		}
@@ -207,7 +205,7 @@ func runServer(o serveOptions, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
 		}
-		limited := connlimit.New(ln, connlimit.Config{Max: maxConns, PerPeer: perPeer})
+		limited := server.LimitConns(ln, server.ConnLimits{Max: maxConns, PerPeer: perPeer})
 		srv.ConnState = limited.ConnState
 		ln = limited
 		if tlsCfg != nil {
@@ -274,11 +272,11 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		servers = append(servers, newServer(o.metricsAddr, mr, logger))
 	}
 	if o.tokenFile != "" {
-		tok, err := auth.NewFileToken(o.tokenFile)
+		tok, err := server.NewFileToken(o.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
-		servers[0].Handler = auth.Require(router, tok, logger, open...)
+		servers[0].Handler = server.Require(router, tok, logger, open...)
 	}
 	return servers, nil
 }

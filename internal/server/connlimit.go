@@ -1,10 +1,13 @@
-// Package connlimit bounds the connections a server holds open so that no peer can take the slots its real
-// clients need: at most Max in all, at most PerPeer from one address, and at most Untrusted from all the addresses
-// that Trusted refuses together. When a new connection would pass a bound, the longest idle keep-alive
+// Package server bounds the connections of llmbudget's servers, reloads their TLS certificate and guards them
+// with a bearer token.
+//
+// Connection bounds: a LimitedListener bounds the connections a server holds open so that no peer can take the slots
+// its real clients need: at most Max in all, at most PerPeer from one address, and at most Untrusted from all the
+// addresses that Trusted refuses together. When a new connection would pass a bound, the longest idle keep-alive
 // connection within that bound is closed to make room.
 //
 // Expected Flow:
-//  1. Wrap the server's listener with New and set the server's ConnState to the Listener's.
+//  1. Wrap the server's listener with LimitConns and set the server's ConnState to the LimitedListener's.
 //  2. Accept admits each connection: within every bound it is served; past one, the longest idle connection
 //     within that bound is closed for it; with none idle, one past PerPeer or Untrusted is closed at once, and
 //     one past Max waits for a slot, as netutil.LimitListener's do.
@@ -18,7 +21,8 @@
 // Caveats:
 //   - A request that arrives on an idle connection as it is closed is lost, as when the server's idle timeout
 //     closes it; clients retry on a new connection.
-package connlimit
+
+package server
 
 import (
 	"net"
@@ -28,8 +32,8 @@ import (
 	"sync/atomic"
 )
 
-// Config bounds a Listener's connections.
-type Config struct {
+// ConnLimits bounds a LimitedListener's connections.
+type ConnLimits struct {
 	Max     int // connections open at once, at least 1
 	PerPeer int // connections from one address at once; 0, or Max or more, bounds them by Max alone
 	// Trusted tells the addresses that may hold more than Untrusted connections together; nil trusts every one.
@@ -37,10 +41,10 @@ type Config struct {
 	Untrusted int // connections from the addresses Trusted refuses, together
 }
 
-// Listener is a net.Listener within Config's bounds.
-type Listener struct {
+// LimitedListener is a net.Listener within ConnLimits' bounds.
+type LimitedListener struct {
 	net.Listener
-	cfg Config
+	cfg ConnLimits
 
 	mu        sync.Mutex
 	slot      *sync.Cond // signalled when a connection closes or becomes idle
@@ -54,21 +58,21 @@ type Listener struct {
 	refused, evicted atomic.Int64
 }
 
-// New returns l within cfg's bounds.
-func New(l net.Listener, cfg Config) *Listener {
+// LimitConns returns l within cfg's bounds.
+func LimitConns(l net.Listener, cfg ConnLimits) *LimitedListener {
 	if cfg.Max < 1 {
 		cfg.Max = 1
 	}
 	if cfg.PerPeer >= cfg.Max {
 		cfg.PerPeer = 0 // a peer at Max waits, as any connection past Max does
 	}
-	ln := &Listener{Listener: l, cfg: cfg, peers: map[netip.Addr]int{}, idle: map[*conn]uint64{}}
+	ln := &LimitedListener{Listener: l, cfg: cfg, peers: map[netip.Addr]int{}, idle: map[*conn]uint64{}}
 	ln.slot = sync.NewCond(&ln.mu)
 	return ln
 }
 
 // Accept returns the next connection within the bounds; those refused are closed as they come.
-func (l *Listener) Accept() (net.Conn, error) {
+func (l *LimitedListener) Accept() (net.Conn, error) {
 	for {
 		raw, err := l.Listener.Accept()
 		if err != nil {
@@ -81,7 +85,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 }
 
 // Close closes the listener; an Accept waiting for a slot returns.
-func (l *Listener) Close() error {
+func (l *LimitedListener) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	l.slot.Broadcast()
@@ -90,13 +94,13 @@ func (l *Listener) Close() error {
 }
 
 // Refused is the number of connections closed as they came, past PerPeer or Untrusted with none idle to close.
-func (l *Listener) Refused() int64 { return l.refused.Load() }
+func (l *LimitedListener) Refused() int64 { return l.refused.Load() }
 
 // Evicted is the number of idle connections closed to make room.
-func (l *Listener) Evicted() int64 { return l.evicted.Load() }
+func (l *LimitedListener) Evicted() int64 { return l.evicted.Load() }
 
-// ConnState is the server's ConnState hook: it tells the Listener which connections are idle.
-func (l *Listener) ConnState(nc net.Conn, s http.ConnState) {
+// ConnState is the server's ConnState hook: it tells the LimitedListener which connections are idle.
+func (l *LimitedListener) ConnState(nc net.Conn, s http.ConnState) {
 	c := ours(nc)
 	if c == nil {
 		return
@@ -117,7 +121,7 @@ func (l *Listener) ConnState(nc net.Conn, s http.ConnState) {
 	}
 }
 
-// ours is the Listener's connection under nc, which may be a *tls.Conn over it.
+// ours is the LimitedListener's connection under nc, which may be a *tls.Conn over it.
 func ours(nc net.Conn) *conn {
 	for {
 		if c, ok := nc.(*conn); ok {
@@ -131,7 +135,7 @@ func ours(nc net.Conn) *conn {
 	}
 }
 
-func (l *Listener) admit(raw net.Conn) net.Conn {
+func (l *LimitedListener) admit(raw net.Conn) net.Conn {
 	peer := addrOf(raw)
 	trusted := l.cfg.Trusted == nil || l.cfg.Trusted(peer)
 	l.mu.Lock()
@@ -167,13 +171,13 @@ func (l *Listener) admit(raw net.Conn) net.Conn {
 	}
 }
 
-func (l *Listener) refuse(raw net.Conn) {
+func (l *LimitedListener) refuse(raw net.Conn) {
 	l.refused.Add(1)
 	_ = raw.Close()
 }
 
 // evictOldest closes the connection idle the longest among those of which, if any. l.mu is held.
-func (l *Listener) evictOldest(of func(*conn) bool) bool {
+func (l *LimitedListener) evictOldest(of func(*conn) bool) bool {
 	var oldest *conn
 	var at uint64
 	for c, seq := range l.idle {
@@ -191,7 +195,7 @@ func (l *Listener) evictOldest(of func(*conn) bool) bool {
 }
 
 // release frees the connection's slot once. l.mu is held.
-func (l *Listener) release(c *conn) {
+func (l *LimitedListener) release(c *conn) {
 	if c.released {
 		return
 	}
@@ -209,7 +213,7 @@ func (l *Listener) release(c *conn) {
 
 type conn struct {
 	net.Conn
-	l        *Listener
+	l        *LimitedListener
 	peer     netip.Addr
 	trusted  bool
 	released bool // guarded by l.mu

@@ -1,4 +1,4 @@
-package tlsreload_test
+package server_test
 
 import (
 	"crypto/ecdsa"
@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/server/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 // writePair writes a self-signed certificate for cn, stamped at mod.
@@ -40,7 +40,7 @@ func writePair(t *testing.T, dir, cn string, mod time.Time) (string, string) {
 	return cert, keyf
 }
 
-func commonName(t *testing.T, r *tlsreload.Reloader) string {
+func commonName(t *testing.T, r *server.CertReloader) string {
 	t.Helper()
 	c, err := r.GetCertificate(nil)
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestARenewedCertificateIsServedWithoutARestart(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
 	cert, key := writePair(t, dir, "first", now)
-	r, err := tlsreload.New(cert, key, nil)
+	r, err := server.NewCertReloader(cert, key, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "first", commonName(t, r))
 	writePair(t, dir, "renewed", now.Add(time.Minute))
@@ -64,7 +64,7 @@ func TestABrokenRenewalKeepsTheLastGoodCertificate(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
 	cert, key := writePair(t, dir, "good", now)
-	r, err := tlsreload.New(cert, key, nil)
+	r, err := server.NewCertReloader(cert, key, nil)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(cert, []byte("not a certificate"), 0o600))
 	later := now.Add(time.Minute)
@@ -73,6 +73,6 @@ func TestABrokenRenewalKeepsTheLastGoodCertificate(t *testing.T) {
 }
 
 func TestMissingFilesFailAtStart(t *testing.T) {
-	_, err := tlsreload.New("/nonexistent/tls.crt", "/nonexistent/tls.key", nil)
+	_, err := server.NewCertReloader("/nonexistent/tls.crt", "/nonexistent/tls.key", nil)
 	assert.ErrorContains(t, err, "tls certificate")
 }

@@ -1,9 +1,10 @@
-// Package auth guards the hook endpoints with the bearer token Metacontroller sends when a controller's
+// Bearer auth: Require guards the hook endpoints with the bearer token Metacontroller sends when a controller's
 // webhook has `authorization` configured. It guarantees constant-time comparison, a 401 with a one-line
 // reason for a missing or wrong token, and that a rotated Secret takes effect as soon as the file's content
 // changes, whatever its size and modification time: the file is read on every check. A token file that cannot
 // be read is logged with its path; the caller only sees "unauthorized".
-package auth
+
+package server
 
 import (
 	"bytes"

@@ -1,7 +1,8 @@
-// Package tlsreload serves a TLS certificate from files and picks up a renewed certificate (cert-manager, a
+// TLS reload: a CertReloader serves a TLS certificate from files and picks up a renewed certificate (cert-manager, a
 // rotated Secret) without a restart. It guarantees that a broken renewal never takes the server down: if the new
 // files cannot be loaded, the last good certificate is still served and the error is logged once per change.
-package tlsreload
+
+package server
 
 import (
 	"crypto/tls"
@@ -12,8 +13,8 @@ import (
 	"time"
 )
 
-// Reloader loads a key pair and reloads it when either file changes.
-type Reloader struct {
+// CertReloader loads a key pair and reloads it when either file changes.
+type CertReloader struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
@@ -28,16 +29,16 @@ type stamp struct {
 	size int64
 }
 
-// New loads the key pair once, failing if it cannot.
-func New(certFile, keyFile string, log *slog.Logger) (*Reloader, error) {
-	r := &Reloader{certFile: certFile, keyFile: keyFile, log: log}
+// NewCertReloader loads the key pair once, failing if it cannot.
+func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader, error) {
+	r := &CertReloader{certFile: certFile, keyFile: keyFile, log: log}
 	if err := r.reload(); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func (r *Reloader) reload() error {
+func (r *CertReloader) reload() error {
 	var now [2]stamp
 	for i, f := range [2]struct{ what, path string }{{"tls certificate", r.certFile}, {"tls key", r.keyFile}} {
 		fi, err := os.Stat(f.path)
@@ -59,7 +60,7 @@ func (r *Reloader) reload() error {
 }
 
 // GetCertificate is tls.Config.GetCertificate.
-func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+func (r *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.reload(); err != nil && r.log != nil {

@@ -1,4 +1,4 @@
-package auth_test
+package server_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/server/auth"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 // missingToken is the answer to a call without a bearer token.
@@ -27,10 +27,10 @@ func tokenFile(t *testing.T, content string) string {
 }
 
 func TestRequireChecksTheBearerToken(t *testing.T) {
-	tok, err := auth.NewFileToken(tokenFile(t, "s3cret\n"))
+	tok, err := server.NewFileToken(tokenFile(t, "s3cret\n"))
 	require.NoError(t, err)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := auth.Require(ok, tok, slog.New(slog.DiscardHandler), "/healthz")
+	h := server.Require(ok, tok, slog.New(slog.DiscardHandler), "/healthz")
 	cases := map[string]struct {
 		path, header string
 		status       int
@@ -63,7 +63,7 @@ func TestRequireChecksTheBearerToken(t *testing.T) {
 
 func TestFileTokenFollowsRotation(t *testing.T) {
 	p := tokenFile(t, "one")
-	tok, err := auth.NewFileToken(p)
+	tok, err := server.NewFileToken(p)
 	require.NoError(t, err)
 	got, err := tok.Token()
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestFileTokenFollowsARotationThatKeepsSizeAndModTime(t *testing.T) {
 	p := tokenFile(t, "one")
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
-	tok, err := auth.NewFileToken(p)
+	tok, err := server.NewFileToken(p)
 	require.NoError(t, err)
 
 	// Same length, and the modification time put back: only the content differs.
@@ -93,9 +93,9 @@ func TestFileTokenFollowsARotationThatKeepsSizeAndModTime(t *testing.T) {
 }
 
 func TestAnUnreadableTokenFailsClosed(t *testing.T) {
-	_, err := auth.NewFileToken(filepath.Join(t.TempDir(), "absent"))
+	_, err := server.NewFileToken(filepath.Join(t.TempDir(), "absent"))
 	assert.ErrorContains(t, err, "read token file")
-	_, err = auth.NewFileToken(tokenFile(t, " \n"))
+	_, err = server.NewFileToken(tokenFile(t, " \n"))
 	assert.ErrorContains(t, err, "is empty")
 }
 
@@ -109,11 +109,11 @@ func TestAnUnreadableTokenIsLoggedWithItsPathAndAnsweredBarely(t *testing.T) {
 	for name, breakIt := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := tokenFile(t, "x")
-			tok, err := auth.NewFileToken(p)
+			tok, err := server.NewFileToken(p)
 			require.NoError(t, err)
 			breakIt(t, p)
 			var logs bytes.Buffer
-			h := auth.Require(http.NotFoundHandler(), tok, slog.New(slog.NewTextHandler(&logs, nil)))
+			h := server.Require(http.NotFoundHandler(), tok, slog.New(slog.NewTextHandler(&logs, nil)))
 			r := httptest.NewRequest(http.MethodPost, "/budget/sync", nil)
 			r.Header.Set("Authorization", "Bearer x")
 			w := httptest.NewRecorder()

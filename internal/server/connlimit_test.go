@@ -1,4 +1,4 @@
-package connlimit_test
+package server_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/server/connlimit"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 const (
@@ -22,11 +22,11 @@ const (
 )
 
 // serve serves "ok" within cfg's bounds on loopback and returns its address and listener.
-func serve(t *testing.T, cfg connlimit.Config) (string, *connlimit.Listener) {
+func serve(t *testing.T, cfg server.ConnLimits) (string, *server.LimitedListener) {
 	t.Helper()
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	ln := connlimit.New(raw, cfg)
+	ln := server.LimitConns(raw, cfg)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ConnState: ln.ConnState,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })}
 	go func() { _ = srv.Serve(ln) }()
@@ -74,7 +74,7 @@ func closedByServer(c net.Conn) bool {
 }
 
 func TestAnIdleConnectionIsClosedToMakeRoomPastMax(t *testing.T) {
-	addr, ln := serve(t, connlimit.Config{Max: 2})
+	addr, ln := serve(t, server.ConnLimits{Max: 2})
 	first, second := dialFrom(t, peerA, addr), dialFrom(t, peerA, addr)
 	ask(t, first)
 	time.Sleep(50 * time.Millisecond) // the server marks a connection idle just after its answer
@@ -88,7 +88,7 @@ func TestAnIdleConnectionIsClosedToMakeRoomPastMax(t *testing.T) {
 }
 
 func TestOnePeerHoldsAtMostPerPeerConnectionsAndOthersKeepTheirs(t *testing.T) {
-	addr, ln := serve(t, connlimit.Config{Max: 4, PerPeer: 2})
+	addr, ln := serve(t, server.ConnLimits{Max: 4, PerPeer: 2})
 	for range 2 {
 		begin(t, dialFrom(t, peerA, addr))
 	}
@@ -100,7 +100,7 @@ func TestOnePeerHoldsAtMostPerPeerConnectionsAndOthersKeepTheirs(t *testing.T) {
 }
 
 func TestAPeerPastPerPeerClosesItsOwnIdleConnectionFirst(t *testing.T) {
-	addr, ln := serve(t, connlimit.Config{Max: 4, PerPeer: 2})
+	addr, ln := serve(t, server.ConnLimits{Max: 4, PerPeer: 2})
 	idle, busy := dialFrom(t, peerA, addr), dialFrom(t, peerA, addr)
 	ask(t, idle)
 	begin(t, busy)
@@ -113,7 +113,7 @@ func TestAPeerPastPerPeerClosesItsOwnIdleConnectionFirst(t *testing.T) {
 
 func TestUntrustedPeersTogetherHoldAtMostUntrusted(t *testing.T) {
 	trusted := func(a netip.Addr) bool { return a == netip.MustParseAddr(peerA) }
-	addr, ln := serve(t, connlimit.Config{Max: 8, Trusted: trusted, Untrusted: 1})
+	addr, ln := serve(t, server.ConnLimits{Max: 8, Trusted: trusted, Untrusted: 1})
 	begin(t, dialFrom(t, peerB, addr))
 	time.Sleep(50 * time.Millisecond)
 	assert.True(t, closedByServer(dialFrom(t, peerB, addr)), "a second untrusted connection is refused")
@@ -125,7 +125,7 @@ func TestUntrustedPeersTogetherHoldAtMostUntrusted(t *testing.T) {
 }
 
 func TestPastMaxWithNoneIdleAConnectionWaitsForASlot(t *testing.T) {
-	addr, ln := serve(t, connlimit.Config{Max: 1})
+	addr, ln := serve(t, server.ConnLimits{Max: 1})
 	busy := dialFrom(t, peerA, addr)
 	begin(t, busy)
 	time.Sleep(50 * time.Millisecond)
