@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -121,7 +116,7 @@ func parseAuthz(args []string) (authzOptions, error) {
 	return o, nil
 }
 
-// runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does.
+// runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does (server.Run).
 func runAuthz(o authzOptions, stderr io.Writer) error {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
@@ -139,17 +134,8 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := server.SignalContext(o.stop)
 	defer stop()
-	if o.stop != nil {
-		go func() {
-			select {
-			case <-o.stop:
-				stop()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	store := authz.NewStore()
 	c := authzcache.New(clients, store, authzcache.Config{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
 		Logger: logger})
@@ -179,45 +165,22 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	calls := &http.Server{Handler: h, MaxHeaderBytes: o.maxHeaderBytes, ReadHeaderTimeout: o.readTimeout,
-		ReadTimeout: o.readTimeout, WriteTimeout: o.readTimeout, IdleTimeout: o.idleTimeout,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	metricsSrv := newServer(o.metricsAddr, probes, logger)
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	calls := &http.Server{Addr: o.addr, Handler: h, MaxHeaderBytes: o.maxHeaderBytes,
+		ReadHeaderTimeout: o.readTimeout, ReadTimeout: o.readTimeout, WriteTimeout: o.readTimeout,
+		IdleTimeout: o.idleTimeout, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	endpoints := []server.Endpoint{
+		{Server: calls, TLS: tlsCfg, Conns: &server.ConnLimits{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
+			Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns}},
+		{Server: server.New(o.metricsAddr, probes, logger)},
 	}
-	limited := server.LimitConns(ln, server.ConnLimits{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
-		Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns})
-	calls.ConnState = limited.ConnState
-	ln = limited
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
-	mln, err := net.Listen("tcp", o.metricsAddr)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("listen on %s: %w", o.metricsAddr, err)
-	}
-	errc := make(chan error, 2)
-	go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), calls.Serve(ln)) }()
-	go func() { errc <- fmt.Errorf("serve on %s: %w", mln.Addr(), metricsSrv.Serve(mln)) }()
-	if o.onListen != nil {
-		o.onListen(ln.Addr().String(), mln.Addr().String())
-	}
-	logger.Info("serving authorization calls", "addr", ln.Addr().String(), "metrics", mln.Addr().String(),
-		"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
-		"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	draining.Store(true)
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	return errors.Join(calls.Shutdown(sctx), metricsSrv.Shutdown(sctx))
+	return server.Run(ctx, logger, &draining, endpoints, func(addrs []string) {
+		if o.onListen != nil {
+			o.onListen(addrs[0], addrs[1])
+		}
+		logger.Info("serving authorization calls", "addr", addrs[0], "metrics", addrs[1],
+			"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
+			"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
+	})
 }
 
 // notReady is why a replica should get no calls, or empty: it is stopping, its informers have not synced, or its
@@ -283,25 +246,18 @@ func authzClients(kubeconfig string) (authzcache.Clients, error) {
 // authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'
 // client certificates verified when a CA is given (an unverified certificate is never an identity).
 func authzTLS(o authzOptions, logger *slog.Logger) (*tls.Config, error) {
-	if o.certFile == "" {
-		return nil, nil
+	cfg, err := server.ReloadingTLS(o.certFile, o.keyFile, logger, "h2", "http/1.1")
+	if err != nil || cfg == nil || o.clientCA == "" {
+		return cfg, err
 	}
-	rl, err := server.NewCertReloader(o.certFile, o.keyFile, logger)
+	pem, err := os.ReadFile(o.clientCA)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: rl.GetCertificate,
-		NextProtos: []string{"h2", "http/1.1"}}
-	if o.clientCA != "" {
-		pem, err := os.ReadFile(o.clientCA)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate", o.clientCA)
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate", o.clientCA)
 	}
+	cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	return cfg, nil
 }

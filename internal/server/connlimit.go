@@ -1,6 +1,3 @@
-// Package server bounds the connections of llmbudget's servers, reloads their TLS certificate and guards them
-// with a bearer token.
-//
 // Connection bounds: a LimitedListener bounds the connections a server holds open so that no peer can take the slots
 // its real clients need: at most Max in all, at most PerPeer from one address, and at most Untrusted from all the
 // addresses that Trusted refuses together. When a new connection would pass a bound, the longest idle keep-alive
