@@ -32,7 +32,7 @@ const (
 // sources are the packages that register each component's metrics.
 var sources = []struct{ component, dir string }{
 	{"`llmbudget serve`", "internal/controller"},
-	{"`llmbudget authz`", "internal/authz/gateway/authzserver"},
+	{"`llmbudget authz`", "internal/authz/gateway"},
 	{"`llmbudget spend --all --loop`", "internal/spendwriter"},
 }
 

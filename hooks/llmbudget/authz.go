@@ -18,9 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 	"github.com/llmbudget/llmbudget/internal/server"
 )
 
@@ -137,13 +135,13 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	ctx, stop := server.SignalContext(o.stop)
 	defer stop()
 	store := authz.NewStore()
-	c := authzcache.New(clients, store, authzcache.Config{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
+	c := gateway.NewCache(clients, store, gateway.CacheConfig{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
 		Logger: logger})
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
-	m := authzserver.NewMetrics(version, authzserver.CacheGauges{Cache: c.State, Counts: store.Counts})
-	h, err := authzserver.New(authzserver.Config{Resolver: cfg.Resolver, View: store, Cache: c.State,
+	m := gateway.NewMetrics(version, gateway.CacheGauges{Cache: c.State, Counts: store.Counts})
+	h, err := gateway.NewHandler(gateway.HandlerConfig{Resolver: cfg.Resolver, View: store, Cache: c.State,
 		UnknownCaller: cfg.UnknownCaller, Now: time.Now, Metrics: m, Logger: logger})
 	if err != nil {
 		return err
@@ -198,49 +196,49 @@ func notReady(draining bool, st authz.Cache) string {
 	return ""
 }
 
-func readAuthzConfig(path string) (authzconfig.Config, error) {
+func readAuthzConfig(path string) (gateway.Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config: %w", err)
+		return gateway.Config{}, fmt.Errorf("--config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, authzconfig.MaxBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, gateway.MaxConfigBytes+1))
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+		return gateway.Config{}, fmt.Errorf("--config %s: %w", path, err)
 	}
-	cfg, err := authzconfig.Parse(data)
+	cfg, err := gateway.ParseConfig(data)
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+		return gateway.Config{}, fmt.Errorf("--config %s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-func authzClients(kubeconfig string) (authzcache.Clients, error) {
+func authzClients(kubeconfig string) (gateway.Clients, error) {
 	rc, err := kubeConfig(kubeconfig)
 	if err != nil {
-		return authzcache.Clients{}, err
+		return gateway.Clients{}, err
 	}
 	rc.UserAgent = "llmbudget-authz/" + version
 	kube, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("kubernetes client: %w", err)
+		return gateway.Clients{}, fmt.Errorf("kubernetes client: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("dynamic client: %w", err)
+		return gateway.Clients{}, fmt.Errorf("dynamic client: %w", err)
 	}
 	md, err := metadata.NewForConfig(rc)
 	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("metadata client: %w", err)
+		return gateway.Clients{}, fmt.Errorf("metadata client: %w", err)
 	}
 	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
 	beat := rest.CopyConfig(rc)
 	beat.Timeout = heartbeatTimeout
 	disc, err := discovery.NewDiscoveryClientForConfig(beat)
 	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("discovery client: %w", err)
+		return gateway.Clients{}, fmt.Errorf("discovery client: %w", err)
 	}
-	return authzcache.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
+	return gateway.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
 }
 
 // authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'

@@ -1,4 +1,4 @@
-package authzserver_test
+package gateway_test
 
 import (
 	"bufio"

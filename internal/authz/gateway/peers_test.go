@@ -1,4 +1,4 @@
-package callerid_test
+package gateway_test
 
 import (
 	"net/netip"
@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 func TestMayBeGatewayIsWhetherAnAddressCouldResolveToAGateway(t *testing.T) {
-	byAddress, err := callerid.New([]callerid.Gateway{{Name: "envoy", Addresses: []string{"10.1.0.0/16"},
-		Mode: callerid.ModeSource}})
+	byAddress, err := gateway.NewResolver([]gateway.Gateway{{Name: "envoy", Addresses: []string{"10.1.0.0/16"},
+		Mode: gateway.ModeSource}})
 	require.NoError(t, err)
-	byCertificate, err := callerid.New([]callerid.Gateway{{Name: "mesh", Identities: []string{"spiffe://x/ns/gw/sa/gw"},
-		Mode: callerid.ModeSPIFFE}})
+	byCertificate, err := gateway.NewResolver([]gateway.Gateway{{Name: "mesh",
+		Identities: []string{"spiffe://x/ns/gw/sa/gw"}, Mode: gateway.ModeSPIFFE}})
 	require.NoError(t, err)
 	tests := map[string]struct {
-		r    *callerid.Resolver
+		r    *gateway.Resolver
 		addr string
 		want bool
 	}{

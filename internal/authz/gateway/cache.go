@@ -1,8 +1,8 @@
-// Package authzcache keeps the Store of package authz current from the API server with client-go informers:
-// Namespaces (metadata only), LLMCostBudgets and ClusterLLMCostBudgets (dynamic, decoded into the few fields a
-// decision reads) and, for gateways in source mode, Pods (trimmed to their names, budget label and addresses). It is
-// read-only (list and watch) and, with the spend writer, the only part of llmbudget that talks to the API server;
-// the hook service never imports it.
+// The cache: a Cache keeps the Store of package authz current from the API server with client-go informers: Namespaces
+// (metadata only), LLMCostBudgets and ClusterLLMCostBudgets (dynamic, decoded into the few fields a decision reads)
+// and, for gateways in source mode, Pods (trimmed to their names, budget label and addresses). It is read-only (list
+// and watch) and, with the spend writer, the only part of llmbudget that talks to the API server; the hook service
+// never imports it.
 //
 // Expected Flow:
 //  1. Start the informers; each event replaces or removes one object of the Store.
@@ -23,7 +23,8 @@
 //     Store keeps the last objects seen: Cache's Age says how old.
 //   - A watch held open by something that forwards none of its events while the API server answers /version
 //     looks current until the watch ends.
-package authzcache
+
+package gateway
 
 import (
 	"cmp"
@@ -70,8 +71,8 @@ type Clients struct {
 	Discovery discovery.ServerVersionInterface
 }
 
-// Config is the cache's configuration.
-type Config struct {
+// CacheConfig is the cache's configuration.
+type CacheConfig struct {
 	Pods      bool          // watch Pods, for gateways in source mode
 	MaxAge    time.Duration // the bound past which decisions say the cache is stale
 	Heartbeat time.Duration // how often the API server is asked its version; default MaxAge/3, at least 1 s
@@ -82,7 +83,7 @@ type Config struct {
 
 // Cache keeps a Store current.
 type Cache struct {
-	cfg       Config
+	cfg       CacheConfig
 	store     *authz.Store
 	clients   Clients
 	synced    []cache.InformerSynced
@@ -90,8 +91,8 @@ type Cache struct {
 	allSynced atomic.Bool
 }
 
-// New returns a cache that fills store once started.
-func New(c Clients, store *authz.Store, cfg Config) *Cache {
+// NewCache returns a cache that fills store once started.
+func NewCache(c Clients, store *authz.Store, cfg CacheConfig) *Cache {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = max(cfg.MaxAge/3, time.Second)
 	}

@@ -1,16 +1,18 @@
-// Package authzconfig reads the configuration file of llmbudget authz: the gateways it answers, how each tells who
-// its caller is, what happens to a caller it cannot tell, and how old its cache may grow before its answers say so.
+// The configuration: ParseConfig reads the configuration file of llmbudget authz: the gateways it answers, how each
+// tells who its caller is, what happens to a caller it cannot tell, and how old its cache may grow before its answers
+// say so.
 //
 // Guarantees:
 //   - The file is one YAML (or JSON) document, read as kubectl reads one (package manifest) and decoded strictly:
 //     an unknown key is an error naming its path, a repeated key one naming its line, and so is a second
 //     document, so a misspelt or repeated gateway option never silently trusts more or less than meant.
-//   - A File that Parse returns is usable: its gateways resolve (package callerid: each address a CIDR that
+//   - A Config that ParseConfig returns is usable: its gateways resolve (callerid.go: each address a CIDR that
 //     neither trusts every peer nor, IPv4-mapped, none; each header a valid header name), its unknownCaller is
 //     Admit or Refuse, and its maxCacheAge is positive. Every problem is named by its field path, in the API
 //     server's words.
-//   - The file is at most MaxBytes long.
-package authzconfig
+//   - The file is at most MaxConfigBytes long.
+
+package gateway
 
 import (
 	"cmp"
@@ -22,13 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/manifest"
 )
 
-// MaxBytes bounds the configuration file.
-const MaxBytes = 1 << 20
+// MaxConfigBytes bounds the configuration file.
+const MaxConfigBytes = 1 << 20
 
 // DefaultMaxCacheAge is how old the cache may grow by default before answers say it is stale.
 const DefaultMaxCacheAge = 30 * time.Second
@@ -36,7 +37,7 @@ const DefaultMaxCacheAge = 30 * time.Second
 // File is the configuration file.
 type File struct {
 	// Gateways are the gateways allowed to call, and how each tells its caller.
-	Gateways []callerid.Gateway `json:"gateways"`
+	Gateways []Gateway `json:"gateways"`
 	// UnknownCaller is what happens to a call whose caller cannot be told: Admit (the default) or Refuse.
 	UnknownCaller authz.UnknownCaller `json:"unknownCaller,omitempty"`
 	// MaxCacheAge is a Go duration ("30s"): past it, answers say they are stale and Closed budgets are unavailable.
@@ -45,7 +46,7 @@ type File struct {
 
 // Config is a parsed File.
 type Config struct {
-	Resolver      *callerid.Resolver
+	Resolver      *Resolver
 	UnknownCaller authz.UnknownCaller
 	MaxCacheAge   time.Duration
 	// SourceMode is whether a gateway is in source mode, so that Pods must be watched.
@@ -55,10 +56,10 @@ type Config struct {
 	Identities *field.Path
 }
 
-// Parse reads and checks a configuration file.
-func Parse(data []byte) (Config, error) {
-	if len(data) > MaxBytes {
-		return Config{}, fmt.Errorf("the file is %d bytes, more than the %d allowed", len(data), MaxBytes)
+// ParseConfig reads and checks a configuration file.
+func ParseConfig(data []byte) (Config, error) {
+	if len(data) > MaxConfigBytes {
+		return Config{}, fmt.Errorf("the file is %d bytes, more than the %d allowed", len(data), MaxConfigBytes)
 	}
 	docs, merr := manifest.Docs("", data)
 	switch {
@@ -78,7 +79,7 @@ func Parse(data []byte) (Config, error) {
 	var errs []error
 	c := Config{UnknownCaller: cmp.Or(f.UnknownCaller, authz.AdmitUnknown), MaxCacheAge: DefaultMaxCacheAge}
 	var err error
-	if c.Resolver, err = callerid.New(f.Gateways); err != nil {
+	if c.Resolver, err = NewResolver(f.Gateways); err != nil {
 		errs = append(errs, err)
 	}
 	if c.UnknownCaller != authz.AdmitUnknown && c.UnknownCaller != authz.RefuseUnknown {
@@ -95,7 +96,7 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, utilerrors.Flatten(utilerrors.NewAggregate(errs))
 	}
 	for i, g := range f.Gateways {
-		c.SourceMode = c.SourceMode || g.Mode == callerid.ModeSource
+		c.SourceMode = c.SourceMode || g.Mode == ModeSource
 		if c.Identities == nil && len(g.Identities) > 0 {
 			c.Identities = field.NewPath("gateways").Index(i).Child("identities")
 		}

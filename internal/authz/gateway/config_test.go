@@ -1,4 +1,4 @@
-package authzconfig_test
+package gateway_test
 
 import (
 	"os"
@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzconfig"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 func TestParseReadsAFileWithItsDefaults(t *testing.T) {
-	c, err := authzconfig.Parse([]byte(`
+	c, err := gateway.ParseConfig([]byte(`
 gateways:
 - name: caddy
   addresses: [10.0.0.0/8]
@@ -51,7 +51,7 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 		"nothing":                   {"# nothing\n", "gateways: Required value: at least one gateway"},
 		"a gateway trusting anyone": {"gateways: [{name: g, mode: source}]", "every peer would be trusted"},
 		"not YAML":                  {"gateways: [", "line 1: not valid YAML"},
-		"too large":                 {strings.Repeat("#", authzconfig.MaxBytes+1), "more than the 1048576 allowed"},
+		"too large":                 {strings.Repeat("#", gateway.MaxConfigBytes+1), "more than the 1048576 allowed"},
 		"a repeated key, the last one loosening": {gw + "unknownCaller: Refuse\nunknownCaller: Admit\n",
 			`line 3: not valid YAML: unmarshal errors: key "unknownCaller" already set in map`},
 		"a repeated gateway key": {"gateways:\n- name: g\n  addresses: [10.0.0.0/8]\n  mode: source\n" +
@@ -83,7 +83,7 @@ func TestParseRefusesWhatItCannotHonour(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := authzconfig.Parse([]byte(tt.file))
+			_, err := gateway.ParseConfig([]byte(tt.file))
 			assert.ErrorContains(t, err, tt.says)
 		})
 	}
@@ -96,7 +96,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("gateways: [{name: g, addresses: ['::ffff:10.0.0.0/104'], mode: source}]\nunknownCaller: Refuse\n" +
 		"unknownCaller: Admit\n---\nmaxCacheAge: 1s\n")
 	f.Fuzz(func(t *testing.T, file string) {
-		c, err := authzconfig.Parse([]byte(file))
+		c, err := gateway.ParseConfig([]byte(file))
 		if err != nil {
 			return
 		}
@@ -110,7 +110,7 @@ func FuzzParse(f *testing.F) {
 
 // The configuration docs/enforcement.md shows is one Parse accepts.
 func TestTheDocumentedConfigurationParses(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "enforcement.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "enforcement.md"))
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(doc), "## Refusing each request at the gateway")
 	require.True(t, ok)
@@ -118,14 +118,14 @@ func TestTheDocumentedConfigurationParses(t *testing.T) {
 	require.True(t, ok)
 	block, _, ok = strings.Cut(block, "```")
 	require.True(t, ok)
-	c, err := authzconfig.Parse([]byte(block))
+	c, err := gateway.ParseConfig([]byte(block))
 	require.NoError(t, err)
 	assert.True(t, c.SourceMode)
 	assert.Equal(t, authz.AdmitUnknown, c.UnknownCaller)
 }
 
 func TestIdentitiesAreRefusedWithoutAClientCA(t *testing.T) {
-	c, err := authzconfig.Parse([]byte("gateways:\n- {name: a, addresses: [10.0.0.0/8], mode: source}\n" +
+	c, err := gateway.ParseConfig([]byte("gateways:\n- {name: a, addresses: [10.0.0.0/8], mode: source}\n" +
 		"- {name: b, identities: [spiffe://cluster.local/ns/gw/sa/gw], mode: spiffe}\n"))
 	require.NoError(t, err)
 	assert.EqualError(t, c.CheckClientCA(false), "gateways[1].identities: Forbidden: matches only a client "+

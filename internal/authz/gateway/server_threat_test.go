@@ -1,4 +1,4 @@
-package authzserver_test
+package gateway_test
 
 import (
 	"bufio"
@@ -21,8 +21,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 // The threat model of docs/enforcement.md, "Who can get past a gateway's refusal": everything a client of team-ml,
@@ -63,21 +62,21 @@ func TestNoAttemptGetsPastAGatewaysRefusal(t *testing.T) {
 			client: []wireHeader{{"X-Forwarded-Client-Cert", `Subject="a\"`}}, want: refusedByBudget},
 		{name: "send the header mode header naming another namespace, which the gateway passes on",
 			client: []wireHeader{{"X-Team", "team-support"}},
-			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[gateway.Mode]answer{gateway.ModeHeader: unreadable}},
 		{name: "send the header mode header in another spelling",
 			client: []wireHeader{{"x-team", "team-support"}},
-			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[gateway.Mode]answer{gateway.ModeHeader: unreadable}},
 		{name: "send the header mode header in two spellings",
 			client: []wireHeader{{"x-team", "team-support"}, {"X-TEAM", "team-support"}},
-			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			want:   refusedByBudget, wantByMode: map[gateway.Mode]answer{gateway.ModeHeader: unreadable}},
 		{name: "send the header mode header with a comma, which the gateway joins to its own",
 			client: []wireHeader{{"X-Team", "team-support, team-ml"}},
-			call:   map[callerid.Mode][]wireHeader{callerid.ModeHeader: {{"X-Team", "team-support, team-ml"}}},
-			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			call:   map[gateway.Mode][]wireHeader{gateway.ModeHeader: {{"X-Team", "team-support, team-ml"}}},
+			want:   refusedByBudget, wantByMode: map[gateway.Mode]answer{gateway.ModeHeader: unreadable}},
 		{name: "send the header mode header empty, which the gateway passes on",
 			client: []wireHeader{{"X-Team", ""}},
-			call:   map[callerid.Mode][]wireHeader{callerid.ModeHeader: {{"X-Team", ""}}},
-			want:   refusedByBudget, wantByMode: map[callerid.Mode]answer{callerid.ModeHeader: unreadable}},
+			call:   map[gateway.Mode][]wireHeader{gateway.ModeHeader: {{"X-Team", ""}}},
+			want:   refusedByBudget, wantByMode: map[gateway.Mode]answer{gateway.ModeHeader: unreadable}},
 		{name: "call authz directly, bypassing the gateway, saying anything",
 			client: []wireHeader{{"X-Forwarded-For", "10.1.0.3"}, {"X-Forwarded-Client-Cert", "URI=" + other},
 				{"X-Team", "team-support"}},
@@ -113,15 +112,15 @@ type attempt struct {
 	// client is what the client sends; the gateway adds its own part to it (forwarded).
 	client []wireHeader
 	// call, where set, is the whole call of a gateway of that mode, for a gateway that writes what it should not.
-	call map[callerid.Mode][]wireHeader
+	call map[gateway.Mode][]wireHeader
 	want answer
 	// wantByMode, where set, is the answer behind a gateway of that mode.
-	wantByMode map[callerid.Mode]answer
+	wantByMode map[gateway.Mode]answer
 	notFromGW  bool // the call comes from a peer that is no gateway
 	stale      bool // the API server is unreachable: the cache is past maxCacheAge
 }
 
-func (a attempt) callIn(m callerid.Mode) []wireHeader {
+func (a attempt) callIn(m gateway.Mode) []wireHeader {
 	if a.notFromGW {
 		return a.client
 	}
@@ -131,7 +130,7 @@ func (a attempt) callIn(m callerid.Mode) []wireHeader {
 	return forwarded(m, "team-ml", a.client)
 }
 
-func (a attempt) wantIn(m callerid.Mode) answer {
+func (a attempt) wantIn(m gateway.Mode) answer {
 	if want, ok := a.wantByMode[m]; ok {
 		return want
 	}
@@ -154,14 +153,14 @@ func (a attempt) cache() authz.Cache {
 
 // setting is a gateway's mode, the unknownCaller policy and how team-ml is blocked.
 type setting struct {
-	mode   callerid.Mode
+	mode   gateway.Mode
 	policy authz.UnknownCaller
 	block  string
 }
 
 var settings = func() []setting {
 	var all []setting
-	for _, m := range []callerid.Mode{callerid.ModeSource, callerid.ModeSPIFFE, callerid.ModeHeader} {
+	for _, m := range []gateway.Mode{gateway.ModeSource, gateway.ModeSPIFFE, gateway.ModeHeader} {
 		for _, policy := range []authz.UnknownCaller{authz.AdmitUnknown, authz.RefuseUnknown} {
 			for _, block := range slices.Sorted(maps.Keys(blocks)) {
 				all = append(all, setting{m, policy, block})
@@ -217,14 +216,14 @@ type reply struct {
 // appends the Pod's address to X-Forwarded-For, in spiffe mode its element to x-forwarded-client-cert (Envoy's
 // APPEND_FORWARD), and in header mode it adds its header to whatever the client sent, as a gateway that does not
 // remove the client's own would.
-func forwarded(m callerid.Mode, ns string, client []wireHeader) []wireHeader {
+func forwarded(m gateway.Mode, ns string, client []wireHeader) []wireHeader {
 	call := slices.Clone(client)
 	switch m {
-	case callerid.ModeSource:
+	case gateway.ModeSource:
 		pods := map[string]string{"team-ml": "10.1.0.2", "team-support": "10.1.0.3"}
-		return appendTo(call, callerid.HeaderForwardedFor, ", ", pods[ns])
-	case callerid.ModeSPIFFE:
-		return appendTo(call, callerid.HeaderClientCert, ",", `By=spiffe://cluster.local/ns/llm/sa/gateway;`+
+		return appendTo(call, gateway.HeaderForwardedFor, ", ", pods[ns])
+	case gateway.ModeSPIFFE:
+		return appendTo(call, gateway.HeaderClientCert, ",", `By=spiffe://cluster.local/ns/llm/sa/gateway;`+
 			`Hash=abc;Subject="CN=pod,O=\"x\"";URI=spiffe://cluster.local/ns/`+ns+`/sa/default`)
 	}
 	return append(call, wireHeader{"X-Team", ns})
@@ -243,20 +242,20 @@ func appendTo(call []wireHeader, name, sep, value string) []wireHeader {
 
 // threatServer serves authz from the view for one gateway at addresses, in mode m, with the header bound of
 // llmbudget authz's --max-header-bytes, and returns its address.
-func threatServer(t *testing.T, view func() *authz.Store, m callerid.Mode, unknown authz.UnknownCaller,
+func threatServer(t *testing.T, view func() *authz.Store, m gateway.Mode, unknown authz.UnknownCaller,
 	cache authz.Cache, addresses []string) string {
 	t.Helper()
-	g := callerid.Gateway{Name: "gateway", Addresses: addresses, Mode: m}
-	if m == callerid.ModeHeader {
+	g := gateway.Gateway{Name: "gateway", Addresses: addresses, Mode: m}
+	if m == gateway.ModeHeader {
 		g.Header = "x-team"
 	}
-	r, err := callerid.New([]callerid.Gateway{g})
+	r, err := gateway.NewResolver([]gateway.Gateway{g})
 	require.NoError(t, err)
 	s := view()
 	cacheOf := func() authz.Cache { return cache }
-	h, err := authzserver.New(authzserver.Config{Resolver: r, View: s, Cache: cacheOf, UnknownCaller: unknown,
+	h, err := gateway.NewHandler(gateway.HandlerConfig{Resolver: r, View: s, Cache: cacheOf, UnknownCaller: unknown,
 		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler),
-		Metrics: authzserver.NewMetrics("test", authzserver.CacheGauges{Cache: cacheOf, Counts: s.Counts})})
+		Metrics: gateway.NewMetrics("test", gateway.CacheGauges{Cache: cacheOf, Counts: s.Counts})})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.MaxHeaderBytes = 16 << 10
@@ -285,7 +284,7 @@ func send(t *testing.T, addr string, call []wireHeader) reply {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	got := reply{answer: answer{status: resp.StatusCode}, body: string(body)}
-	var e authzserver.ErrorBody
+	var e gateway.ErrorBody
 	if json.Unmarshal(body, &e) == nil {
 		got.code = e.Error.Code
 	}

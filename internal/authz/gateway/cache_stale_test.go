@@ -1,4 +1,4 @@
-package authzcache_test
+package gateway_test
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 // apiServer answers the fake clients' lists and watches until it is cut off; /version is always answered.
@@ -107,8 +107,8 @@ func TestCacheAgeIsTheTimeSinceTheInformersLastListedOrWatched(t *testing.T) {
 	var clock atomic.Int64
 	start := time.Date(2026, 11, 29, 7, 30, 0, 0, time.UTC)
 	clock.Store(start.UnixNano())
-	c := authzcache.New(authzcache.Clients{Metadata: md, Dynamic: dyn, Discovery: disc}, authz.NewStore(),
-		authzcache.Config{MaxAge: 30 * time.Second, Heartbeat: 5 * time.Millisecond,
+	c := gateway.NewCache(gateway.Clients{Metadata: md, Dynamic: dyn, Discovery: disc}, authz.NewStore(),
+		gateway.CacheConfig{MaxAge: 30 * time.Second, Heartbeat: 5 * time.Millisecond,
 			Now:    func() time.Time { return time.Unix(0, clock.Load()) },
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-package authzserver_test
+package gateway_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 // Whatever a client adds to the call, the answer is one the gateways understand: 200, or an error with a body in
@@ -30,7 +30,7 @@ func FuzzHandler(f *testing.F) {
 		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "the gateway's hop is team-ml's chatbot")
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
-		var e authzserver.ErrorBody
+		var e gateway.ErrorBody
 		require.NoError(t, json.Unmarshal(body, &e))
 		assert.Equal(t, "budget_exceeded", e.Error.Code)
 

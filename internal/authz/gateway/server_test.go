@@ -1,4 +1,4 @@
-package authzserver_test
+package gateway_test
 
 import (
 	"encoding/json"
@@ -16,8 +16,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzserver"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 var now = time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC)
@@ -46,18 +45,18 @@ func handler(t testing.TB, unknown authz.UnknownCaller, cache authz.Cache) http.
 }
 
 func handlerAndMetrics(t testing.TB, unknown authz.UnknownCaller, cache authz.Cache) (
-	http.Handler, *authzserver.Metrics) {
+	http.Handler, *gateway.Metrics) {
 	t.Helper()
-	r, err := callerid.New([]callerid.Gateway{
-		{Name: "caddy", Addresses: []string{"192.0.2.0/24"}, Mode: callerid.ModeSource},
-		{Name: "litellm", Addresses: []string{"198.51.100.7/32"}, Mode: callerid.ModeHeader, Header: "x-team"},
-		{Name: "istio", Addresses: []string{"203.0.113.0/24"}, Mode: callerid.ModeSPIFFE},
+	r, err := gateway.NewResolver([]gateway.Gateway{
+		{Name: "caddy", Addresses: []string{"192.0.2.0/24"}, Mode: gateway.ModeSource},
+		{Name: "litellm", Addresses: []string{"198.51.100.7/32"}, Mode: gateway.ModeHeader, Header: "x-team"},
+		{Name: "istio", Addresses: []string{"203.0.113.0/24"}, Mode: gateway.ModeSPIFFE},
 	})
 	require.NoError(t, err)
 	s := store()
 	cacheOf := func() authz.Cache { return cache }
-	m := authzserver.NewMetrics("test", authzserver.CacheGauges{Cache: cacheOf, Counts: s.Counts})
-	h, err := authzserver.New(authzserver.Config{Resolver: r, View: s, Cache: cacheOf, UnknownCaller: unknown,
+	m := gateway.NewMetrics("test", gateway.CacheGauges{Cache: cacheOf, Counts: s.Counts})
+	h, err := gateway.NewHandler(gateway.HandlerConfig{Resolver: r, View: s, Cache: cacheOf, UnknownCaller: unknown,
 		Now: func() time.Time { return now }, Metrics: m, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	return h, m
@@ -87,8 +86,8 @@ func TestTheServerAnswersAsGatewaysExpect(t *testing.T) {
 		"a refused caller gets 429, Retry-After and the OpenAI error": {
 			method: http.MethodPost, path: "/v1/chat/completions", peer: "192.0.2.9:41000",
 			headers: []string{"X-Forwarded-For", "10.1.0.2"}, status: http.StatusTooManyRequests,
-			want: map[string]string{"Retry-After": "3600", authzserver.HeaderBudget: "LLMCostBudget team-ml/chatbot",
-				authzserver.HeaderState: "OverBudget", authzserver.HeaderRemaining: "0.00",
+			want: map[string]string{"Retry-After": "3600", gateway.HeaderBudget: "LLMCostBudget team-ml/chatbot",
+				gateway.HeaderState: "OverBudget", gateway.HeaderRemaining: "0.00",
 				"Content-Type": "application/json"},
 			body: `{"error":{"message":"` + sentence + `","type":"insufficient_quota","code":"budget_exceeded"}}`,
 		},
@@ -97,8 +96,8 @@ func TestTheServerAnswersAsGatewaysExpect(t *testing.T) {
 			headers: []string{"X-Forwarded-For", "10.1.0.3", "X-Forwarded-Method", "POST",
 				"X-Forwarded-Uri", "/v1/chat/completions"},
 			status: http.StatusOK,
-			want: map[string]string{authzserver.HeaderBudget: "LLMCostBudget team-support/desk",
-				authzserver.HeaderState: "Warning", authzserver.HeaderRemaining: "12.50"},
+			want: map[string]string{gateway.HeaderBudget: "LLMCostBudget team-support/desk",
+				gateway.HeaderState: "Warning", gateway.HeaderRemaining: "12.50"},
 		},
 		"a client's own X-Forwarded-For before the gateway's hop changes nothing": {
 			method: http.MethodPost, path: "/v1/completions", peer: "192.0.2.9:41000",
@@ -140,7 +139,7 @@ func TestAnUnknownCallerIsRefusedWhenThePolicySaysSo(t *testing.T) {
 	resp := call(handler(t, authz.RefuseUnknown, current), http.MethodPost, "/", "192.0.2.9:1",
 		"X-Forwarded-For", "10.9.9.9")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
-	var body authzserver.ErrorBody
+	var body gateway.ErrorBody
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	assert.Equal(t, "unknown_caller", body.Error.Code)
 	assert.Contains(t, body.Error.Message, "no one Pod has address 10.9.9.9")
@@ -151,7 +150,7 @@ func TestAnAnswerFromAnOldCacheSaysSo(t *testing.T) {
 	resp := call(handler(t, authz.AdmitUnknown, old), http.MethodPost, "/", "192.0.2.9:1",
 		"X-Forwarded-For", "10.1.0.3")
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "1m30s", resp.Header.Get(authzserver.HeaderCacheStale))
+	assert.Equal(t, "1m30s", resp.Header.Get(gateway.HeaderCacheStale))
 }
 
 func TestTheMetricsCountDecisionsByResultAndReason(t *testing.T) {

@@ -1,4 +1,4 @@
-package callerid_test
+package gateway_test
 
 import (
 	"net/netip"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 // Whatever a client writes in front of what the gateway appends, the claim is the gateway's: never another, and
@@ -20,7 +20,7 @@ func FuzzResolveKeepsTheGatewaysHop(f *testing.F) {
 	f.Add("[::1]:80", "By=a;;URI=b,", "x\x00y")
 	f.Add("", `URI="a,`, "team-ml, victim")
 	f.Add("", strings.Repeat("URI=spiffe://cluster.local/ns/victim/sa/x,", 40), "")
-	r, err := callerid.New(gateways)
+	r, err := gateway.NewResolver(gateways)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, clientXFF, clientXFCC, clientNS string) {
 		h := headers("X-Forwarded-For", clientXFF+", 10.1.2.3")
@@ -36,7 +36,7 @@ func FuzzResolveKeepsTheGatewaysHop(f *testing.F) {
 
 		h = headers("X-Team-Namespace", clientNS, "X-Team-Namespace", "team-ml")
 		_, err = r.Resolve(peer("10.0.1.5"), h)
-		assert.ErrorIs(t, err, callerid.ErrBadIdentity, "a header sent twice is never believed")
+		assert.ErrorIs(t, err, gateway.ErrBadIdentity, "a header sent twice is never believed")
 	})
 }
 
@@ -53,7 +53,7 @@ func FuzzRightmostXFCC(f *testing.F) {
 		}
 		quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(subject)
 		elem := `By=spiffe://cluster.local/ns/llm/sa/gateway;Hash=abc;Subject="` + quoted + `";URI=` + uri
-		got, err := callerid.RightmostXFCC(prefix + "," + elem)
+		got, err := gateway.RightmostXFCC(prefix + "," + elem)
 		require.NoError(t, err, "%q", elem)
 		assert.Equal(t, map[string]string{"by": "spiffe://cluster.local/ns/llm/sa/gateway", "hash": "abc",
 			"subject": subject, "uri": uri}, got)

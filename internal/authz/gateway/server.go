@@ -1,8 +1,7 @@
-// Package authzserver answers LLM gateways' external-authorization calls over HTTP: Envoy's ext_authz HTTP
-// service (Envoy Gateway's SecurityPolicy extAuth.http, Istio's envoyExtAuthzHttp provider), Traefik's ForwardAuth,
-// Caddy's forward_auth and nginx's auth_request. All call the same way: any method and path, with (some of) the
-// original request's headers, and forward the request only on a 2xx answer; any other answer goes back to the
-// client as it is.
+// The handler answers LLM gateways' external-authorization calls over HTTP: Envoy's ext_authz HTTP service (Envoy
+// Gateway's SecurityPolicy extAuth.http, Istio's envoyExtAuthzHttp provider), Traefik's ForwardAuth, Caddy's
+// forward_auth and nginx's auth_request. All call the same way: any method and path, with (some of) the original
+// request's headers, and forward the request only on a 2xx answer; any other answer goes back to the client as it is.
 //
 // Guarantees:
 //   - Every method and path is an authorization call: the path is the original request's (Envoy), or a fixed one
@@ -15,7 +14,8 @@
 //   - The handler reads no request body and keeps nothing per request: the server's bounds on header bytes,
 //     connections and time are all a caller controls. A peer that is no gateway is answered 403 with
 //     Connection: close, and its connection is closed.
-package authzserver
+
+package gateway
 
 import (
 	"encoding/json"
@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/callerid"
 	"github.com/llmbudget/llmbudget/internal/text"
 )
 
@@ -50,9 +49,9 @@ type View interface {
 	PodByIP(ip netip.Addr) (authz.Pod, bool)
 }
 
-// Config is what New needs.
-type Config struct {
-	Resolver      *callerid.Resolver
+// HandlerConfig is what New needs.
+type HandlerConfig struct {
+	Resolver      *Resolver
 	View          View
 	Cache         func() authz.Cache
 	UnknownCaller authz.UnknownCaller
@@ -61,13 +60,13 @@ type Config struct {
 	Logger        *slog.Logger
 }
 
-type handler struct{ Config }
+type handler struct{ HandlerConfig }
 
-// New returns the authorization handler.
-func New(c Config) (http.Handler, error) {
+// NewHandler returns the authorization handler.
+func NewHandler(c HandlerConfig) (http.Handler, error) {
 	switch {
 	case c.Resolver == nil || c.View == nil || c.Cache == nil || c.Now == nil || c.Metrics == nil || c.Logger == nil:
-		return nil, errors.New("authzserver: Resolver, View, Cache, Now, Metrics and Logger are required")
+		return nil, errors.New("gateway: Resolver, View, Cache, Now, Metrics and Logger are required")
 	case c.UnknownCaller != authz.AdmitUnknown && c.UnknownCaller != authz.RefuseUnknown:
 		return nil, fmt.Errorf("unknownCaller: %q is neither %s nor %s", c.UnknownCaller, authz.AdmitUnknown,
 			authz.RefuseUnknown)
@@ -78,7 +77,7 @@ func New(c Config) (http.Handler, error) {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	claim, err := h.Resolver.Resolve(peerOf(r), r.Header)
-	if errors.Is(err, callerid.ErrUntrusted) {
+	if errors.Is(err, ErrUntrusted) {
 		h.Logger.Warn("authorization call from a peer that is no gateway", "peer", r.RemoteAddr)
 		h.Metrics.untrusted.Inc()
 		// A peer that is no gateway gets one answer per connection, so that it holds none of the slots that
@@ -100,13 +99,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // caller is who the claim says calls; in source mode, the Pod with the claimed address.
-func (h *handler) caller(c callerid.Claim, err error) authz.Caller {
+func (h *handler) caller(c Claim, err error) authz.Caller {
 	switch {
-	case errors.Is(err, callerid.ErrBadIdentity):
+	case errors.Is(err, ErrBadIdentity):
 		return authz.Caller{Unreadable: true, Why: err.Error()}
 	case err != nil:
 		return authz.Caller{Why: err.Error()}
-	case c.Mode != callerid.ModeSource:
+	case c.Mode != ModeSource:
 		return authz.Caller{Known: true, Namespace: c.Namespace}
 	}
 	pod, ok := h.View.PodByIP(c.Source)
@@ -117,8 +116,8 @@ func (h *handler) caller(c callerid.Claim, err error) authz.Caller {
 }
 
 // peerOf is the connection's address and, when its client certificate was verified, the certificate's URIs.
-func peerOf(r *http.Request) callerid.Peer {
-	var p callerid.Peer
+func peerOf(r *http.Request) Peer {
+	var p Peer
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		p.Addr = ap.Addr().Unmap()
 	}

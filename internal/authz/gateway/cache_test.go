@@ -1,4 +1,4 @@
-package authzcache_test
+package gateway_test
 
 import (
 	"net/netip"
@@ -15,7 +15,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authz/gateway/authzcache"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 func object(t *testing.T, doc string) *unstructured.Unstructured {
@@ -43,7 +43,7 @@ status:
     gates: [Policy]
     message: LLMCostBudget team-ml/chatbot is OverBudget (spend 612.00 of 500.00 USD this Monthly period)
 `)
-	b, err := authzcache.DecodeBudget(api.Kind, u)
+	b, err := gateway.DecodeBudget(api.Kind, u)
 	require.NoError(t, err)
 	assert.Equal(t, authz.Budget{Kind: api.Kind, Namespace: "team-ml", Name: "chatbot",
 		FailurePolicy: api.FailClosed, State: api.OverBudget, RemainingUSD: "0.00",
@@ -59,24 +59,24 @@ func withUTCEnd(b authz.Budget) authz.Budget {
 }
 
 func TestDecodeBudgetDefaultsAndSelectsAsTheHooksDo(t *testing.T) {
-	fresh, err := authzcache.DecodeBudget(api.Kind, object(t, `{metadata: {name: new, namespace: a}, spec: {}}`))
+	fresh, err := gateway.DecodeBudget(api.Kind, object(t, `{metadata: {name: new, namespace: a}, spec: {}}`))
 	require.NoError(t, err)
 	assert.Equal(t, api.FailOpen, fresh.FailurePolicy, "failurePolicy defaults to Open")
 	assert.False(t, fresh.Enforcement.Blocking, "a budget without status blocks nothing")
 
-	cluster, err := authzcache.DecodeBudget(api.ClusterKind, object(t,
+	cluster, err := gateway.DecodeBudget(api.ClusterKind, object(t,
 		`{metadata: {name: research}, spec: {namespaceSelector: {matchLabels: {department: ml}}}}`))
 	require.NoError(t, err)
 	require.NotNil(t, cluster.Selector)
 	assert.True(t, cluster.Selector.Matches(labels.Set{"department": "ml"}))
 	assert.False(t, cluster.Selector.Matches(labels.Set{"department": "support"}))
 
-	invalid, err := authzcache.DecodeBudget(api.ClusterKind, object(t,
+	invalid, err := gateway.DecodeBudget(api.ClusterKind, object(t,
 		`{metadata: {name: bad}, spec: {namespaceSelector: {matchExpressions: [{key: a, operator: Nope}]}}}`))
 	require.NoError(t, err)
 	assert.Nil(t, invalid.Selector, "an invalid selector selects nothing")
 
-	_, err = authzcache.DecodeBudget(api.Kind, object(t, `{metadata: {name: x}, status: {enforcement: "yes"}}`))
+	_, err = gateway.DecodeBudget(api.Kind, object(t, `{metadata: {name: x}, status: {enforcement: "yes"}}`))
 	assert.ErrorContains(t, err, "decode LLMCostBudget x")
 }
 
@@ -87,18 +87,18 @@ func TestPodAddressesAreOnlyThoseThePodAloneHolds(t *testing.T) {
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.0.2",
 			PodIPs: []corev1.PodIP{{IP: "10.1.0.2"}, {IP: "fd00::2"}}},
 	}
-	pod, ips := authzcache.PodAddresses(running)
+	pod, ips := gateway.PodAddresses(running)
 	assert.Equal(t, authz.Pod{Namespace: "team-ml", Name: "chatbot-0", Budget: "chatbot"}, pod)
 	assert.Equal(t, []netip.Addr{netip.MustParseAddr("10.1.0.2"), netip.MustParseAddr("fd00::2")}, ips)
 
 	hostNet := running.DeepCopy()
 	hostNet.Spec.HostNetwork = true
-	_, ips = authzcache.PodAddresses(hostNet)
+	_, ips = gateway.PodAddresses(hostNet)
 	assert.Empty(t, ips, "a Pod on the node's network shares the node's address")
 
 	done := running.DeepCopy()
 	done.Status.Phase = corev1.PodSucceeded
-	_, ips = authzcache.PodAddresses(done)
+	_, ips = gateway.PodAddresses(done)
 	assert.Empty(t, ips, "a finished Pod's address may be another's")
 }
 
@@ -111,15 +111,15 @@ func TestTrimPodKeepsWhatSourceModeReads(t *testing.T) {
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"},
 	}
-	trimmed, err := authzcache.TrimPod(full)
+	trimmed, err := gateway.TrimPod(full)
 	require.NoError(t, err)
-	assert.Equal(t, &authzcache.TrimmedPod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "n",
+	assert.Equal(t, &gateway.TrimmedPod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "n",
 		ResourceVersion: "7"}, Budget: "b", IPs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}, trimmed)
-	copied := trimmed.(*authzcache.TrimmedPod).DeepCopyObject()
+	copied := trimmed.(*gateway.TrimmedPod).DeepCopyObject()
 	assert.Equal(t, trimmed, copied)
-	copied.(*authzcache.TrimmedPod).IPs[0] = netip.MustParseAddr("10.0.0.2")
-	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), trimmed.(*authzcache.TrimmedPod).IPs[0], "a deep copy")
-	other, err := authzcache.TrimPod("not a pod")
+	copied.(*gateway.TrimmedPod).IPs[0] = netip.MustParseAddr("10.0.0.2")
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), trimmed.(*gateway.TrimmedPod).IPs[0], "a deep copy")
+	other, err := gateway.TrimPod("not a pod")
 	require.NoError(t, err)
 	assert.Equal(t, "not a pod", other)
 }

@@ -1,6 +1,6 @@
-// Package callerid tells who is calling an LLM through a gateway, from the external-authorization call that the
-// gateway makes to llmbudget authz: which gateway makes the call (by the address and the client certificate of
-// the connection), and which namespace the gateway vouches for, read the one way that gateway is configured for.
+// Caller identity: a Resolver tells who is calling an LLM through a gateway, from the external-authorization call that
+// the gateway makes to llmbudget authz: which gateway makes the call (by the address and the client certificate of the
+// connection), and which namespace the gateway vouches for, read the one way that gateway is configured for.
 //
 // Expected Flow:
 //  1. Match the peer of the authorization call (its address, its certificate's URI SANs) to a configured Gateway.
@@ -25,7 +25,8 @@
 //     header to it); one in spiffe mode sanitises or appends x-forwarded-client-cert; one in header mode removes
 //     the header from what clients send and sets it after authenticating them. docs/enforcement.md says how each
 //     gateway is configured so.
-package callerid
+
+package gateway
 
 import (
 	"errors"
@@ -117,9 +118,9 @@ type gateway struct {
 	header   string // canonical
 }
 
-// New checks the gateways and returns their resolver. Its error is a field.ErrorList's aggregate: every problem, at
-// its path under gateways, in the API server's words.
-func New(gateways []Gateway) (*Resolver, error) {
+// NewResolver checks the gateways and returns their resolver. Its error is a field.ErrorList's aggregate: every
+// problem, at its path under gateways, in the API server's words.
+func NewResolver(gateways []Gateway) (*Resolver, error) {
 	root := field.NewPath("gateways")
 	if len(gateways) == 0 {
 		return nil, field.Required(root, "at least one gateway must be configured")

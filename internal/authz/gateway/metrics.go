@@ -1,4 +1,4 @@
-package authzserver
+package gateway
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package callerid
+package gateway
 
 import (
 	"net/netip"
