@@ -9,7 +9,8 @@
 //   - sync.go: the flow both budget kinds' syncs share; render.go: the Events and ResourceQuotas it renders.
 //   - routes.go: the controllers at their routes, on package metacontroller's handler; metrics.go: the service's
 //     metrics.
+//   - eval.go: the budget controllers' answers for budgets read from files (llmbudget eval).
 //
-// The controllers are pure: a response follows from the request and the clock the handler passes, never from a
-// call to the API server.
+// The controllers are pure: a response follows from the request and the clock the handler passes (or eval's
+// files and --now), never from a call to the API server.
 package controller
