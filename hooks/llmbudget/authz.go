@@ -11,19 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-
 	"github.com/llmbudget/llmbudget/internal/authz"
 	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 	"github.com/llmbudget/llmbudget/internal/server"
 )
-
-// heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
-const heartbeatTimeout = 5 * time.Second
 
 type authzOptions struct {
 	config, addr, metricsAddr   string
@@ -147,18 +138,7 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 		return err
 	}
 	var draining atomic.Bool
-	probes := http.NewServeMux()
-	probes.Handle("GET /metrics", m.Handler())
-	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if why := notReady(draining.Load(), c.State()); why != "" {
-			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	probes := gateway.Probes(m.Handler(), c.State, &draining)
 	tlsCfg, err := authzTLS(o, logger)
 	if err != nil {
 		return err
@@ -179,21 +159,6 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 			"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
 			"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
 	})
-}
-
-// notReady is why a replica should get no calls, or empty: it is stopping, its informers have not synced, or its
-// cache is past maxCacheAge, when a replica whose informers still list and watch answers better.
-func notReady(draining bool, st authz.Cache) string {
-	switch {
-	case draining:
-		return "the server is stopping"
-	case !st.Synced:
-		return "the informers have not synced"
-	case st.MaxAge > 0 && st.Age > st.MaxAge:
-		return fmt.Sprintf("the cache is stale: the informers last listed or watched %s ago (maxCacheAge %s)",
-			st.Age.Round(time.Second), st.MaxAge)
-	}
-	return ""
 }
 
 func readAuthzConfig(path string) (gateway.Config, error) {
@@ -219,26 +184,7 @@ func authzClients(kubeconfig string) (gateway.Clients, error) {
 		return gateway.Clients{}, err
 	}
 	rc.UserAgent = "llmbudget-authz/" + version
-	kube, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return gateway.Clients{}, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return gateway.Clients{}, fmt.Errorf("dynamic client: %w", err)
-	}
-	md, err := metadata.NewForConfig(rc)
-	if err != nil {
-		return gateway.Clients{}, fmt.Errorf("metadata client: %w", err)
-	}
-	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
-	beat := rest.CopyConfig(rc)
-	beat.Timeout = heartbeatTimeout
-	disc, err := discovery.NewDiscoveryClientForConfig(beat)
-	if err != nil {
-		return gateway.Clients{}, fmt.Errorf("discovery client: %w", err)
-	}
-	return gateway.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
+	return gateway.NewClients(rc)
 }
 
 // authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'

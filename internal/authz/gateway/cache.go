@@ -49,6 +49,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
@@ -69,6 +70,33 @@ type Clients struct {
 	Dynamic   dynamic.Interface
 	Metadata  metadata.Interface
 	Discovery discovery.ServerVersionInterface
+}
+
+// heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
+const heartbeatTimeout = 5 * time.Second
+
+// NewClients are the clients of rc, the heartbeat's with heartbeatTimeout.
+func NewClients(rc *rest.Config) (Clients, error) {
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return Clients{}, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return Clients{}, fmt.Errorf("dynamic client: %w", err)
+	}
+	md, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return Clients{}, fmt.Errorf("metadata client: %w", err)
+	}
+	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
+	beat := rest.CopyConfig(rc)
+	beat.Timeout = heartbeatTimeout
+	disc, err := discovery.NewDiscoveryClientForConfig(beat)
+	if err != nil {
+		return Clients{}, fmt.Errorf("discovery client: %w", err)
+	}
+	return Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
 }
 
 // CacheConfig is the cache's configuration.
