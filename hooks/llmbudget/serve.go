@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -91,18 +92,12 @@ func parseServe(args []string) (serveOptions, error) {
 	if fs.NArg() > 0 {
 		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	if o.maxConns < 1 {
-		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
+	if err := checkServeFlags(o); err != nil {
+		return o, &usageError{fs: fs, err: err}
 	}
 	var err error
 	if o.maxConnsPerPeer, err = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns); err != nil {
 		return o, err
-	}
-	if (o.certFile == "") != (o.keyFile == "") {
-		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
-	}
-	if err := checkServeFlags(o); err != nil {
-		return o, &usageError{fs: fs, err: err}
 	}
 	// runServer parses these again (tests start it without flags); here a bad one is a usage error.
 	if _, err := parseClock(o.now, "2026-11-29T07:30:00Z"); err != nil {
@@ -115,8 +110,9 @@ func parseServe(args []string) (serveOptions, error) {
 	return o, nil
 }
 
-// checkServeFlags refuses the addresses and bounds that cannot work, naming the flag: a port past 65535, a body
-// bound of 0 or less, an in-flight bound below one call (which would answer every call 429).
+// checkServeFlags refuses the addresses, bounds and files that cannot work, naming the flag: a port past 65535, no
+// connection, a certificate without its key, a body bound of 0 or less, an in-flight bound below one call (which
+// would answer every call 429).
 func checkServeFlags(o serveOptions) error {
 	for _, a := range []struct{ flag, addr string }{{"--addr", o.addr}, {"--metrics-addr", o.metricsAddr}} {
 		if a.addr == "" && a.flag == "--metrics-addr" {
@@ -132,6 +128,10 @@ func checkServeFlags(o serveOptions) error {
 	}
 	least := max(o.maxBody, metacontroller.MinCallWeight)
 	switch {
+	case o.maxConns < 1:
+		return fmt.Errorf("--max-connections must be at least 1, got %d", o.maxConns)
+	case (o.certFile == "") != (o.keyFile == ""):
+		return errors.New("--tls-cert-file and --tls-key-file go together")
 	case o.maxBody < 1:
 		return fmt.Errorf("--max-body-bytes %d: must be at least 1 (the default is %d)", o.maxBody,
 			metacontroller.DefaultMaxBodyBytes)
