@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	runtimepprof "runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -208,7 +206,7 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		return nil, err
 	}
 	if o.pprof {
-		routePprof(router)
+		server.RoutePprof(router)
 	}
 	servers := []*http.Server{server.New(o.addr, router, logger)}
 	open := []string{"/healthz", "/readyz"}
@@ -228,15 +226,4 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		servers[0].Handler = server.Require(router, tok, logger, open...)
 	}
 	return servers, nil
-}
-
-// routePprof serves the pprof index, the CPU profile, the execution trace and the runtime's profiles (heap,
-// goroutine, ...), each by name: httprouter cannot put fixed names beside a wildcard.
-func routePprof(router *httprouter.Router) {
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/", pprof.Index)
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/profile", pprof.Profile)
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/trace", pprof.Trace)
-	for _, p := range runtimepprof.Profiles() {
-		router.Handler(http.MethodGet, "/debug/pprof/"+p.Name(), pprof.Handler(p.Name()))
-	}
 }

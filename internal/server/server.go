@@ -1,6 +1,6 @@
 // Package server is the one lifecycle that llmbudget's servers (serve and authz) share: listen on each endpoint,
 // bound its connections (LimitConns), serve TLS with a certificate reloaded when it changes (CertReloader), guard
-// handlers with a bearer token (Require), and drain gracefully on SIGTERM or SIGINT.
+// handlers with a bearer token (Require), serve pprof (RoutePprof), and drain gracefully on SIGTERM or SIGINT.
 //
 // Run guarantees that a server that stops is drained: it reports draining first (so that /readyz fails and load
 // balancers stop sending), then gives in-flight calls ShutdownTimeout before it returns.
