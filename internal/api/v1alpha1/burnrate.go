@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strings"
+
 // BurnRate is the value of a spend ConfigMap's annotation AnnotationBurnRate: how fast the spend grew in the
 // window before its figures, as the spend writer measured it. It is written with the figures, by the same
 // writer, so that whoever cannot write the figures cannot write it either.
@@ -16,4 +18,18 @@ type BurnRate struct {
 	USDPerHour string `json:"usdPerHour"`
 	// Models is the rate of each model the budget limits in US dollars, by model name.
 	Models map[string]string `json:"models,omitempty"`
+}
+
+// Burning reports whether the rate says any spend: the budget's or a model's rate is not zero.
+func (b BurnRate) Burning() bool {
+	zero := func(s string) bool { return strings.Trim(s, "0.") == "" }
+	if !zero(b.USDPerHour) {
+		return true
+	}
+	for _, r := range b.Models {
+		if !zero(r) {
+			return true
+		}
+	}
+	return false
 }
