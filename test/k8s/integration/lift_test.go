@@ -266,6 +266,13 @@ func liftAttempts(ns string) []attempt {
 			stoppedBy: both(byRBAC), want: cannot("delete", "llmcostbudgets")},
 		{name: "patch the spend ConfigMap", args: zeroSpend("llm-spend"),
 			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
+		// A projected block lifts when the rate beside the figures says the limit is further off.
+		{name: "plant a burn rate of zero beside the figures", args: []string{"annotate", "configmap", "llm-spend",
+			`llmbudget.dev/burn-rate={"asOf":"2026-12-06T06:00:00Z","sampledAt":"2026-12-06T06:00:00Z",` +
+				`"window":"1m0s","usdPerHour":"0"}`},
+			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
+		{name: "opt the budget out of projected blocks", args: patchBudget(`{"enforcement":{"blockOn":"Measured"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
 		{name: "delete the spend ConfigMap", args: []string{"delete", "configmap", "llm-spend"},
 			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
 		{name: "delete and re-create the spend ConfigMap with zero spend", stdin: zero,
