@@ -45,14 +45,14 @@ func (p Plan) RatePlan(w time.Duration) (Plan, bool) {
 // latestSample is the PromQL for when the latest sample of the source's counters up to end was taken: the
 // figures' growth ends there, so a projection runs from it.
 func latestSample(src Source, end time.Time) string {
+	at := end.UnixMilli()
 	var sels []string
 	for _, m := range []Measure{Cost, Input, Output} {
 		for _, sel := range src.Series[m] {
-			sels = append(sels, fmt.Sprintf("timestamp(%s)", sel))
+			sels = append(sels, fmt.Sprintf("timestamp(%s @ %d.%03d)", sel, at/1000, at%1000))
 		}
 	}
-	at := end.UnixMilli()
-	return fmt.Sprintf("max(%s) @ %d.%03d", strings.Join(sels, " or "), at/1000, at%1000)
+	return fmt.Sprintf("max(%s)", strings.Join(sels, " or "))
 }
 
 // BurnRate is the rate the answers to rp's queries say, for figures stamped by annotations (Annotations), with

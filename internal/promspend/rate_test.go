@@ -48,7 +48,7 @@ func TestARatePlanLooksBackItsWindowFromTheFiguresEnd(t *testing.T) {
 			assert.Equal(t, at(tc.end), rp.Windows[0].End.UTC())
 			last := rp.Queries[len(rp.Queries)-1]
 			assert.Equal(t, promspend.Sample, last.Measure)
-			assert.Contains(t, last.PromQL, `max(timestamp(litellm_spend_metric_total{team="ml"})`)
+			assert.Contains(t, last.PromQL, `max(timestamp(litellm_spend_metric_total{team="ml"} @ `)
 		})
 	}
 }

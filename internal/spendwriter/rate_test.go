@@ -3,6 +3,8 @@ package spendwriter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +48,25 @@ func TestTheWriterWritesNoBurnRateWhileNothingBurns(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, r.configMap(t, "team-a", "llm-spend").Annotations, api.AnnotationBurnRate,
 		"its sample time moves with every scrape: a zero rate would rewrite the ConfigMap every run")
+}
+
+// noTimestamps is a Prometheus that refuses the query of the latest sample's time.
+type noTimestamps struct{ prometheus }
+
+func (p noTimestamps) Query(ctx context.Context, promql string, at time.Time) (model.Vector, []string, error) {
+	if strings.Contains(promql, "timestamp(") {
+		return nil, nil, errors.New("bad_data: parse error")
+	}
+	return p.prometheus.Query(ctx, promql, at)
+}
+
+func TestAFigureIsWrittenWhenItsBurnRateCannotBe(t *testing.T) {
+	r := newRun(t, noTimestamps{sampling(2, now)}, []*unstructured.Unstructured{budget(t, "team-a", "chatbot",
+		"uid-1", litellmTotal)})
+	r.w.RateWindow = time.Minute
+	res, err := r.w.Run(context.Background(), "", now)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-a/chatbot"}, res.Written)
+	assert.NotContains(t, r.configMap(t, "team-a", "llm-spend").Annotations, api.AnnotationBurnRate)
+	assert.Contains(t, r.line(t, "burn rate not written")["reason"], "bad_data: parse error")
 }

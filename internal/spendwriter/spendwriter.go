@@ -383,7 +383,8 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	}
 	annotations := plan.Annotations()
 	if err := w.rate(ctx, b, plan, prices, r.memory, annotations); err != nil {
-		return failed, err
+		// The figures stand without it: the budget then blocks on measured spend only.
+		w.Log.Warn("burn rate not written", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name, "reason", err)
 	}
 	o, err := w.apply(ctx, b, plan, figures, annotations)
 	if err != nil {

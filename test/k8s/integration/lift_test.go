@@ -175,7 +175,8 @@ func (s liftScene) assertBlocked(t *testing.T) {
 	refusal := "LLMCostBudget " + s.ns + "/chatbot is OverBudget (612.00 of 500.00 USD): " +
 		"new jobs.batch are refused in " + s.ns
 	waitRefused(t, refusal, "", "create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
-	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","mode":"Deny",`+
+	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","blockOn":"Projected","failurePolicy":"Open","gate":"Both",`+
+		`"mode":"Deny",`+
 		`"resources":["jobs.batch"],"scope":"Namespace"}`,
 		s.get(t, "llmb/chatbot", "{.spec.limitUSD} {.spec.suspend} {.spec.enforcement}"))
 	assert.Equal(t, `{"count/jobs.batch":"0"}`, s.get(t, "resourcequota/llmbudget-chatbot", "{.spec.hard}"))
