@@ -435,7 +435,9 @@ func parse(doc string) (object, error) {
 			if f == nil {
 				continue
 			}
-			if f.Key.YNode().Line != f.Value.YNode().Line || f.Value.YNode().Kind != kyaml.ScalarNode {
+			v := f.Value.YNode()
+			if f.Key.YNode().Line != v.Line || v.Kind != kyaml.ScalarNode ||
+				v.Style&(kyaml.FoldedStyle|kyaml.LiteralStyle) != 0 {
 				return object{}, fmt.Errorf("label %s is not on one line", name)
 			}
 			drop[f.Key.YNode().Line] = true
