@@ -261,7 +261,7 @@ var staleCrafts = []craft{
 // (the same stale status, the same inputs) it desires the same children.
 var projectionCrafts = []craft{
 	{name: "budget/sync/projected-crossing-ahead-asks-for-a-resync-at-it", capture: "budget-sync-first",
-		change: burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+		change: burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",` +
 			`"usdPerHour":"600"}`)},
 	{name: "budget/sync/projected-crossing-blocks", capture: "budget-sync-first", now: "2026-11-29T07:30:45Z",
 		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
@@ -275,7 +275,7 @@ var projectionCrafts = []craft{
 		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
 			`"usdPerHour":"600"}`), enforcement(object{"blockOn": "Measured"}))},
 	{name: "budget/sync/burn-rate-of-other-figures-is-unused", capture: "budget-sync-first",
-		change: burning(`{"asOf":"2026-11-29T07:29:35Z","sampledAt":"2026-11-29T07:29:30Z","window":"1m0s",`+
+		change: burning(`{"asOf":"2026-11-29T07:29:35Z","sampledAt":"2026-11-29T07:29:30Z","window":"1m0s",` +
 			`"usdPerHour":"600"}`)},
 }
 
