@@ -47,6 +47,11 @@ func enforce(in Input, v verdict, m measurement, proj projection, p periodView, 
 		return block(in, v, m, p, nil, held)
 	case proj.blocks:
 		return blockProjected(in, v, proj, p, held)
+	case proj.lapsed && spec.Enforcement.BlockOn == api.BlockOnProjected:
+		return idle(fmt.Sprintf("the budget is %s: new workloads are admitted; the projection from its sample at %s "+
+			"(%s) lapsed at %s, %s after it, with no newer figures", m.state,
+			proj.status.SampledAt.UTC().Format(time.RFC3339), proj.words(), proj.until.UTC().Format(time.RFC3339),
+			ProjectFor))
 	}
 	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
 }

@@ -28,6 +28,7 @@ type projection struct {
 	reach  use    // the limit it reaches, with its figures now
 	rate   string // the rate that limit is reached at, "12.00 USD/h"
 	blocks bool   // at has passed and the spec blocks on projections: the budget blocks
+	lapsed bool   // at has passed, and so has until: a block on it ended at until
 }
 
 // project projects the spend read at its burn rate. Every instant it shows follows from the figures and the rate
@@ -66,7 +67,8 @@ func project(in Input, v verdict, f freshness, m measurement) projection {
 		return p
 	}
 	spec := in.Budget.Spec
-	p.blocks = spec.Enforcement.BlockOn == api.BlockOnProjected && !in.Now.Before(p.at) && in.Now.Before(p.until)
+	p.lapsed = !in.Now.Before(p.until)
+	p.blocks = spec.Enforcement.BlockOn == api.BlockOnProjected && !in.Now.Before(p.at) && !p.lapsed
 	return p
 }
 

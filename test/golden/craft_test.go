@@ -274,6 +274,11 @@ var projectionCrafts = []craft{
 		now: "2026-11-29T07:30:45Z",
 		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
 			`"usdPerHour":"600"}`), enforcement(object{"blockOn": "Measured"}))},
+	// No later figures came: 5 minutes past its sample the projection lapses, and the block is lifted then.
+	{name: "budget/sync/projected-block-lapses-at-its-bound", capture: "budget-sync-first",
+		now: "2026-11-29T07:34:50Z",
+		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+			`"usdPerHour":"600"}`), statusAfter("budget/sync/projected-crossing-blocks"))},
 	{name: "budget/sync/burn-rate-of-other-figures-is-unused", capture: "budget-sync-first",
 		change: burning(`{"asOf":"2026-11-29T07:29:35Z","sampledAt":"2026-11-29T07:29:30Z","window":"1m0s",` +
 			`"usdPerHour":"600"}`)},
