@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/llmbudget/llmbudget/internal/server"
 	"github.com/llmbudget/llmbudget/internal/spendwriter"
 )
 
@@ -96,7 +97,7 @@ func serveWriterMetrics(ctx context.Context, addr string, m *spendwriter.Metrics
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	srv := newServer(addr, mux, log)
+	srv := server.New(addr, mux, log)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", "reason", err.Error())

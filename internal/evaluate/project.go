@@ -10,6 +10,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ProjectFor is how long past its latest sample a burn rate is projected. As deployed the next figures come
@@ -40,7 +41,7 @@ func project(in Input, v verdict, f freshness, m measurement) projection {
 	case r == nil || !v.evaluated() || in.Invalid != nil:
 		return projection{}
 	case r.Unused != "":
-		return projection{status: &api.ProjectionStatus{Unused: money.Abbreviate(r.Unused, maxMessage)}}
+		return projection{status: &api.ProjectionStatus{Unused: text.Abbreviate(r.Unused, maxMessage)}}
 	}
 	p := projection{
 		status: &api.ProjectionStatus{BurnRateUSDPerHour: r.USDPerHour.String(), Window: r.Window.String(),

@@ -83,8 +83,8 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Names the writer uses on what it writes.
@@ -613,13 +613,13 @@ func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTabl
 
 // fail logs a budget's failure and posts the Warning Event on it.
 func (w Writer) fail(ctx context.Context, b api.LLMCostBudget, name string, cause error, now time.Time) {
-	reason := money.Abbreviate(cause.Error(), maxMessage)
+	reason := text.Abbreviate(cause.Error(), maxMessage)
 	attrs := []any{"budget", name, "reason", reason}
 	if b.Metadata.Name != "" && b.Spec.CostSource.ConfigMapName != "" {
 		attrs = append(attrs, "configMap", b.Metadata.Namespace+"/"+b.Spec.CostSource.ConfigMapName)
 	}
 	if err := w.event(ctx, b, reason, now); err != nil {
-		attrs = append(attrs, "eventError", money.Abbreviate(err.Error(), maxMessage))
+		attrs = append(attrs, "eventError", text.Abbreviate(err.Error(), maxMessage))
 	}
 	w.Log.Error("spend not written", attrs...)
 }
@@ -636,7 +636,7 @@ func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, n
 	if b.Spec.CostSource.ConfigMapName != "" {
 		message += " into ConfigMap " + b.Spec.CostSource.ConfigMapName
 	}
-	message = money.Abbreviate(message+": "+reason, maxMessage)
+	message = text.Abbreviate(message+": "+reason, maxMessage)
 	name := eventName(b.Metadata)
 	var ev *corev1.Event
 	err := w.call(ctx, func(ctx context.Context) (err error) {

@@ -12,9 +12,9 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ReadCluster reads a validated ClusterLLMCostBudget's spend in the period w from the related objects: the spend
@@ -84,7 +84,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 	if decode.Lenient(raw, &loose, "") == nil {
 		for _, k := range slices.Sorted(maps.Keys(loose.Metadata.Labels)) {
 			if v := loose.Metadata.Labels[k]; v[0] != '"' && string(v) != "null" {
-				return ns, fmt.Errorf("label %s: the value is not a string", money.Quote(k))
+				return ns, fmt.Errorf("label %s: the value is not a string", text.Quote(k))
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 	// The value is the namespace's to write, up to 256 KiB: it is echoed shortened, or as the time it parsed to.
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, money.Quote(v))
+		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, text.Quote(v))
 	}
 	if !t.Equal(w.Start) {
 		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+

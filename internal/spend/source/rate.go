@@ -10,6 +10,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // The bounds of a burn rate a source may state: a window no longer than the writer could have meant (its rate
@@ -44,7 +45,7 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	asOf, err := time.Parse(time.RFC3339, br.AsOf)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("asOf %s is not an RFC 3339 time", money.Quote(br.AsOf))
+		return nil, fmt.Errorf("asOf %s is not an RFC 3339 time", text.Quote(br.AsOf))
 	case stamp.AsOf.IsZero() || !asOf.Equal(stamp.AsOf):
 		return nil, fmt.Errorf("it is for the figures of %s, not for these (%s %s)", br.AsOf,
 			api.AnnotationSpendAsOf, stampText(stamp))
@@ -52,13 +53,13 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	sampled, err := time.Parse(time.RFC3339Nano, br.SampledAt)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("sampledAt %s is not an RFC 3339 time", money.Quote(br.SampledAt))
+		return nil, fmt.Errorf("sampledAt %s is not an RFC 3339 time", text.Quote(br.SampledAt))
 	case sampled.After(asOf.Add(time.Second)): // asOf is truncated to the second
 		return nil, fmt.Errorf("sampledAt %s is after its figures' time %s", br.SampledAt, br.AsOf)
 	}
 	window, err := time.ParseDuration(br.Window)
 	if err != nil || window <= 0 || window > maxRateWindow {
-		return nil, fmt.Errorf("window %s is not a duration from 0 to %s", money.Quote(br.Window), maxRateWindow)
+		return nil, fmt.Errorf("window %s is not a duration from 0 to %s", text.Quote(br.Window), maxRateWindow)
 	}
 	r := &spend.Rate{SampledAt: sampled, Window: window}
 	if r.USDPerHour, err = money.Parse(br.USDPerHour); err != nil {
@@ -70,7 +71,7 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	for _, name := range slices.Sorted(maps.Keys(br.Models)) {
 		rate, err := money.Parse(br.Models[name])
 		if err != nil || !api.ValidModelName(name) {
-			return nil, fmt.Errorf("models[%s]: not a model name and a rate in USD per hour", money.Quote(name))
+			return nil, fmt.Errorf("models[%s]: not a model name and a rate in USD per hour", text.Quote(name))
 		}
 		if r.Models == nil {
 			r.Models = map[string]money.Amount{}
