@@ -408,27 +408,18 @@ func spendCmd(args []string, std stdio) error {
 		}
 		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
-	answers, err := ask(f.prometheus, f.timeout, plan, std.err)
-	if err != nil {
-		return causeFirst(f.prometheus, f.timeout, err)
-	}
-	data, err := plan.Data(answers, prices)
+	computed, err := compute(f, plan, prices, std.err)
 	if err != nil {
 		return err
 	}
-	out, err := yaml.Marshal(map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": map[string]any{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace,
-			"annotations": plan.Annotations(),
-			// A budget reads only a labelled ConfigMap, as the spend writer writes them.
-			"labels": map[string]string{api.LabelSpendSource: b.Spec.CostSource.ConfigMapName}},
-		"data": data,
-	})
+	// A budget reads only a labelled ConfigMap, as the spend writer writes them.
+	name := b.Spec.CostSource.ConfigMapName
+	out, err := yaml.Marshal(spendwriter.ConfigMap(b.Namespace, name, name, promspend.Encode(computed.Figures),
+		computed.Annotations))
 	if err != nil {
 		return err
 	}
-	if err := promspend.CheckConfigMapSize(b.Namespace+"/"+b.Spec.CostSource.ConfigMapName, out); err != nil {
+	if err := promspend.CheckConfigMapSize(b.Namespace+"/"+name, out); err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	if f.output != "" {
@@ -493,18 +484,27 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 		len(found), strings.Join(files, ", "))
 }
 
-// ask runs the plan's queries against --prometheus within timeout, printing Prometheus' warnings.
-func ask(url string, timeout time.Duration, plan promspend.Plan, stderr io.Writer) ([]model.Vector, error) {
-	prom, err := prometheus(url)
+// compute is the budget's spend by the spend writer's own computation (promspend.Compute), asking --prometheus
+// within --timeout and printing Prometheus' warnings; the burn rate is the writer's alone.
+func compute(f spendFlags, plan promspend.Plan, prices *promspend.Prices, stderr io.Writer) (promspend.Spend, error) {
+	prom, err := prometheus(f.prometheus)
 	if err != nil {
-		return nil, err
+		return promspend.Spend{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	return plan.Ask(ctx, prom, func(_ promspend.Query, warning string) {
-		// Quoted: a Prometheus's text must not move the terminal's cursor or forge lines.
-		fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(warning))
-	})
+	ask := func(ctx context.Context, p promspend.Plan) ([]model.Vector, func(), error) {
+		answers, err := p.Ask(ctx, prom, func(_ promspend.Query, warning string) {
+			// Quoted: a Prometheus's text must not move the terminal's cursor or forge lines.
+			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(warning))
+		})
+		return answers, func() {}, err
+	}
+	s, err := promspend.Compute(ctx, plan, ask, prices, 0, nil)
+	if err != nil {
+		return s, causeFirst(f.prometheus, f.timeout, err)
+	}
+	return s, nil
 }
 
 // prometheus is the client of --prometheus, bounded as promspend.DefaultLimits says.
