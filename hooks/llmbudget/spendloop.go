@@ -27,15 +27,9 @@ import (
 func spendLoop(f spendFlags, w spendwriter.Writer, kube kubernetes.Interface, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	identity := f.identity
-	if identity == "" {
-		identity = os.Getenv("POD_NAME")
-	}
-	if identity == "" {
-		var err error
-		if identity, err = os.Hostname(); err != nil {
-			return fmt.Errorf("no --identity, no $POD_NAME, and no host name: %w", err)
-		}
+	identity, err := f.replica()
+	if err != nil {
+		return err
 	}
 	m := spendwriter.NewMetrics(version)
 	m.SetLeader(false)
@@ -85,6 +79,21 @@ func spendLoop(f spendFlags, w spendwriter.Writer, kube kubernetes.Interface, lo
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// replica is this replica's name in the Lease: --identity, else $POD_NAME, else the host name.
+func (f spendFlags) replica() (string, error) {
+	if f.identity != "" {
+		return f.identity, nil
+	}
+	if pod := os.Getenv("POD_NAME"); pod != "" {
+		return pod, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("no --identity, no $POD_NAME, and no host name: %w", err)
+	}
+	return host, nil
 }
 
 // serveWriterMetrics serves /metrics and /healthz on addr until the returned func is called.
