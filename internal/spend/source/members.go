@@ -136,9 +136,10 @@ type memberReading struct {
 	namespace       string
 	usage           spend.Usage
 	reason, message string
-	records         RecordSum   // what a TaskRecords source counted
-	stamp           spend.Stamp // the oldest of its ConfigMaps'
-	sources         int         // how many ConfigMaps it read
+	records         RecordSum     // what a TaskRecords source counted
+	stamp           spend.Stamp   // the oldest of its ConfigMaps'
+	sources         int           // how many ConfigMaps it read
+	rates           []*spend.Rate // of its ConfigMaps that state one
 }
 
 func readAll(ms []member, cs api.CostSource, w period.Window) []memberReading {
@@ -185,8 +186,12 @@ func (m member) read(cs api.CostSource, w period.Window) memberReading {
 			return unread(ReasonOf(err), fmt.Sprintf("%s: %v", where, err))
 		}
 		r.usage = r.usage.Add(u)
-		r.stamp = r.stamp.Older(StampOf(where, s.cm.Metadata.Annotations))
+		stamp := StampOf(where, s.cm.Metadata.Annotations)
+		r.stamp = r.stamp.Older(stamp)
 		r.sources++
+		if rate := RateOf(where, s.cm.Metadata.Annotations, stamp); rate != nil {
+			r.rates = append(r.rates, rate)
+		}
 	}
 	return r
 }
@@ -239,6 +244,11 @@ func sumOf(rs []memberReading, spec api.Spec, w period.Window) spend.Reading {
 	}
 	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
 	sp.Stamp = oldest(read)
+	var rates []*spend.Rate
+	for _, r := range read {
+		rates = append(rates, r.rates...)
+	}
+	sp.Rate = SumRates(rates)
 	if len(bad) > 0 {
 		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",

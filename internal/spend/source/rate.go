@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"time"
 
@@ -86,4 +87,39 @@ func stampText(s spend.Stamp) string {
 		return "absent or unreadable"
 	}
 	return s.AsOf.UTC().Format(time.RFC3339)
+}
+
+// SumRates is the burn rate of spend summed over sources, each stating its own: their rates added, by model too,
+// projected from their rate-weighted sample time, the instant from which the summed rate, run alone, gives the
+// sum of each source's own projection. A source without a rate adds nothing (it may be one no writer keeps: its
+// spend is still measured), and one whose rate is unused makes the sum unused, naming it. nil without any.
+func SumRates(rates []*spend.Rate) *spend.Rate {
+	var sum spend.Rate
+	weighted := new(big.Int) // sum of rate x sample time, in nano-USD per hour x Unix nanoseconds
+	for _, r := range rates {
+		switch {
+		case r.Unused != "":
+			return &spend.Rate{Unused: r.Unused}
+		case r.Window > sum.Window:
+			sum.Window = r.Window
+		}
+		sum.USDPerHour = sum.USDPerHour.Add(r.USDPerHour)
+		weighted.Add(weighted, new(big.Int).Mul(big.NewInt(r.USDPerHour.Nanos()), big.NewInt(r.SampledAt.UnixNano())))
+		for name, m := range r.Models {
+			if sum.Models == nil {
+				sum.Models = map[string]money.Amount{}
+			}
+			sum.Models[name] = sum.Models[name].Add(m)
+		}
+		if sum.SampledAt.IsZero() || r.SampledAt.After(sum.SampledAt) {
+			sum.SampledAt = r.SampledAt // the latest, unless the rates weigh it otherwise
+		}
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	if total := sum.USDPerHour.Nanos(); total > 0 {
+		sum.SampledAt = time.Unix(0, new(big.Int).Quo(weighted, big.NewInt(total)).Int64()).UTC()
+	}
+	return &sum
 }
