@@ -87,7 +87,7 @@ func (c LeaseConfig) CheckLease() error {
 		return fmt.Errorf("pod name %q: %s", c.Pod, strings.Join(msgs, "; "))
 	}
 	if msgs := validation.IsDNS1123Subdomain(LeaseName(c.Pod)); len(msgs) > 0 {
-		return fmt.Errorf("Lease name %q: %s", LeaseName(c.Pod), strings.Join(msgs, "; "))
+		return fmt.Errorf("lease name %q: %s", LeaseName(c.Pod), strings.Join(msgs, "; "))
 	}
 	if c.Duration < time.Second || c.Duration%time.Second != 0 {
 		return fmt.Errorf("lease duration %s: want whole seconds, at least 1s", c.Duration)

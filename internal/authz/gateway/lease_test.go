@@ -312,7 +312,7 @@ func TestCheckLeaseRefusesWhatCannotMakeALease(t *testing.T) {
 		{"a pod name that is not a valid name", func(c *gateway.LeaseConfig) { c.Pod = "Not_A_Name" }, "pod name"},
 		{"no pod name", func(c *gateway.LeaseConfig) { c.Pod = "" }, "pod name"},
 		{"a pod name too long for the Lease's", func(c *gateway.LeaseConfig) { c.Pod = strings.Repeat("a", 250) },
-			"Lease name"},
+			"lease name"},
 		{"a namespace that is not a valid name", func(c *gateway.LeaseConfig) { c.Namespace = "a/b" }, "namespace"},
 		{"a duration of part of a second", func(c *gateway.LeaseConfig) { c.Duration = 1500 * time.Millisecond },
 			"lease duration"},
