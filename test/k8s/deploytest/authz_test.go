@@ -22,7 +22,8 @@ maxCacheAge: 30s
 var authzKeys = []string{
 	"ServiceAccount llmbudget-system/llmbudget-authz", "ClusterRole llmbudget-authz",
 	"ClusterRoleBinding llmbudget-authz", "Role llmbudget-system/llmbudget-authz",
-	"RoleBinding llmbudget-system/llmbudget-authz", "ConfigMap llmbudget-system/llmbudget-authz",
+	"RoleBinding llmbudget-system/llmbudget-authz", "ValidatingAdmissionPolicy llmbudget-authz-leases",
+	"ValidatingAdmissionPolicyBinding llmbudget-authz-leases", "ConfigMap llmbudget-system/llmbudget-authz",
 	"Deployment llmbudget-system/llmbudget-authz", "Service llmbudget-system/llmbudget-authz",
 	"PodDisruptionBudget llmbudget-system/llmbudget-authz", "NetworkPolicy llmbudget-system/llmbudget-authz",
 }
@@ -72,7 +73,9 @@ func TestAuthzMayOnlyReadNamespacesPodsAndBudgets(t *testing.T) {
 
 // authz's only write is its replicas' Leases, in its own namespace: a Role (never a ClusterRole over Leases, which
 // would let it take over every controller's election) bound to its ServiceAccount alone, and each replica told its
-// Pod's name and namespace by the downward API.
+// Pod's name and namespace by the downward API. The Role reaches every Lease of the namespace; the policy
+// llmbudget-authz-leases, bound in that namespace alone, bounds it to the replicas' (the integration test
+// authz_lease_test.go checks what it refuses).
 func TestAuthzMayWriteOnlyTheLeasesOfItsOwnNamespace(t *testing.T) {
 	objs := byKey(t, kustomize(t, "deploy/overlays/authz"))
 	role := objs["Role llmbudget-system/llmbudget-authz"]
@@ -88,6 +91,13 @@ func TestAuthzMayWriteOnlyTheLeasesOfItsOwnNamespace(t *testing.T) {
 		"namespace": "llmbudget-system"}}, subjects)
 	roleRef, _ := dig(binding, "roleRef", "kind")
 	assert.Equal(t, "Role", roleRef)
+	policy := objs["ValidatingAdmissionPolicy llmbudget-authz-leases"]
+	require.NotNil(t, policy)
+	who, _ := dig(policy, "spec", "matchConditions", 0, "expression")
+	assert.Equal(t, "request.userInfo.username == 'system:serviceaccount:llmbudget-system:llmbudget-authz'", who)
+	where, _ := dig(objs["ValidatingAdmissionPolicyBinding llmbudget-authz-leases"], "spec", "matchResources",
+		"namespaceSelector", "matchLabels")
+	assert.Equal(t, map[string]any{"kubernetes.io/metadata.name": "llmbudget-system"}, where)
 
 	env, _ := dig(objs["Deployment llmbudget-system/llmbudget-authz"], "spec", "template", "spec", "containers", 0, "env")
 	fields := map[string]any{}

@@ -108,6 +108,56 @@ func TestARunningAuthzKeepsItsLeaseNamingTheBlockAndRemovesItWhenStopped(t *test
 		assert.True(t, apierrors.IsForbidden(err), "lifting the block through the budget's status: %v", err)
 	})
 
+	t.Run("its ServiceAccount may write only its replicas' Leases, and a Pod's token only its own", func(t *testing.T) {
+		sa := kubeClient(t, kubeconfig).CoordinationV1().Leases(leaseTestNS)
+		lease := func(name string) *coordinationv1.Lease {
+			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		}
+		// The policy's binding takes a moment to reach the API server's admission.
+		cluster.WaitFor(t, 30*time.Second, "the spend writer's Lease to be refused", func() (bool, string) {
+			_, err := sa.Create(context.Background(), lease("llmbudget-spend-writer"), metav1.CreateOptions{})
+			if err == nil {
+				_ = leases.Delete(context.Background(), "llmbudget-spend-writer", metav1.DeleteOptions{})
+			}
+			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "only its replicas' Leases"),
+				fmt.Sprint(err)
+		})
+		_, err := leases.Create(context.Background(), lease("llmbudget-spend-writer"), metav1.CreateOptions{})
+		require.NoError(t, err, "as an administrator")
+		t.Cleanup(func() { _ = leases.Delete(context.Background(), "llmbudget-spend-writer", metav1.DeleteOptions{}) })
+		held := lease("llmbudget-spend-writer")
+		got, err := sa.Get(context.Background(), "llmbudget-spend-writer", metav1.GetOptions{})
+		require.NoError(t, err)
+		held.ResourceVersion = got.ResourceVersion
+		_, err = sa.Update(context.Background(), held, metav1.UpdateOptions{})
+		assert.True(t, apierrors.IsForbidden(err), "taking the spend writer's election over: %v", err)
+		err = sa.Delete(context.Background(), "llmbudget-spend-writer", metav1.DeleteOptions{})
+		assert.True(t, apierrors.IsForbidden(err), "deleting the spend writer's Lease: %v", err)
+
+		// A token bound to a Pod, as a replica's is: its own Lease only.
+		kube.ApplyYAML(t, leaseTestNS, `apiVersion: v1
+kind: Pod
+metadata: {name: llmbudget-authz-bound}
+spec:
+  serviceAccountName: llmbudget-authz
+  automountServiceAccountToken: false
+  containers: [{name: authz, image: registry.example/llmbudget:1}]
+`)
+		t.Cleanup(func() {
+			_, _, _ = kube.Run(context.Background(), "", "-n", leaseTestNS, "delete", "pod", "llmbudget-authz-bound",
+				"--ignore-not-found", "--grace-period=0", "--force")
+		})
+		pod := kubeClient(t, podBoundKubeconfig(t, "llmbudget-authz-bound")).CoordinationV1().Leases(leaseTestNS)
+		_, err = pod.Create(context.Background(), lease("llmbudget-authz.another-replica"), metav1.CreateOptions{})
+		assert.True(t, apierrors.IsForbidden(err), "another replica's Lease: %v", err)
+		if err == nil {
+			_ = leases.Delete(context.Background(), "llmbudget-authz.another-replica", metav1.DeleteOptions{})
+		}
+		_, err = pod.Create(context.Background(), lease("llmbudget-authz.llmbudget-authz-bound"), metav1.CreateOptions{})
+		assert.NoError(t, err, "its own")
+		_ = leases.Delete(context.Background(), "llmbudget-authz.llmbudget-authz-bound", metav1.DeleteOptions{})
+	})
+
 	require.NoError(t, authz.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-authz.exited:
@@ -176,7 +226,7 @@ maxCacheAge: 30s
 	return a
 }
 
-// installAuthzRBAC applies authz's ServiceAccount and RBAC from deploy/overlays/authz, as deployed.
+// installAuthzRBAC applies authz's ServiceAccount, RBAC and Lease policy from deploy/overlays/authz, as deployed.
 func installAuthzRBAC(t *testing.T) {
 	t.Helper()
 	objs, err := deploytest.Kustomize(repoRoot, "deploy/overlays/authz")
@@ -185,8 +235,9 @@ func installAuthzRBAC(t *testing.T) {
 	n := 0
 	for _, o := range objs {
 		switch o["kind"] {
-		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "Role", "RoleBinding":
-			if name, _ := o["metadata"].(map[string]any)["name"].(string); name == "llmbudget-authz" {
+		case "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "Role", "RoleBinding", "ValidatingAdmissionPolicy",
+			"ValidatingAdmissionPolicyBinding":
+			if name, _ := o["metadata"].(map[string]any)["name"].(string); strings.HasPrefix(name, "llmbudget-authz") {
 				doc, err := yaml.Marshal(o)
 				require.NoError(t, err)
 				manifest.WriteString("---\n" + string(doc))
@@ -194,7 +245,8 @@ func installAuthzRBAC(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, 5, n, "authz's ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding")
+	require.Equal(t, 7, n, "authz's ServiceAccount, ClusterRole, ClusterRoleBinding, Role, RoleBinding, and the "+
+		"policy llmbudget-authz-leases and its binding")
 	kube.EnsureNamespace(t, leaseTestNS)
 	out, err := kube.KubectlErr(t, manifest.String(),
 		"apply", "--server-side", "--field-manager=llmbudget-test", "-f", "-")
@@ -202,6 +254,21 @@ func installAuthzRBAC(t *testing.T) {
 	t.Cleanup(func() {
 		_, _, _ = kube.Run(context.Background(), manifest.String(), "delete", "-f", "-", "--ignore-not-found")
 	})
+}
+
+// podBoundKubeconfig is serviceAccountKubeconfig for authz's ServiceAccount with a token bound to Pod pod of
+// leaseTestNS, as the kubelet mounts it.
+func podBoundKubeconfig(t *testing.T, pod string) string {
+	t.Helper()
+	token := strings.TrimSpace(kube.Kubectl(t, "-n", leaseTestNS, "create", "token", "llmbudget-authz",
+		"--duration=1h", "--bound-object-kind=Pod", "--bound-object-name="+pod))
+	require.NotEmpty(t, token)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	config := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: %q, "+
+		"certificate-authority: %q}\nusers:\n- name: sa\n  user: {token: %q}\ncontexts:\n- name: c\n  context: "+
+		"{cluster: c, user: sa}\ncurrent-context: c\n", kube.Server, kube.CACert, token)
+	require.NoError(t, os.WriteFile(path, []byte(config), 0o600))
+	return path
 }
 
 func kubeClient(t *testing.T, kubeconfig string) kubernetes.Interface {
