@@ -3,16 +3,17 @@
 // can tell whether the gateway enforces their block. It is not leader election: every replica writes its own.
 //
 // Expected Flow:
-//  1. Every Renew, the reporter reads what the replica refuses for (the Store's Refusing, and whether the cache is
-//     current) and creates its Lease, or updates it: spec.renewTime moves at each renewal; the annotation
-//     llmbudget.dev/authz-refusing changes only when what it says does.
+//  1. Every second, the reporter reads what the replica refuses for (the Store's Refusing, and whether the cache is
+//     current). It creates its Lease, or updates it, when that has changed since its last write, or once Renew has
+//     passed since then: spec.renewTime moves at each write; the annotation llmbudget.dev/authz-refusing changes
+//     only when what it says does. So a new block shows within a second, and a quiet replica writes every Renew.
 //  2. When its context ends (SIGTERM), it deletes its Lease, so that a stopped replica disappears at once; a
 //     killed one ages out after spec.leaseDurationSeconds.
 //
 // Guarantees:
 //   - The decisions never wait for the Lease: the reporter runs on its own goroutine and holds the Store's lock
 //     only to copy the names.
-//   - A failed call to the API server is logged and tried again at the next renewal; it never stops the server.
+//   - A failed call to the API server is logged and tried again at the next step; it never stops the server.
 //   - The annotation lists at most MaxLeaseBudgets budgets and MaxLeaseAnnotationBytes bytes of names; past
 //     either, "truncated" is true.
 
@@ -49,6 +50,8 @@ const (
 	MaxLeaseAnnotationBytes = 128 << 10
 	// deleteTimeout bounds the deletion of the Lease at shutdown.
 	deleteTimeout = 5 * time.Second
+	// leaseCheck is how often the reporter looks whether what it says has changed.
+	leaseCheck = time.Second
 )
 
 // LeaseReport is the annotation AnnotationRefusing.
@@ -103,6 +106,8 @@ type LeaseReporter struct {
 	cfg    LeaseConfig
 	leases coordinationclient.LeaseInterface
 	cur    *coordinationv1.Lease // the Lease as last written or read; nil to read it again
+	said   string                // the annotation as last written
+	at     time.Time             // when it was last written
 }
 
 // NewLeaseReporter returns a reporter of the Lease cfg names, through client.
@@ -113,12 +118,12 @@ func NewLeaseReporter(client coordinationclient.LeasesGetter, cfg LeaseConfig) *
 	return &LeaseReporter{cfg: cfg, leases: client.Leases(cfg.Namespace)}
 }
 
-// Run renews the Lease every Renew until ctx ends, then deletes it.
+// Run writes the Lease (Step) every second, or every Renew if shorter, until ctx ends, then deletes it.
 func (r *LeaseReporter) Run(ctx context.Context) {
-	t := time.NewTicker(r.cfg.Renew)
+	t := time.NewTicker(min(leaseCheck, r.cfg.Renew))
 	defer t.Stop()
 	for {
-		r.Renew(ctx)
+		r.Step(ctx)
 		select {
 		case <-ctx.Done():
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
@@ -130,22 +135,27 @@ func (r *LeaseReporter) Run(ctx context.Context) {
 	}
 }
 
-// Renew writes the Lease once, bounded by Renew; a failure is logged, and the next renewal reads the Lease again.
-func (r *LeaseReporter) Renew(ctx context.Context) {
+// Step writes the Lease if what it says has changed since its last write, or a renewal is due, or the last write
+// failed, bounded by Renew; a failure is logged, and the next step reads the Lease again.
+func (r *LeaseReporter) Step(ctx context.Context) {
+	report, err := json.Marshal(r.report())
+	if err != nil {
+		r.cfg.Logger.Error("authz's Lease not renewed", "annotation", AnnotationRefusing, "err", err)
+		return
+	}
+	if r.cur != nil && string(report) == r.said && r.cfg.Now().Sub(r.at) < r.cfg.Renew {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Renew)
 	defer cancel()
-	if err := r.renew(ctx); err != nil {
+	if err := r.renew(ctx, string(report)); err != nil {
 		r.cur = nil
 		r.cfg.Logger.Warn("authz's Lease not renewed; trying again", "namespace", r.cfg.Namespace,
 			"lease", LeaseName(r.cfg.Pod), "err", err)
 	}
 }
 
-func (r *LeaseReporter) renew(ctx context.Context) error {
-	report, err := json.Marshal(r.report())
-	if err != nil {
-		return fmt.Errorf("annotation %s: %w", AnnotationRefusing, err)
-	}
+func (r *LeaseReporter) renew(ctx context.Context, report string) error {
 	name := LeaseName(r.cfg.Pod)
 	now := metav1.NewMicroTime(r.cfg.Now())
 	if r.cur == nil {
@@ -153,11 +163,11 @@ func (r *LeaseReporter) renew(ctx context.Context) error {
 		if apierrors.IsNotFound(err) {
 			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.cfg.Namespace},
 				Spec: coordinationv1.LeaseSpec{AcquireTime: &now}}
-			r.fill(l, string(report), now)
+			r.fill(l, report, now)
 			if l, err = r.leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("create Lease %s/%s: %w", r.cfg.Namespace, name, err)
 			}
-			r.cur = l
+			r.cur, r.said, r.at = l, report, now.Time
 			return nil
 		}
 		if err != nil {
@@ -166,11 +176,12 @@ func (r *LeaseReporter) renew(ctx context.Context) error {
 		r.cur = l
 	}
 	l := r.cur.DeepCopy()
-	r.fill(l, string(report), now)
-	if l, err = r.leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+	r.fill(l, report, now)
+	l, err := r.leases.Update(ctx, l, metav1.UpdateOptions{})
+	if err != nil {
 		return fmt.Errorf("update Lease %s/%s: %w", r.cfg.Namespace, name, err)
 	}
-	r.cur = l
+	r.cur, r.said, r.at = l, report, now.Time
 	return nil
 }
 

@@ -72,7 +72,7 @@ func (g *leaseRig) tick(d time.Duration) {
 	g.mu.Lock()
 	g.now = g.now.Add(d)
 	g.mu.Unlock()
-	g.r.Renew(context.Background())
+	g.r.Step(context.Background())
 }
 
 func (g *leaseRig) lease(t *testing.T) *coordinationv1.Lease {
@@ -102,7 +102,7 @@ func TestTheReporterCreatesItsLeaseWithTheContractsFields(t *testing.T) {
 	g := newLeaseRig(t)
 	g.block(api.Kind, "team-ml", "chatbot")
 	g.block(api.ClusterKind, "", "research")
-	g.r.Renew(context.Background())
+	g.r.Step(context.Background())
 
 	l := g.lease(t)
 	assert.Equal(t, "llmbudget-authz."+leasePod, l.Name)
@@ -118,7 +118,7 @@ func TestTheReporterCreatesItsLeaseWithTheContractsFields(t *testing.T) {
 func TestARenewalMovesTheRenewTimeAndLeavesTheAnnotationAlone(t *testing.T) {
 	g := newLeaseRig(t)
 	g.block(api.Kind, "team-ml", "chatbot")
-	g.r.Renew(context.Background())
+	g.r.Step(context.Background())
 	first := g.lease(t)
 
 	g.tick(10 * time.Second)
@@ -149,12 +149,38 @@ func TestTheAnnotationChangesWhenWhatTheReplicaRefusesForDoes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newLeaseRig(t)
 			g.block(api.Kind, "team-ml", "chatbot")
-			g.r.Renew(context.Background())
+			g.r.Step(context.Background())
 			tt.change(g)
 			g.tick(10 * time.Second)
 			assert.Equal(t, tt.want, report(t, g.lease(t)))
 		})
 	}
+}
+
+func TestAChangeIsWrittenAtTheNextStepAndANoChangeOnlyWhenARenewalIsDue(t *testing.T) {
+	g := newLeaseRig(t)
+	g.r.Step(context.Background())
+	writes := func() int {
+		n := 0
+		for _, a := range g.client.Actions() {
+			if a.GetVerb() == "create" || a.GetVerb() == "update" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 1, writes())
+
+	g.tick(time.Second)
+	assert.Equal(t, 1, writes(), "nothing changed, and the renewal is not due")
+	g.block(api.Kind, "team-ml", "chatbot")
+	g.tick(time.Second)
+	assert.Equal(t, 2, writes(), "a new block is written at once")
+	assert.Equal(t, []string{"LLMCostBudget team-ml/chatbot"}, report(t, g.lease(t)).Budgets)
+	g.tick(9 * time.Second)
+	assert.Equal(t, 2, writes(), "the renewal is due 10s after the last write")
+	g.tick(time.Second)
+	assert.Equal(t, 3, writes())
 }
 
 func TestTheAnnotationListsAtMost2000BudgetsAndSaysItTruncated(t *testing.T) {
@@ -177,7 +203,7 @@ func TestTheAnnotationListsAtMost2000BudgetsAndSaysItTruncated(t *testing.T) {
 				name := fmt.Sprintf("%0*d", tt.nameLen, i)
 				g.block(api.ClusterKind, "", name)
 			}
-			g.r.Renew(context.Background())
+			g.r.Step(context.Background())
 			l := g.lease(t)
 			rep := report(t, l)
 			assert.Equal(t, tt.truncated, rep.Truncated)
@@ -211,7 +237,7 @@ func TestTheReporterDeletesItsLeaseWhenStopped(t *testing.T) {
 
 func TestTheReporterDeletesOnlyTheLeaseItWrote(t *testing.T) {
 	g := newLeaseRig(t)
-	g.r.Renew(context.Background())
+	g.r.Step(context.Background())
 	// A successor of the same name (the Pod's container restarted) replaced it.
 	leases := g.client.CoordinationV1().Leases(leaseNS)
 	require.NoError(t, leases.Delete(context.Background(), gateway.LeaseName(leasePod), metav1.DeleteOptions{}))
@@ -232,7 +258,7 @@ func TestTheReporterDeletesOnlyTheLeaseItWrote(t *testing.T) {
 	assert.Contains(t, g.log.String(), "not deleted")
 }
 
-func TestAFailedWriteIsLoggedAndTriedAgainAtTheNextRenewal(t *testing.T) {
+func TestAFailedWriteIsLoggedAndTriedAgainAtTheNextStep(t *testing.T) {
 	tests := []struct {
 		name string
 		verb string
@@ -248,7 +274,7 @@ func TestAFailedWriteIsLoggedAndTriedAgainAtTheNextRenewal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newLeaseRig(t)
 			if tt.verb == "update" {
-				g.r.Renew(context.Background()) // created, so that the next renewal updates
+				g.r.Step(context.Background()) // created, so that the next renewal updates
 			}
 			failing := true
 			g.client.PrependReactor(tt.verb, "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -281,7 +307,7 @@ func TestTheDecisionsNeverWaitForTheLeaseWrite(t *testing.T) {
 	})
 	done := make(chan struct{})
 	go func() {
-		g.r.Renew(context.Background())
+		g.r.Step(context.Background())
 		close(done)
 	}()
 	<-writing
