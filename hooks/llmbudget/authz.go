@@ -49,8 +49,8 @@ Each replica keeps the coordination.k8s.io Lease llmbudget-authz.<--pod-name> in
 --lease-namespace (default $POD_NAMESPACE and $POD_NAME), its only write: renewed every
 --lease-renew-interval (10s) for --lease-duration (30s), with the annotation
 llmbudget.dev/authz-refusing naming the budgets it refuses for (rewritten within a second of
-a change), so that the budgets' status can count it. Without a namespace it writes none. Runs until SIGTERM or SIGINT, then
-deletes its Lease.`,
+a change), so that the budgets' status can count it. Without a namespace it writes none.
+Runs until SIGTERM or SIGINT, then deletes its Lease.`,
 	run: func(args []string, std stdio) error {
 		o, err := parseAuthz(args)
 		if err != nil {
