@@ -139,7 +139,9 @@ var variants = []variant{{
 	values: map[string]any{"authz": map[string]any{"enabled": true}},
 	files: []output{{"deploy/components/authz/authz.yaml", []string{
 		"ServiceAccount llmbudget-system/llmbudget-authz", "ClusterRole llmbudget-authz",
-		"ClusterRoleBinding llmbudget-authz", "ConfigMap llmbudget-system/llmbudget-authz",
+		"ClusterRoleBinding llmbudget-authz", "Role llmbudget-system/llmbudget-authz",
+		"RoleBinding llmbudget-system/llmbudget-authz", "ValidatingAdmissionPolicy llmbudget-authz-leases",
+		"ValidatingAdmissionPolicyBinding llmbudget-authz-leases", "ConfigMap llmbudget-system/llmbudget-authz",
 		"Deployment llmbudget-system/llmbudget-authz", "Service llmbudget-system/llmbudget-authz",
 		"PodDisruptionBudget llmbudget-system/llmbudget-authz", "NetworkPolicy llmbudget-system/llmbudget-authz",
 	}}},

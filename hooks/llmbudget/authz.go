@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -24,6 +25,7 @@ type authzOptions struct {
 	maxConns, maxConnsPerPeer   int
 	maxUntrustedConns           int
 	readTimeout, idleTimeout    time.Duration
+	lease                       gateway.LeaseConfig
 	onListen                    func(authz, metrics string) // called with the addresses, for tests
 	stop                        <-chan struct{}
 }
@@ -42,7 +44,13 @@ the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account).
 (source, spiffe or header), the unknownCaller policy and maxCacheAge. /healthz, /readyz
 (ready while the informers have synced and listed or watched within maxCacheAge) and
 /metrics are served on --metrics-addr only, so that no gateway path is mistaken for them.
-Runs until SIGTERM or SIGINT.`,
+
+Each replica keeps the coordination.k8s.io Lease llmbudget-authz.<--pod-name> in
+--lease-namespace (default $POD_NAMESPACE and $POD_NAME), its only write: renewed every
+--lease-renew-interval (10s) for --lease-duration (30s), with the annotation
+llmbudget.dev/authz-refusing naming the budgets it refuses for (rewritten within a second of
+a change), so that the budgets' status can count it. Without a namespace it writes none.
+Runs until SIGTERM or SIGINT, then deletes its Lease.`,
 	run: func(args []string, std stdio) error {
 		o, err := parseAuthz(args)
 		if err != nil {
@@ -75,6 +83,14 @@ func parseAuthz(args []string) (authzOptions, error) {
 			"(unless given, at most a quarter of --max-connections)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
+	fs.StringVar(&o.lease.Namespace, "lease-namespace", os.Getenv("POD_NAMESPACE"),
+		"namespace of this replica's Lease, its own (default $POD_NAMESPACE); empty writes no Lease")
+	fs.StringVar(&o.lease.Pod, "pod-name", os.Getenv("POD_NAME"),
+		"this replica's Pod name, its Lease's holder (default $POD_NAME)")
+	fs.DurationVar(&o.lease.Duration, "lease-duration", 30*time.Second,
+		"how long the Lease counts after its last renewal, in whole seconds")
+	fs.DurationVar(&o.lease.Renew, "lease-renew-interval", 10*time.Second,
+		"time between renewals of the Lease, at most half of --lease-duration")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -101,6 +117,11 @@ func parseAuthz(args []string) (authzOptions, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
 		return o, badUsage(fs, "--log-level: %v", err)
+	}
+	if o.lease.Namespace != "" {
+		if err := o.lease.CheckLease(); err != nil {
+			return o, badUsage(fs, "--lease-namespace, --pod-name, --lease-duration, --lease-renew-interval: %v", err)
+		}
 	}
 	return o, nil
 }
@@ -151,6 +172,8 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 			Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns}},
 		{Server: server.New(o.metricsAddr, probes, logger)},
 	}
+	reported := reportLease(ctx, o.lease, clients, store, c, logger)
+	defer func() { stop(); <-reported }() // the Lease is deleted before the process exits, whatever ended the run
 	return server.Run(ctx, logger, &draining, endpoints, func(addrs []string) {
 		if o.onListen != nil {
 			o.onListen(addrs[0], addrs[1])
@@ -159,6 +182,25 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 			"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
 			"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
 	})
+}
+
+// reportLease keeps the replica's Lease until ctx ends and deletes it then; the channel closes once it has.
+func reportLease(ctx context.Context, cfg gateway.LeaseConfig, clients gateway.Clients, store *authz.Store,
+	c *gateway.Cache, logger *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	if cfg.Namespace == "" {
+		logger.Warn("no --lease-namespace and no $POD_NAMESPACE: this replica writes no Lease, " +
+			"so budgets' status does not count it")
+		close(done)
+		return done
+	}
+	cfg.Refusing, cfg.Cache, cfg.Logger = store.Refusing, c.State, logger
+	r := gateway.NewLeaseReporter(clients.Kube.CoordinationV1(), cfg)
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	return done
 }
 
 func readAuthzConfig(path string) (gateway.Config, error) {

@@ -294,3 +294,6 @@ func stale(c Cache) string {
 }
 
 func roundAge(d time.Duration) string { return d.Round(time.Second).String() }
+
+// Current is whether decisions may use the cache as it is: synced, and no older than its bound.
+func (c Cache) Current() bool { return stale(c) == "" }

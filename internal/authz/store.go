@@ -256,3 +256,35 @@ func (s *Store) Counts() (namespaces, budgets, pods int) {
 	}
 	return len(s.namespaces), budgets + len(s.cluster), len(s.pods)
 }
+
+// Refuses reports whether the budget refuses some caller by the refusal rule the decisions use
+// (api.EnforcementStatus.Refuses): a budget's own namespace, or any namespace a cluster budget's status lists.
+func (b *Budget) Refuses() bool {
+	if b.Kind == api.ClusterKind {
+		return slices.ContainsFunc(b.Enforcement.Namespaces, func(ns string) bool {
+			return b.Enforcement.RefusesIn(b.Ref(), ns)
+		})
+	}
+	return b.Enforcement.RefusesIn(b.Ref(), b.Namespace)
+}
+
+// Refusing is the budgets of the store that refuse some caller (Budget.Refuses), named by Who and sorted.
+func (s *Store) Refusing() []string {
+	s.mu.RLock()
+	var out []string
+	for _, byName := range s.budgets {
+		for _, b := range byName {
+			if b.Refuses() {
+				out = append(out, b.Who())
+			}
+		}
+	}
+	for _, b := range s.cluster {
+		if b.Refuses() {
+			out = append(out, b.Who())
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(out)
+	return out
+}

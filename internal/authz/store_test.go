@@ -88,3 +88,56 @@ func TestViewSeesAClusterBudgetsOrANamespacesChangeAtOnce(t *testing.T) {
 	_, _, budgets = s.View("team-ml")
 	assert.Empty(t, budgets)
 }
+
+func TestRefusingListsTheBudgetsWhoseStatusRefusesSomeCallerAsTheDecisionsDo(t *testing.T) {
+	blocks := func(scope api.Scope) api.EnforcementStatus {
+		return api.EnforcementStatus{Blocking: true, Scope: scope}
+	}
+	warn := blocks(api.ScopeNamespace)
+	warn.Mode = api.ModeWarn
+	closes := func(ns ...string) api.EnforcementStatus {
+		return api.EnforcementStatus{Blocking: true, Namespaces: ns}
+	}
+	tests := []struct {
+		name   string
+		budget authz.Budget
+		listed bool
+	}{
+		{"a namespace budget that blocks its namespace is listed",
+			authz.Budget{Kind: api.Kind, Namespace: "ml", Name: "a", Enforcement: blocks(api.ScopeNamespace)}, true},
+		{"a Labelled budget that blocks its labelled workloads is listed",
+			authz.Budget{Kind: api.Kind, Namespace: "ml", Name: "a", Enforcement: blocks(api.ScopeLabelled)}, true},
+		{"a budget in Warn mode refuses no one",
+			authz.Budget{Kind: api.Kind, Namespace: "ml", Name: "a", Enforcement: warn}, false},
+		{"a budget that does not block is not listed",
+			authz.Budget{Kind: api.Kind, Namespace: "ml", Name: "a"}, false},
+		{"a scope this version does not know refuses no one, as in the policies",
+			authz.Budget{Kind: api.Kind, Namespace: "ml", Name: "a", Enforcement: blocks("Galaxy")}, false},
+		{"a cluster budget that closes a namespace is listed",
+			authz.Budget{Kind: api.ClusterKind, Name: "c", Enforcement: closes("ml")}, true},
+		{"a cluster budget that blocks and closes no namespace refuses no one",
+			authz.Budget{Kind: api.ClusterKind, Name: "c", Enforcement: closes()}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := authz.NewStore()
+			s.SetBudget(tt.budget)
+			var want []string
+			if tt.listed {
+				want = []string{tt.budget.Who()}
+			}
+			assert.Equal(t, want, s.Refusing())
+		})
+	}
+}
+
+func TestRefusingIsSortedByWho(t *testing.T) {
+	s := authz.NewStore()
+	block := api.EnforcementStatus{Blocking: true, Scope: api.ScopeNamespace, Namespaces: []string{"ml"}}
+	for _, b := range []authz.Budget{{Kind: api.Kind, Namespace: "ml", Name: "z"},
+		{Kind: api.ClusterKind, Name: "all"}, {Kind: api.Kind, Namespace: "dev", Name: "a"}} {
+		b.Enforcement = block
+		s.SetBudget(b)
+	}
+	assert.Equal(t, []string{"ClusterLLMCostBudget all", "LLMCostBudget dev/a", "LLMCostBudget ml/z"}, s.Refusing())
+}

@@ -1,8 +1,7 @@
 // The cache: a Cache keeps the Store of package authz current from the API server with client-go informers: Namespaces
 // (metadata only), LLMCostBudgets and ClusterLLMCostBudgets (dynamic, decoded into the few fields a decision reads)
 // and, for gateways in source mode, Pods (trimmed to their names, budget label and addresses). It is read-only (list
-// and watch) and, with the spend writer, the only part of llmbudget that talks to the API server; the hook service
-// never imports it.
+// and watch); the hook service never imports it.
 //
 // Expected Flow:
 //  1. Start the informers; each event replaces or removes one object of the Store.

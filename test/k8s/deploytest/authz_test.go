@@ -21,7 +21,9 @@ maxCacheAge: 30s
 
 var authzKeys = []string{
 	"ServiceAccount llmbudget-system/llmbudget-authz", "ClusterRole llmbudget-authz",
-	"ClusterRoleBinding llmbudget-authz", "ConfigMap llmbudget-system/llmbudget-authz",
+	"ClusterRoleBinding llmbudget-authz", "Role llmbudget-system/llmbudget-authz",
+	"RoleBinding llmbudget-system/llmbudget-authz", "ValidatingAdmissionPolicy llmbudget-authz-leases",
+	"ValidatingAdmissionPolicyBinding llmbudget-authz-leases", "ConfigMap llmbudget-system/llmbudget-authz",
 	"Deployment llmbudget-system/llmbudget-authz", "Service llmbudget-system/llmbudget-authz",
 	"PodDisruptionBudget llmbudget-system/llmbudget-authz", "NetworkPolicy llmbudget-system/llmbudget-authz",
 }
@@ -57,7 +59,7 @@ func comparableRender(t *testing.T, o object) object {
 	return c
 }
 
-// authz is read-only, and reads only what decisions need.
+// authz reads, cluster-wide, only what decisions need.
 func TestAuthzMayOnlyReadNamespacesPodsAndBudgets(t *testing.T) {
 	role := byKey(t, kustomize(t, "deploy/overlays/authz"))["ClusterRole llmbudget-authz"]
 	require.NotNil(t, role)
@@ -67,6 +69,44 @@ func TestAuthzMayOnlyReadNamespacesPodsAndBudgets(t *testing.T) {
 		map[string]any{"apiGroups": []any{"llmbudget.dev"}, "resources": []any{"llmcostbudgets", "clusterllmcostbudgets"},
 			"verbs": []any{"get", "list", "watch"}},
 	}, role["rules"])
+}
+
+// authz's only write is its replicas' Leases, in its own namespace: a Role (never a ClusterRole over Leases, which
+// would let it take over every controller's election) bound to its ServiceAccount alone, and each replica told its
+// Pod's name and namespace by the downward API. The Role reaches every Lease of the namespace; the policy
+// llmbudget-authz-leases, bound in that namespace alone, bounds it to the replicas' (the integration test
+// authz_lease_test.go checks what it refuses).
+func TestAuthzMayWriteOnlyTheLeasesOfItsOwnNamespace(t *testing.T) {
+	objs := byKey(t, kustomize(t, "deploy/overlays/authz"))
+	role := objs["Role llmbudget-system/llmbudget-authz"]
+	require.NotNil(t, role)
+	assert.Equal(t, []any{
+		map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"},
+			"verbs": []any{"create", "get", "update", "delete"}},
+	}, role["rules"])
+	binding := objs["RoleBinding llmbudget-system/llmbudget-authz"]
+	require.NotNil(t, binding)
+	subjects, _ := dig(binding, "subjects")
+	assert.Equal(t, []any{map[string]any{"kind": "ServiceAccount", "name": "llmbudget-authz",
+		"namespace": "llmbudget-system"}}, subjects)
+	roleRef, _ := dig(binding, "roleRef", "kind")
+	assert.Equal(t, "Role", roleRef)
+	policy := objs["ValidatingAdmissionPolicy llmbudget-authz-leases"]
+	require.NotNil(t, policy)
+	who, _ := dig(policy, "spec", "matchConditions", 0, "expression")
+	assert.Equal(t, "request.userInfo.username == 'system:serviceaccount:llmbudget-system:llmbudget-authz'", who)
+	where, _ := dig(objs["ValidatingAdmissionPolicyBinding llmbudget-authz-leases"], "spec", "matchResources",
+		"namespaceSelector", "matchLabels")
+	assert.Equal(t, map[string]any{"kubernetes.io/metadata.name": "llmbudget-system"}, where)
+
+	env, _ := dig(objs["Deployment llmbudget-system/llmbudget-authz"], "spec", "template", "spec", "containers", 0, "env")
+	fields := map[string]any{}
+	for _, e := range env.([]any) {
+		if f, ok := dig(e.(map[string]any), "valueFrom", "fieldRef", "fieldPath"); ok {
+			fields[e.(map[string]any)["name"].(string)] = f
+		}
+	}
+	assert.Equal(t, map[string]any{"POD_NAMESPACE": "metadata.namespace", "POD_NAME": "metadata.name"}, fields)
 }
 
 // Two replicas kept through drains, ready only once synced, under the service's own Pod security, and reachable
