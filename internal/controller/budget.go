@@ -22,8 +22,9 @@ type Budget struct{}
 
 var _ metacontroller.CompositeHook = Budget{}
 
-// Customize names the spend ConfigMap, or the TaskRecords the spec selects, as related, so that Metacontroller
-// watches them and passes them to sync; a spec that does not decode relates nothing (sync reports it).
+// Customize names the spend ConfigMap, or the TaskRecords the spec selects, and the objects of its enforcement
+// points (Kind.enforcementRules) as related, so that Metacontroller watches them and passes them to sync; a spec
+// that does not decode relates nothing (sync reports it).
 func (Budget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	p, err := DecodeParent(req.Parent)
 	if err != nil {
@@ -44,6 +45,9 @@ func (Budget) Customize(req metacontroller.CustomizeRequest) (metacontroller.Cus
 			APIVersion: "v1", Resource: "configmaps",
 			Namespace: b.Metadata.Namespace, Names: []string{b.Spec.CostSource.ConfigMapName},
 		})
+	}
+	if err == nil {
+		resp.RelatedResources = append(resp.RelatedResources, budgetKind.enforcementRules(b)...)
 	}
 	return resp, nil
 }
