@@ -47,6 +47,7 @@ const MaxAuthzReplicas = 64
 // and, for a team budget, its namespace (a cluster budget relates its namespaces already). A budget whose action is
 // None relates none of them.
 func (k Kind) enforcementRules(b api.LLMCostBudget) []metacontroller.RelatedResourceRule {
+	b.Spec.Default()
 	enf := b.Spec.Enforcement
 	if enf.Action != api.BlockNewWorkloads {
 		return nil
@@ -78,6 +79,10 @@ func (k Kind) observe(owner Owner, related, children metacontroller.ObjectMap) *
 	obs := &evaluate.Observed{
 		Bindings: map[string]evaluate.Binding{}, Quotas: map[string]bool{}, Namespaces: map[string]bool{},
 	}
+	_, policies := related[policyGroup]
+	_, bindings := related[bindingGroup]
+	_, namespaces := related[metacontroller.NamespaceGroup]
+	obs.PoliciesRelated, obs.NamespacesRelated = policies && bindings, namespaces
 	for _, raw := range related[policyGroup] {
 		var p struct {
 			Metadata metacontroller.ObjectMeta `json:"metadata"`

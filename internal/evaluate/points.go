@@ -17,6 +17,9 @@ import (
 // the llmbudget authz replicas' Leases. The caller decodes them; Evaluate only compares them with what the
 // budget asks for.
 type Observed struct {
+	// PoliciesRelated and NamespacesRelated say whether the request relates the policies and bindings, and the
+	// namespaces, at all: a point whose objects the request does not hold cannot be checked.
+	PoliciesRelated, NamespacesRelated bool
 	// Policies names the ValidatingAdmissionPolicies that exist, of those the caller looked for.
 	Policies []string
 	// Bindings are the ValidatingAdmissionPolicyBindings that exist, by name.
@@ -67,6 +70,7 @@ const (
 	ReasonReplicasNotRefuse  = "ReplicasNotRefusing"
 	ReasonReplicasRefuse     = "ReplicasStillRefusing"
 	ReasonRefusalsTruncated  = "RefusalsTruncated"
+	ReasonNotObserved        = "NotObserved"
 )
 
 // maxNamed is how many namespaces or replicas a point's message names; it counts the rest.
@@ -139,6 +143,10 @@ func inForce(p api.EnforcementPoint, msg string) point {
 	return point{point: p, status: metav1.ConditionTrue, reason: ReasonInForce, message: msg}
 }
 
+func unknown(p api.EnforcementPoint, msg string) point {
+	return point{point: p, status: metav1.ConditionUnknown, reason: ReasonNotObserved, message: msg}
+}
+
 func failing(p api.EnforcementPoint, reason, msg string) point {
 	return point{point: p, status: metav1.ConditionFalse, reason: reason, message: msg}
 }
@@ -152,6 +160,10 @@ func policyPoint(in Input, obs *Observed, enf *api.EnforcementStatus) point {
 	}
 	b, bound := obs.Bindings[name]
 	switch {
+	case !obs.PoliciesRelated:
+		return unknown(api.PointPolicy, fmt.Sprintf("the request holds no ValidatingAdmissionPolicies or bindings "+
+			"to check %s against: Metacontroller does not relate them to %s (is its controller from this "+
+			"version's manifests?)", name, in.Subject.Named))
 	case !slices.Contains(obs.Policies, name):
 		return failing(api.PointPolicy, ReasonPolicyMissing, fmt.Sprintf("ValidatingAdmissionPolicy %s does not "+
 			"exist: the API server refuses nothing for %s", name, in.Subject.Named))
@@ -232,6 +244,10 @@ func namespaces(some []string, all int) string {
 // namespacePoint: the label llmbudget.dev/blocked=true on every namespace the budget closes, which the Namespace
 // decorator sets and Kueue's and NetworkPolicy's selectors read.
 func namespacePoint(obs *Observed, closes []string) point {
+	if !obs.NamespacesRelated {
+		return unknown(api.PointNamespaceLabel, "the request holds no Namespace to check the label "+api.Group+
+			"/blocked on: Metacontroller does not relate it (is its controller from this version's manifests?)")
+	}
 	var unlabelled []string
 	for _, ns := range closes {
 		if !obs.Namespaces[ns] {
@@ -303,11 +319,11 @@ func authzPoint(in Input, replicas []Replica, refuses bool) (point, time.Time) {
 			message: fmt.Sprintf("%d of %d live llmbudget authz replicas refuse for more budgets than their Lease "+
 				"lists, and do not list %s: %s", len(unknown), n, who, name(unknown))}, next
 	case refuses:
-		return inForce(api.PointAuthz, fmt.Sprintf("all %d live llmbudget authz replicas refuse for %s", n, who)),
+		return inForce(api.PointAuthz, fmt.Sprintf("%d of %d live llmbudget authz replicas refuse for %s", n, n, who)),
 			next
 	}
-	return inForce(api.PointAuthz, fmt.Sprintf("all %d live llmbudget authz replicas are synced and serve %s, "+
-		"which refuses nothing", n, who)), next
+	return inForce(api.PointAuthz, fmt.Sprintf("%d of %d live llmbudget authz replicas are synced and serve %s, "+
+		"which refuses nothing", n, n, who)), next
 }
 
 // spendPoint is the SpendStale condition's reading: in force while the spend is within maxAge.
