@@ -119,7 +119,7 @@ func enforcementPoints(in Input, prev api.Status, v verdict, f freshness, m meas
 		}
 		add(namespacePoint(obs, closes))
 	}
-	if spec.Enforcement.Action == api.BlockNewWorkloads && len(obs.Replicas) > 0 {
+	if asks && len(obs.Replicas) > 0 {
 		var p point
 		p, next = authzPoint(in, obs.Replicas, enf.Blocking && enf.Mode != api.ModeWarn)
 		add(p)
