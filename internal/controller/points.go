@@ -194,7 +194,7 @@ func ReadAuthzLease(raw []byte) (evaluate.Replica, bool) {
 		r.Problem = "its Lease has no positive spec.leaseDurationSeconds"
 		return r, true
 	}
-	r.Expires = renew.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
+	r.Expires = renew.UTC().Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
 	report, ok := l.Metadata.Annotations[AnnotationAuthzRefusing]
 	if !ok {
 		r.Problem = "its Lease has no annotation " + AnnotationAuthzRefusing
