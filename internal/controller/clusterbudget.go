@@ -44,14 +44,16 @@ var clusterBudgetKind = Kind{
 }
 
 // ClusterBudget is the ClusterLLMCostBudget CompositeController's hooks.
-type ClusterBudget struct{}
+type ClusterBudget struct {
+	AuthzNamespace string // where the authz replicas keep their Leases; empty for DefaultAuthzNamespace
+}
 
 var _ metacontroller.CompositeHook = ClusterBudget{}
 
 // Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
 // labelled as the budget's spend source, or the TaskRecords its selector matches (a spec without a usable selector
 // or source relates none), and the objects of its enforcement points (Kind.enforcementRules).
-func (ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
+func (h ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
@@ -61,7 +63,7 @@ func (ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontrol
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
-	resp.RelatedResources = append(clusterSources(b), clusterBudgetKind.enforcementRules(b)...)
+	resp.RelatedResources = append(clusterSources(b), clusterBudgetKind.enforcementRules(b, h.AuthzNamespace)...)
 	return resp, nil
 }
 

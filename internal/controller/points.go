@@ -6,6 +6,7 @@
 package controller
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -19,10 +20,11 @@ import (
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
-// The authz replicas' Leases: in AuthzNamespace, labelled LabelName=llmbudget and LabelComponent=authz, named
+// The authz replicas' Leases: in their own namespace (DefaultAuthzNamespace unless the service is told another,
+// WithAuthzNamespace), labelled LabelName=llmbudget and LabelComponent=authz, named
 // AuthzLeasePrefix + the pod's name, each with its report in AnnotationAuthzRefusing.
 const (
-	AuthzNamespace          = "llmbudget-system"
+	DefaultAuthzNamespace   = "llmbudget-system"
 	AuthzLeasePrefix        = "llmbudget-authz."
 	AnnotationAuthzRefusing = api.Group + "/authz-refusing"
 	LabelName               = "app.kubernetes.io/name"
@@ -45,8 +47,9 @@ const MaxAuthzReplicas = 64
 // enforcementRules relates what shows whether a blocking-capable budget's enforcement points are in force: the
 // policy of its kind and the one that warns, with their bindings of the same names; the authz replicas' Leases;
 // and, for a team budget, its namespace (a cluster budget relates its namespaces already). A budget whose action is
-// None relates none of them.
-func (k Kind) enforcementRules(b api.LLMCostBudget) []metacontroller.RelatedResourceRule {
+// None relates none of them. Only authzNamespace's Leases count: whoever may write Leases elsewhere (a namespace's
+// own users may) cannot pose as a replica.
+func (k Kind) enforcementRules(b api.LLMCostBudget, authzNamespace string) []metacontroller.RelatedResourceRule {
 	b.Spec.Default()
 	enf := b.Spec.Enforcement
 	if enf.Action != api.BlockNewWorkloads {
@@ -62,7 +65,7 @@ func (k Kind) enforcementRules(b api.LLMCostBudget) []metacontroller.RelatedReso
 				Resource: "validatingadmissionpolicybindings", Names: slices.Clone(names)})
 	}
 	rules = append(rules, metacontroller.RelatedResourceRule{
-		APIVersion: leaseAPIVersion, Resource: "leases", Namespace: AuthzNamespace,
+		APIVersion: leaseAPIVersion, Resource: "leases", Namespace: cmp.Or(authzNamespace, DefaultAuthzNamespace),
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 			LabelName: Component, LabelComponent: "authz",
 		}},

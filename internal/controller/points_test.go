@@ -119,4 +119,12 @@ func TestTheBudgetRelatesWhatShowsItsPointsInForce(t *testing.T) {
 			`"key":"k"}}}`)})
 	require.NoError(t, err)
 	assert.Len(t, reporting.RelatedResources, 1, "a budget that only reports relates its spend alone")
+
+	elsewhere, err := controller.ClusterBudget{AuthzNamespace: "gateway"}.Customize(metacontroller.CustomizeRequest{
+		Parent: json.RawMessage(`{"metadata":{"name":"d"},"spec":{"limitUSD":"10","namespaceSelector":{},` +
+			`"costSource":{"spendSource":"s"},"enforcement":{"action":"BlockNewWorkloads","resources":["jobs"]}}}`)})
+	require.NoError(t, err)
+	leases := elsewhere.RelatedResources[len(elsewhere.RelatedResources)-1]
+	assert.Equal(t, []string{"leases", "gateway"}, []string{leases.Resource, leases.Namespace},
+		"only the Leases of the namespace the service is told count")
 }
