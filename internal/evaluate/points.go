@@ -235,10 +235,21 @@ func namespaces(some []string, all int) string {
 		return "namespace " + some[0]
 	}
 	s := fmt.Sprintf("%d of %d namespaces (%s", len(some), all, strings.Join(some[:min(len(some), maxNamed)], ", "))
+	if len(some) == all {
+		s = fmt.Sprintf("all %d namespaces (%s", all, strings.Join(some[:min(len(some), maxNamed)], ", "))
+	}
 	if len(some) > maxNamed {
 		s += fmt.Sprintf(" and %d more", len(some)-maxNamed)
 	}
 	return s + ")"
+}
+
+// agree is the verb for what namespaces names of all namespaces: one namespace alone takes the singular.
+func agree(all int, singular, plural string) string {
+	if all == 1 {
+		return singular
+	}
+	return plural
 }
 
 // namespacePoint: the label llmbudget.dev/blocked=true on every namespace the budget closes, which the Namespace
@@ -255,12 +266,13 @@ func namespacePoint(obs *Observed, closes []string) point {
 		}
 	}
 	if len(unlabelled) > 0 {
-		return failing(api.PointNamespaceLabel, ReasonNamespaceUnlabeled, fmt.Sprintf("%s does not carry the "+
-			"label %s=true (yet): what selects blocked namespaces by it does not see the block there",
-			namespaces(unlabelled, len(closes)), api.Group+"/blocked"))
+		return failing(api.PointNamespaceLabel, ReasonNamespaceUnlabeled, fmt.Sprintf("%s %s the label %s=true "+
+			"(yet): what selects blocked namespaces by it does not see the block there",
+			namespaces(unlabelled, len(closes)), agree(len(closes), "does not carry", "do not carry"),
+			api.Group+"/blocked"))
 	}
-	return inForce(api.PointNamespaceLabel, fmt.Sprintf("%s carries the label %s=true",
-		namespaces(closes, len(closes)), api.Group+"/blocked"))
+	return inForce(api.PointNamespaceLabel, fmt.Sprintf("%s %s the label %s=true", namespaces(closes, len(closes)),
+		agree(len(closes), "carries", "carry"), api.Group+"/blocked"))
 }
 
 // authzPoint: how many live llmbudget authz replicas refuse for the budget's block (or, while it refuses nothing,

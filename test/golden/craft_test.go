@@ -48,7 +48,8 @@ type craft struct {
 const clusterNow = "2026-12-01T08:46:00Z"
 
 var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
-	namespaceCrafts, staleCrafts, gateCrafts, projectionCrafts, pointCrafts)
+	namespaceCrafts, staleCrafts, gateCrafts, projectionCrafts, pointCrafts,
+	clusterPointCrafts)
 
 // gateCrafts are the gate decorator's: the label by which the admission policies' bindings select the budgets that
 // block.
@@ -965,6 +966,66 @@ var pointCrafts = []craft{
 		change: all(blockingBoth(enforcedBy), costSource(object{"maxAge": "10m"}), stamped("2026-11-29T07:00:00Z"))},
 	{name: "budget/sync/points-fresh-spend", capture: "budget-sync-first",
 		change: all(blockingBoth(enforcedBy), costSource(object{"maxAge": "10m"}), stamped("2026-11-29T07:25:00Z"))},
+}
+
+// clusterPointCrafts are a cluster budget's points: blocking (Closed, a namespace unreadable) in both namespaces it
+// selects, with every object of its points related, then a namespace's label and quota status gone.
+var clusterPointCrafts = []craft{
+	{name: "clusterbudget/sync/points-all-in-force", capture: "clusterbudget-sync-configmap-missing",
+		now: clusterNow, change: clusterEnforcedBy},
+	{name: "clusterbudget/sync/points-a-namespace-unlabelled-and-its-quota-unfilled",
+		capture: "clusterbudget-sync-configmap-missing", now: clusterNow, change: all(clusterEnforcedBy,
+			func(r object) {
+				delete(at(r, "related", "Namespace.v1", "ml-serving", "metadata", "labels"), "llmbudget.dev/blocked")
+				for key, q := range at(r, "children", "ResourceQuota.v1") {
+					if strings.HasPrefix(key, "ml-serving/") {
+						delete(q.(object), "status")
+					}
+				}
+			})},
+}
+
+// clusterEnforcedBy relates every object that puts a cluster budget's block in force: its policies and bindings,
+// its namespaces labelled blocked, its quota filled in each, a live authz replica refusing for it, and the gate
+// decorator's label on it.
+func clusterEnforcedBy(r object) {
+	md := at(r, "parent", "metadata")
+	name := md["name"].(string)
+	if _, ok := md["labels"]; !ok {
+		md["labels"] = object{}
+	}
+	at(md, "labels")["llmbudget.dev/blocking"] = "true"
+	policies, bindings := object{}, object{}
+	for _, p := range []string{"llmbudget-cluster-budgets", "llmbudget-cluster-budgets-warn"} {
+		actions := []any{"Deny"}
+		if strings.HasSuffix(p, "-warn") {
+			actions = []any{"Warn", "Audit"}
+		}
+		policies[p] = object{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+			"metadata": object{"name": p}}
+		bindings[p] = object{"apiVersion": "admissionregistration.k8s.io/v1",
+			"kind": "ValidatingAdmissionPolicyBinding", "metadata": object{"name": p},
+			"spec": object{"policyName": p, "validationActions": actions, "paramRef": object{
+				"selector": object{"matchLabels": object{"llmbudget.dev/blocking": "true"}},
+			}}}
+	}
+	related := at(r, "related")
+	related[policyKey], related[bindingKey] = policies, bindings
+	quotas := object{}
+	for ns := range at(related, "Namespace.v1") {
+		labels := at(related, "Namespace.v1", ns, "metadata", "labels")
+		labels["llmbudget.dev/blocked"] = "true"
+		quotas[ns+"/llmbudget-cluster-"+name] = object{"apiVersion": "v1", "kind": "ResourceQuota",
+			"metadata": object{"name": "llmbudget-cluster-" + name, "namespace": ns},
+			"spec":     object{"hard": object{"count/jobs.batch": "0", "count/deployments.apps": "0"}},
+			"status":   object{"hard": object{"count/jobs.batch": "0", "count/deployments.apps": "0"}}}
+	}
+	at(r, "children")["ResourceQuota.v1"] = quotas
+	related[leaseKey] = object{}
+	withReplica("authz-0", "2026-12-01T08:45:50.000000Z", true)(r)
+	at(related, leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "metadata",
+		"annotations")["llmbudget.dev/authz-refusing"] =
+		`{"synced":true,"budgets":["ClusterLLMCostBudget ` + name + `"],"truncated":false}`
 }
 
 // The object-map keys of the related objects of enforcement points.
