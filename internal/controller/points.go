@@ -18,6 +18,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/evaluate"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // The authz replicas' Leases: in their own namespace (DefaultAuthzNamespace unless the service is told another,
@@ -181,10 +182,8 @@ func ReadAuthzLease(raw []byte) (evaluate.Replica, bool) {
 	if decode.Lenient(raw, &l, "lease") != nil || l.Metadata.Name == "" {
 		return evaluate.Replica{}, false
 	}
-	r := evaluate.Replica{Name: l.Spec.HolderIdentity}
-	if r.Name == "" {
-		r.Name = l.Metadata.Name
-	}
+	// Messages name the replica: its pod's name is at most 253 characters, and so is what is echoed of it.
+	r := evaluate.Replica{Name: text.Abbreviate(cmp.Or(l.Spec.HolderIdentity, l.Metadata.Name), 253)}
 	var renew metav1.MicroTime
 	switch {
 	case len(l.Spec.RenewTime) == 0 || string(l.Spec.RenewTime) == "null":
