@@ -4,6 +4,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,11 @@ import (
 // parent, its spend ConfigMap, the admission policies and bindings of its kind by name, its Namespace, no authz
 // Lease, and quotas as children (none unless given).
 func pointsRequest(t *testing.T, ns, name string, quotas map[string]any) map[string]any {
+	return pointsRequestWithLeases(t, ns, name, quotas, map[string]any{})
+}
+
+// pointsRequestWithLeases is pointsRequest with the authz Leases given.
+func pointsRequestWithLeases(t *testing.T, ns, name string, quotas, leases map[string]any) map[string]any {
 	t.Helper()
 	named := func(kind string) map[string]any {
 		var list struct {
@@ -53,7 +59,7 @@ func pointsRequest(t *testing.T, ns, name string, quotas map[string]any) map[str
 			"ValidatingAdmissionPolicy.admissionregistration.k8s.io/v1":        named("validatingadmissionpolicies"),
 			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io/v1": named("validatingadmissionpolicybindings"),
 			"Namespace.v1":                 map[string]any{ns: namespace},
-			"Lease.coordination.k8s.io/v1": map[string]any{},
+			"Lease.coordination.k8s.io/v1": leases,
 		},
 	}
 }
@@ -179,4 +185,52 @@ func TestAQuotaWithoutStatusIsReported(t *testing.T) {
 	status, reason, message = filled.entry(t, "Quota")
 	assert.Equal(t, []string{"True", "InForce"}, []string{status, reason}, message)
 	t.Logf("quota without status: %+v", unfilled.Status.EnforcementPoints)
+}
+
+// An authz replica's Lease, renewed by hand as a replica renews it, counts while it is live; once it is not renewed
+// it ages out at renewTime + leaseDurationSeconds, and the sync asks to be called again at that instant.
+func TestAnAuthzReplicaThatStopsRenewingAgesOut(t *testing.T) {
+	installBudgetCRD(t)
+	hook := startHookServer(t)
+	ns := kube.Namespace(t, "points-authz")
+	kube.ApplyYAML(t, ns, budgetManifest(ns, 0)+"\n---\n"+spendConfigMap(ns, 0, "612"))
+	if _, err := kube.KubectlErr(t, "", "get", "namespace", "llmbudget-system"); err != nil {
+		kube.Kubectl(t, "create", "namespace", "llmbudget-system")
+	}
+	const duration = 4
+	renewed := time.Now().UTC()
+	lease := fmt.Sprintf(`apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: llmbudget-authz.authz-0
+  namespace: llmbudget-system
+  labels: {app.kubernetes.io/name: llmbudget, app.kubernetes.io/component: authz}
+  annotations:
+    llmbudget.dev/authz-refusing: '{"synced":true,"budgets":["LLMCostBudget %s/team-00"],"truncated":false}'
+spec:
+  holderIdentity: authz-0
+  leaseDurationSeconds: %d
+  renewTime: %q`, ns, duration, renewed.Format("2006-01-02T15:04:05.000000Z07:00"))
+	kube.ApplyYAML(t, "llmbudget-system", lease)
+	t.Cleanup(func() {
+		_, _ = kube.KubectlErr(t, "", "delete", "lease", "llmbudget-authz.authz-0", "-n", "llmbudget-system")
+	})
+	leases := func() map[string]any {
+		return map[string]any{"llmbudget-system/llmbudget-authz.authz-0": getObject(t, "lease",
+			"llmbudget-authz.authz-0", "llmbudget-system")}
+	}
+
+	live := syncPoints(t, hook, pointsRequestWithLeases(t, ns, "team-00", nil, leases()))
+	status, reason, message := live.entry(t, "Authz")
+	assert.Equal(t, []string{"True", "InForce"}, []string{status, reason}, message)
+	resync, _ := live.raw["resyncAfterSeconds"].(float64)
+	assert.LessOrEqual(t, resync, float64(duration), "a resync when the Lease would expire")
+
+	// The replica stops renewing: past renewTime + leaseDurationSeconds it no longer counts.
+	time.Sleep(time.Until(renewed.Add(duration*time.Second + time.Second)))
+	gone := syncPoints(t, hook, pointsRequestWithLeases(t, ns, "team-00", nil, leases()))
+	status, reason, message = gone.entry(t, "Authz")
+	assert.Equal(t, []string{"False", "NoLiveReplica"}, []string{status, reason})
+	assert.Contains(t, message, "none of the 1 llmbudget authz replicas with a Lease renewed it in time")
+	t.Logf("authz stopped: %s", message)
 }
