@@ -33,6 +33,7 @@ type serveOptions struct {
 	maxConnsPerPeer   int
 	certFile, keyFile string
 	tokenFile         string
+	authzNamespace    string
 	pprof             bool
 	now               string                      // a fixed clock, for demos and fixture replay
 	onListen          func(hooks, metrics string) // called with the logged addresses, for tests
@@ -81,6 +82,8 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "private key (PEM) for --tls-cert-file")
 	fs.StringVar(&o.tokenFile, "token-file", "",
 		"require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
+	fs.StringVar(&o.authzNamespace, "authz-namespace", controller.DefaultAuthzNamespace,
+		"the namespace whose Leases of llmbudget authz replicas a budget's Authz enforcement point reads")
 	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
 	fs.StringVar(&o.now, "now", "",
 		"answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")
@@ -201,7 +204,7 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		MaxListBodyBytes: o.maxListBody,
 		Ready:            func() bool { return !draining.Load() },
 		Observe:          m.ObserveHook,
-	})
+	}, controller.WithAuthzNamespace(o.authzNamespace))
 	if err != nil {
 		return nil, err
 	}

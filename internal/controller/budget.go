@@ -18,13 +18,16 @@ const BudgetPolicy = "llmbudget-budgets"
 var budgetKind = Kind{Kind: api.Kind, Policy: BudgetPolicy, QuotaPrefix: "llmbudget-", Read: source.ReadTeam}
 
 // Budget is the LLMCostBudget CompositeController's hooks.
-type Budget struct{}
+type Budget struct {
+	AuthzNamespace string // where the authz replicas keep their Leases; empty for DefaultAuthzNamespace
+}
 
 var _ metacontroller.CompositeHook = Budget{}
 
-// Customize names the spend ConfigMap, or the TaskRecords the spec selects, as related, so that Metacontroller
-// watches them and passes them to sync; a spec that does not decode relates nothing (sync reports it).
-func (Budget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
+// Customize names the spend ConfigMap, or the TaskRecords the spec selects, and the objects of its enforcement
+// points (Kind.enforcementRules) as related, so that Metacontroller watches them and passes them to sync; a spec
+// that does not decode relates nothing (sync reports it).
+func (h Budget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
@@ -44,6 +47,9 @@ func (Budget) Customize(req metacontroller.CustomizeRequest) (metacontroller.Cus
 			APIVersion: "v1", Resource: "configmaps",
 			Namespace: b.Metadata.Namespace, Names: []string{b.Spec.CostSource.ConfigMapName},
 		})
+	}
+	if err == nil {
+		resp.RelatedResources = append(resp.RelatedResources, budgetKind.enforcementRules(b, h.AuthzNamespace)...)
 	}
 	return resp, nil
 }

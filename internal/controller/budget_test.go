@@ -201,9 +201,10 @@ func TestARequestWithoutAUsableParentIsRefused(t *testing.T) {
 func TestCustomizeRelatesTheSpendConfigMap(t *testing.T) {
 	resp, err := Budget{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(parentJSON)})
 	require.NoError(t, err)
-	assert.Equal(t, []metacontroller.RelatedResourceRule{
-		{APIVersion: "v1", Resource: "configmaps", Namespace: "team-ml", Names: []string{"llm-spend"}},
-	}, resp.RelatedResources)
+	require.NotEmpty(t, resp.RelatedResources)
+	assert.Equal(t, metacontroller.RelatedResourceRule{
+		APIVersion: "v1", Resource: "configmaps", Namespace: "team-ml", Names: []string{"llm-spend"},
+	}, resp.RelatedResources[0], "the spend ConfigMap first, then the objects of its enforcement points")
 
 	unnamed := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"metadata": {"name": "b"}}`)}
 	broken, err := Budget{}.Customize(unnamed)

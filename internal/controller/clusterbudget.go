@@ -44,14 +44,16 @@ var clusterBudgetKind = Kind{
 }
 
 // ClusterBudget is the ClusterLLMCostBudget CompositeController's hooks.
-type ClusterBudget struct{}
+type ClusterBudget struct {
+	AuthzNamespace string // where the authz replicas keep their Leases; empty for DefaultAuthzNamespace
+}
 
 var _ metacontroller.CompositeHook = ClusterBudget{}
 
 // Customize relates the selected Namespaces (their labels decide membership) and, in them, the ConfigMaps
-// labelled as the budget's spend source, or the TaskRecords its selector matches; a spec without a usable selector
-// or source relates nothing.
-func (ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
+// labelled as the budget's spend source, or the TaskRecords its selector matches (a spec without a usable selector
+// or source relates none), and the objects of its enforcement points (Kind.enforcementRules).
+func (h ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontroller.CustomizeResponse, error) {
 	p, err := DecodeParent(req.Parent)
 	if err != nil {
 		return metacontroller.CustomizeResponse{}, err
@@ -61,27 +63,30 @@ func (ClusterBudget) Customize(req metacontroller.CustomizeRequest) (metacontrol
 	if err != nil {
 		return resp, nil // sync reports the broken spec
 	}
+	resp.RelatedResources = append(clusterSources(b), clusterBudgetKind.enforcementRules(b, h.AuthzNamespace)...)
+	return resp, nil
+}
+
+// clusterSources relates the selected Namespaces and their spend sources.
+func clusterSources(b api.LLMCostBudget) []metacontroller.RelatedResourceRule {
 	sel, cs := b.Spec.NamespaceSelector.Meta(), b.Spec.CostSource
 	if !source.Usable(sel) {
-		return resp, nil
+		return []metacontroller.RelatedResourceRule{}
 	}
 	namespaces := metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces", LabelSelector: sel}
 	if cs.Format == api.TaskRecords {
 		if recs := cs.Selector.Meta(); source.Usable(recs) {
-			resp.RelatedResources = append(resp.RelatedResources, namespaces, source.RecordsRule("", sel, recs))
+			return []metacontroller.RelatedResourceRule{namespaces, source.RecordsRule("", sel, recs)}
 		}
-		return resp, nil
+		return []metacontroller.RelatedResourceRule{}
 	}
 	if cs.SpendSource == "" {
-		return resp, nil
+		return []metacontroller.RelatedResourceRule{}
 	}
 	source := &metav1.LabelSelector{MatchLabels: map[string]string{api.LabelSpendSource: b.Spec.CostSource.SpendSource}}
-	resp.RelatedResources = append(resp.RelatedResources, namespaces,
-		metacontroller.RelatedResourceRule{
-			APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source,
-		},
-	)
-	return resp, nil
+	return []metacontroller.RelatedResourceRule{namespaces, {
+		APIVersion: "v1", Resource: "configmaps", NamespaceSelector: sel, LabelSelector: source,
+	}}
 }
 
 // Sync answers the sync and finalize hooks: Apply evaluates the summed spend and closes every selected namespace

@@ -32,7 +32,7 @@ func TestCustomizeRelatesTheRecordsOfTheSelectedNamespaces(t *testing.T) {
 	req := clusterRequest{spec: recordsSpec}.build(t)
 	resp, err := ClusterBudget{}.Customize(metacontroller.CustomizeRequest{Parent: req.Parent})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 2)
+	require.Len(t, resp.RelatedResources, 5, "its sources, then the objects of its enforcement points")
 	assert.Equal(t, "namespaces", resp.RelatedResources[0].Resource)
 	rule := resp.RelatedResources[1]
 	assert.Equal(t, "kelos.dev/v1alpha2", rule.APIVersion)

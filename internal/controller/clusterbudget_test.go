@@ -430,7 +430,7 @@ func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
 	}}}}
 	resp, err := ClusterBudget{}.Customize(metacontroller.CustomizeRequest{Parent: req.build(t).Parent})
 	require.NoError(t, err)
-	require.Len(t, resp.RelatedResources, 2)
+	require.Len(t, resp.RelatedResources, 5, "its sources, then the objects of its enforcement points")
 	ns, cms := resp.RelatedResources[0], resp.RelatedResources[1]
 	assert.Equal(t, "namespaces", ns.Resource)
 	assert.Equal(t, "department", ns.LabelSelector.MatchExpressions[0].Key)

@@ -13,12 +13,27 @@ import (
 // it selects (with their quotas and spend ConfigMaps), and a Namespace's sync every ClusterLLMCostBudget.
 var Lists = []string{"clusterbudget", "namespace"}
 
+// Option sets what the controllers are told of the deployment.
+type Option func(*options)
+
+type options struct{ authzNamespace string }
+
+// WithAuthzNamespace names the namespace where the llmbudget authz replicas keep their Leases (default
+// DefaultAuthzNamespace).
+func WithAuthzNamespace(namespace string) Option {
+	return func(o *options) { o.authzNamespace = namespace }
+}
+
 // NewRouter is the service's router: metacontroller.New with cfg and llmbudget's controllers.
-func NewRouter(cfg metacontroller.Config) (*httprouter.Router, error) {
+func NewRouter(cfg metacontroller.Config, opts ...Option) (*httprouter.Router, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg.Lists = Lists
 	cfg.Composite = map[string]metacontroller.CompositeHook{
-		"budget":        Budget{},
-		"clusterbudget": ClusterBudget{},
+		"budget":        Budget{AuthzNamespace: o.authzNamespace},
+		"clusterbudget": ClusterBudget{AuthzNamespace: o.authzNamespace},
 	}
 	cfg.Decorator = map[string]metacontroller.DecoratorHook{
 		"workload":  Workload{},

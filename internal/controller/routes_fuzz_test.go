@@ -35,6 +35,15 @@ var hookSeeds = map[string][]string{
 			`"ns/a":{"metadata":{"name":"a","namespace":"ns","labels":{"team":1}},"spec":{}},` +
 			`"ns/c":{"metadata":{"name":"c","namespace":"ns","labels":{"team":"ml"}},"spec":{"usage":{"costUSD":"1"}}},` +
 			`"c":{"metadata":{"name":"c","namespace":"ns","labels":{"team":"ml"}},"spec":{"usage":{"costUSD":"1"}}}}}}`,
+		// The objects of its enforcement points: a binding, a Lease, a quota without status.
+		`{"parent":` + budgetParent + `,"related":{"ConfigMap.v1":{"ns/cm":{"data":{"k":"12.5"}}},` +
+			`"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io/v1":{"llmbudget-budgets":{"metadata":` +
+			`{"name":"llmbudget-budgets"},"spec":{"policyName":"llmbudget-budgets","validationActions":["Deny"],` +
+			`"paramRef":{"selector":{"matchLabels":{"llmbudget.dev/blocking":"true"}}}}}},` +
+			`"Lease.coordination.k8s.io/v1":{"llmbudget-system/l":{"metadata":{"name":"l","annotations":` +
+			`{"llmbudget.dev/authz-refusing":"{\"synced\":true,\"budgets\":[\"LLMCostBudget ns/b\"]}"}},` +
+			`"spec":{"leaseDurationSeconds":30,"renewTime":"2026-11-29T07:29:55.000000Z"}}}},` +
+			`"children":{"ResourceQuota.v1":{"ns/llmbudget-b":{"metadata":{"name":"llmbudget-b","namespace":"ns"}}}}}`,
 	},
 	"/budget/finalize": {
 		`{"parent":` + budgetParent + `,"children":{"ResourceQuota.v1":{"ns/b":{"metadata":{"name":"b"}}}},` +

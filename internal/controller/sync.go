@@ -58,6 +58,7 @@ func (k Kind) Sync(req metacontroller.CompositeRequest, now time.Time) (
 	resp := reconcile(p, req, func() (metacontroller.CompositeResponse, metacontroller.Action) {
 		in := k.Input(p, req.Related, now)
 		in.Created = created(k.owner(p.Metadata), in.Budget.Status, req.Children)
+		in.Observed = k.observe(k.owner(p.Metadata), req.Related, req.Children)
 		r := evaluate.Evaluate(in)
 		sum.State, sum.Reason = string(r.Status.State), r.Reason
 		return render(k.owner(p.Metadata), r), metacontroller.RequeueAfter(r.ResyncAfter)

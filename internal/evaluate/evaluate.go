@@ -40,6 +40,8 @@ type Input struct {
 	// Created is when the API server created the Events of status.announcements, as the request's children show
 	// them: an Event announced late is kept for AnnounceFor from its creation.
 	Created map[Occurrence]time.Time
+	// Observed is what the objects of its enforcement points show; nil reports no point (an offline evaluation).
+	Observed *Observed
 }
 
 // Occurrence names an announcement, as its Event's name does: its slug and the second it occurred.
@@ -133,7 +135,14 @@ func Evaluate(in Input) Result {
 	enf, quota := enforce(in, v, m, proj, p, lastReading(in, p, prev), lastNamespaces(prev))
 	st := statusOf(in, p, m, enf)
 	st.Projection, st.Overshoot = proj.status, overshoot(in, v)
+	points, flips := enforcementPoints(in, prev, v, f, m, enf, quota)
+	st.EnforcementPoints = points
 	st.Conditions = conditions(in, prev, v, f, m, proj, enf)
+	if status, reason, msg, ok := enforced(points); ok {
+		st.Conditions = append(st.Conditions, metav1.Condition{Type: api.ConditionEnforced, Status: status,
+			Reason: reason, Message: text.Abbreviate(msg, maxMessage), ObservedGeneration: in.Budget.Metadata.Generation,
+			LastTransitionTime: metav1.NewTime(since(prev.Conditions, api.ConditionEnforced, status, m.at))})
+	}
 	var occurring []Announcement
 	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
 		occurring = occurrences(in, prev, v, f, p, m, proj, enf)
@@ -145,7 +154,7 @@ func Evaluate(in Input) Result {
 	}
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
-		ResyncAfter: resync(in, v, f, m, proj, until, st.LastEvaluatedTime.Time)}
+		ResyncAfter: resync(in, v, f, m, proj, append(until, flips), st.LastEvaluatedTime.Time)}
 }
 
 // verdict is the BudgetEvaluated condition: whether the budget could be evaluated, and what was read.
@@ -216,7 +225,8 @@ func overshoot(in Input, v verdict) *api.OvershootStatus {
 
 // resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when the
 // spend turns stale, when the projected crossing comes and when its projection lapses, when an announcement's
-// window closes, and when lastEvaluatedTime is Restamp old.
+// window closes, when an enforcement point changes with the clock alone (an authz Lease expiring), and when
+// lastEvaluatedTime is Restamp old.
 func resync(in Input, v verdict, f freshness, m measurement, proj projection, until []time.Time,
 	evaluated time.Time) time.Duration {
 	after := maxResync
@@ -237,7 +247,9 @@ func resync(in Input, v verdict, f freshness, m measurement, proj projection, un
 		sooner(proj.until)
 	}
 	for _, at := range until {
-		sooner(at)
+		if !at.IsZero() {
+			sooner(at)
+		}
 	}
 	sooner(evaluated.Add(Restamp))
 	return after

@@ -48,7 +48,8 @@ type craft struct {
 const clusterNow = "2026-12-01T08:46:00Z"
 
 var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
-	namespaceCrafts, staleCrafts, gateCrafts, projectionCrafts)
+	namespaceCrafts, staleCrafts, gateCrafts, projectionCrafts, pointCrafts,
+	clusterPointCrafts)
 
 // gateCrafts are the gate decorator's: the label by which the admission policies' bindings select the budgets that
 // block.
@@ -909,4 +910,208 @@ var recordCrafts = []craft{
 // recordUsage merges fields into the spec.usage of the related TaskRecord key.
 func recordUsage(key string, fields object) func(object) {
 	return func(r object) { merge(at(r, "related", recordGroup, key, "spec", "usage"), fields, false) }
+}
+
+// pointCrafts are status.enforcementPoints, each point in force and not: a team budget over its limit, blocking by
+// both gates, with every object of its points as Metacontroller relates them (enforcedBy), then one changed.
+var pointCrafts = []craft{
+	{name: "budget/sync/points-all-in-force", capture: "budget-sync-first", change: blockingBoth(enforcedBy)},
+	{name: "budget/sync/points-policy-removed", capture: "budget-sync-first", change: blockingBoth(enforcedBy,
+		func(r object) { delete(at(r, "related", policyKey), "llmbudget-budgets") })},
+	{name: "budget/sync/points-binding-removed", capture: "budget-sync-first", change: blockingBoth(enforcedBy,
+		func(r object) { delete(at(r, "related", bindingKey), "llmbudget-budgets") })},
+	{name: "budget/sync/points-binding-warns-where-deny-is-asked", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			at(r, "related", bindingKey, "llmbudget-budgets", "spec")["validationActions"] = []any{"Warn", "Audit"}
+		})},
+	{name: "budget/sync/points-binding-selects-other-budgets", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			at(r, "related", bindingKey, "llmbudget-budgets", "spec", "paramRef")["selector"] = object{}
+		})},
+	{name: "budget/sync/points-budget-not-labelled-yet", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			delete(at(r, "parent", "metadata", "labels"), "llmbudget.dev/blocking")
+		})},
+	{name: "budget/sync/points-policies-not-related", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			delete(at(r, "related"), policyKey)
+			delete(at(r, "related"), bindingKey)
+		})},
+	{name: "budget/sync/points-quota-not-created-yet", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) { at(r, "children")["ResourceQuota.v1"] = object{} })},
+	{name: "budget/sync/points-quota-without-status", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			delete(at(r, "children", "ResourceQuota.v1", "team-ml/llmbudget-chatbot"), "status")
+		})},
+	{name: "budget/sync/points-namespace-not-labelled", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			delete(at(r, "related", "Namespace.v1", "team-ml", "metadata", "labels"), "llmbudget.dev/blocked")
+		})},
+	{name: "budget/sync/points-authz-lease-expired", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			at(r, "related", leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "spec")["renewTime"] =
+				"2026-11-29T07:29:20.000000Z"
+		})},
+	{name: "budget/sync/points-authz-replica-not-refusing", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, withReplica("authz-1", "2026-11-29T07:29:58.000000Z", true))},
+	{name: "budget/sync/points-authz-replica-unsynced", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, withReplica("authz-1", "2026-11-29T07:29:58.000000Z", false))},
+	{name: "budget/sync/points-authz-report-unreadable", capture: "budget-sync-first",
+		change: blockingBoth(enforcedBy, func(r object) {
+			at(r, "related", leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "metadata",
+				"annotations")["llmbudget.dev/authz-refusing"] = `{"synced": true, "budgets": "all"}`
+		})},
+	// Not blocking: the policy and authz are ready to block; the quota and the namespace label are not asked for.
+	{name: "budget/sync/points-ready-while-not-blocking", capture: "budget-sync-first",
+		change: all(enforcement(object{"gate": "Both"}), enforcedBy, func(r object) {
+			delete(at(r, "parent", "metadata", "labels"), "llmbudget.dev/blocking")
+			delete(at(r, "related", "Namespace.v1", "team-ml", "metadata", "labels"), "llmbudget.dev/blocked")
+			at(r, "children")["ResourceQuota.v1"] = object{}
+		}, refusingNothing)},
+	// In Warn mode authz refuses nothing (api.EnforcementStatus.Refuses), so its replicas do not list the budget.
+	{name: "budget/sync/points-warn-mode-in-force", capture: "budget-sync-first",
+		change: all(blockingBoth(enforcedBy), enforcement(object{"mode": "Warn"}), refusingNothing)},
+	{name: "budget/sync/points-warn-mode-binding-denies", capture: "budget-sync-first",
+		change: all(blockingBoth(enforcedBy), enforcement(object{"mode": "Warn"}), refusingNothing, func(r object) {
+			at(r, "related", bindingKey, "llmbudget-budgets-warn", "spec")["validationActions"] = []any{"Deny"}
+		})},
+	{name: "budget/sync/points-stale-spend", capture: "budget-sync-first",
+		change: all(blockingBoth(enforcedBy), costSource(object{"maxAge": "10m"}), stamped("2026-11-29T07:00:00Z"))},
+	{name: "budget/sync/points-fresh-spend", capture: "budget-sync-first",
+		change: all(blockingBoth(enforcedBy), costSource(object{"maxAge": "10m"}), stamped("2026-11-29T07:25:00Z"))},
+}
+
+// clusterPointCrafts are a cluster budget's points: blocking (Closed, a namespace unreadable) in both namespaces it
+// selects, with every object of its points related, then a namespace's label and quota status gone.
+var clusterPointCrafts = []craft{
+	{name: "clusterbudget/sync/points-all-in-force", capture: "clusterbudget-sync-configmap-missing",
+		now: clusterNow, change: clusterEnforcedBy},
+	{name: "clusterbudget/sync/points-a-namespace-unlabelled-and-its-quota-unfilled",
+		capture: "clusterbudget-sync-configmap-missing", now: clusterNow, change: all(clusterEnforcedBy,
+			func(r object) {
+				delete(at(r, "related", "Namespace.v1", "ml-serving", "metadata", "labels"), "llmbudget.dev/blocked")
+				for key, q := range at(r, "children", "ResourceQuota.v1") {
+					if strings.HasPrefix(key, "ml-serving/") {
+						delete(q.(object), "status")
+					}
+				}
+			})},
+}
+
+// clusterEnforcedBy relates every object that puts a cluster budget's block in force: its policies and bindings,
+// its namespaces labelled blocked, its quota filled in each, a live authz replica refusing for it, and the gate
+// decorator's label on it.
+func clusterEnforcedBy(r object) {
+	md := at(r, "parent", "metadata")
+	name := md["name"].(string)
+	if _, ok := md["labels"]; !ok {
+		md["labels"] = object{}
+	}
+	at(md, "labels")["llmbudget.dev/blocking"] = "true"
+	policies, bindings := object{}, object{}
+	for _, p := range []string{"llmbudget-cluster-budgets", "llmbudget-cluster-budgets-warn"} {
+		actions := []any{"Deny"}
+		if strings.HasSuffix(p, "-warn") {
+			actions = []any{"Warn", "Audit"}
+		}
+		policies[p] = object{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+			"metadata": object{"name": p}}
+		bindings[p] = object{"apiVersion": "admissionregistration.k8s.io/v1",
+			"kind": "ValidatingAdmissionPolicyBinding", "metadata": object{"name": p},
+			"spec": object{"policyName": p, "validationActions": actions, "paramRef": object{
+				"selector": object{"matchLabels": object{"llmbudget.dev/blocking": "true"}},
+			}}}
+	}
+	related := at(r, "related")
+	related[policyKey], related[bindingKey] = policies, bindings
+	quotas := object{}
+	for ns := range at(related, "Namespace.v1") {
+		labels := at(related, "Namespace.v1", ns, "metadata", "labels")
+		labels["llmbudget.dev/blocked"] = "true"
+		quotas[ns+"/llmbudget-cluster-"+name] = object{"apiVersion": "v1", "kind": "ResourceQuota",
+			"metadata": object{"name": "llmbudget-cluster-" + name, "namespace": ns},
+			"spec":     object{"hard": object{"count/jobs.batch": "0", "count/deployments.apps": "0"}},
+			"status":   object{"hard": object{"count/jobs.batch": "0", "count/deployments.apps": "0"}}}
+	}
+	at(r, "children")["ResourceQuota.v1"] = quotas
+	related[leaseKey] = object{}
+	withReplica("authz-0", "2026-12-01T08:45:50.000000Z", true)(r)
+	at(related, leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "metadata",
+		"annotations")["llmbudget.dev/authz-refusing"] =
+		`{"synced":true,"budgets":["ClusterLLMCostBudget ` + name + `"],"truncated":false}`
+}
+
+// The object-map keys of the related objects of enforcement points.
+const (
+	policyKey  = "ValidatingAdmissionPolicy.admissionregistration.k8s.io/v1"
+	bindingKey = "ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io/v1"
+	leaseKey   = "Lease.coordination.k8s.io/v1"
+)
+
+// blockingBoth puts the budget over its limit, blocking by both gates, then applies changes.
+func blockingBoth(changes ...func(object)) func(object) {
+	return all(append([]func(object){spend(object{"total-usd": "612.00"}), enforcement(object{"gate": "Both"})},
+		changes...)...)
+}
+
+// enforcedBy relates every object that puts the team budget's block in force, as Metacontroller hands them: the
+// policies and bindings, the namespace labelled blocked, one live authz replica refusing for it, its quota with
+// status.hard filled, and the gate decorator's label on the budget.
+func enforcedBy(r object) {
+	md := at(r, "parent", "metadata")
+	if _, ok := md["labels"]; !ok {
+		md["labels"] = object{}
+	}
+	at(md, "labels")["llmbudget.dev/blocking"] = "true"
+	policies, bindings := object{}, object{}
+	for _, name := range []string{"llmbudget-budgets", "llmbudget-budgets-warn"} {
+		actions := []any{"Deny"}
+		if strings.HasSuffix(name, "-warn") {
+			actions = []any{"Warn", "Audit"}
+		}
+		policies[name] = object{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+			"metadata": object{"name": name}, "spec": object{"failurePolicy": "Ignore"}}
+		bindings[name] = object{"apiVersion": "admissionregistration.k8s.io/v1",
+			"kind": "ValidatingAdmissionPolicyBinding", "metadata": object{"name": name},
+			"spec": object{"policyName": name, "validationActions": actions, "paramRef": object{
+				"parameterNotFoundAction": "Allow",
+				"selector":                object{"matchLabels": object{"llmbudget.dev/blocking": "true"}},
+			}}}
+	}
+	related := at(r, "related")
+	related[policyKey], related[bindingKey] = policies, bindings
+	related["Namespace.v1"] = object{"team-ml": object{"apiVersion": "v1", "kind": "Namespace",
+		"metadata": object{"name": "team-ml", "labels": object{"kubernetes.io/metadata.name": "team-ml",
+			"llmbudget.dev/blocked": "true"}}}}
+	related[leaseKey] = object{}
+	withReplica("authz-0", "2026-11-29T07:29:55.000000Z", true)(r)
+	at(related, leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "metadata",
+		"annotations")["llmbudget.dev/authz-refusing"] =
+		`{"synced":true,"budgets":["LLMCostBudget team-ml/chatbot"],"truncated":false}`
+	at(r, "children")["ResourceQuota.v1"] = object{"team-ml/llmbudget-chatbot": object{
+		"apiVersion": "v1", "kind": "ResourceQuota",
+		"metadata": object{"name": "llmbudget-chatbot", "namespace": "team-ml"},
+		"spec":     object{"hard": object{"count/jobs.batch": "0"}},
+		"status":   object{"hard": object{"count/jobs.batch": "0"}, "used": object{"count/jobs.batch": "0"}},
+	}}
+}
+
+// refusingNothing has the authz replica enforcedBy relates refuse for no budget.
+func refusingNothing(r object) {
+	at(r, "related", leaseKey, "llmbudget-system/llmbudget-authz.authz-0", "metadata",
+		"annotations")["llmbudget.dev/authz-refusing"] = `{"synced":true,"budgets":[],"truncated":false}`
+}
+
+// withReplica adds the Lease of an authz replica renewed at renewed, synced or not, that refuses for no budget.
+func withReplica(pod, renewed string, synced bool) func(object) {
+	return func(r object) {
+		at(r, "related", leaseKey)["llmbudget-system/llmbudget-authz."+pod] = object{
+			"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+			"metadata": object{"name": "llmbudget-authz." + pod, "namespace": "llmbudget-system",
+				"labels": object{"app.kubernetes.io/name": "llmbudget", "app.kubernetes.io/component": "authz"},
+				"annotations": object{"llmbudget.dev/authz-refusing": fmt.Sprintf(
+					`{"synced":%t,"budgets":[],"truncated":false}`, synced)}},
+			"spec": object{"holderIdentity": pod, "leaseDurationSeconds": json.Number("30"), "renewTime": renewed},
+		}
+	}
 }

@@ -34,7 +34,7 @@ func TestAStaleOrRepeatedSyncDesiresByteIdenticalChildren(t *testing.T) {
 
 			assert.JSONEq(t, string(first.Children), string(withheld.Children), "status withheld, a second later")
 			assert.JSONEq(t, string(first.Children), string(seen.Children), "its own status seen, a second later")
-			for _, field := range []string{"announcements", "thresholds", "conditions", "enforcement"} {
+			for _, field := range []string{"announcements", "thresholds", "conditions", "enforcement", "enforcementPoints"} {
 				assert.JSONEq(t, field0(t, first.Status, field), field0(t, withheld.Status, field),
 					"status.%s, status withheld", field)
 				assert.JSONEq(t, field0(t, first.Status, field), field0(t, seen.Status, field),

@@ -565,6 +565,13 @@ type Status struct {
 	Models []ModelStatus `json:"models,omitempty"`
 	// Whether the budget is currently blocking new workloads.
 	Enforcement *EnforcementStatus `json:"enforcement,omitempty"`
+	// Whether each enforcement point the spec asks for is in force, as the objects that make it so show it: one
+	// entry per point (Policy, Quota, NamespaceLabel, Authz, Spend); a point the spec does not ask for is absent.
+	// The Enforced condition sums them up.
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=map
+	// +listMapKey=point
+	EnforcementPoints []EnforcementPointStatus `json:"enforcementPoints,omitempty"`
 	// Final figures of past periods, oldest first; the last 12 are kept.
 	// +kubebuilder:validation:MaxItems=12
 	History []HistoryEntry `json:"history,omitempty"`
@@ -584,8 +591,8 @@ type Status struct {
 	// included, exactly as it was, so that Metacontroller does not sync the budget again for its own write.
 	LastEvaluatedTime *metav1.Time `json:"lastEvaluatedTime,omitempty"`
 	// Conditions: BudgetEvaluated (reasons Evaluated, CostSourceMissing, CostKeyMissing, InvalidCostData,
-	// CostPeriodMismatch, InvalidSpec), OverBudget, Blocking and Ready (true once the current generation has been
-	// evaluated).
+	// CostPeriodMismatch, InvalidSpec), OverBudget, Blocking, SpendStale, Enforced (status.enforcementPoints
+	// summed up) and Ready (true once the current generation has been evaluated).
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=map
 	// +listMapKey=type
@@ -728,6 +735,40 @@ type EnforcementStatus struct {
 	BlockedOn *SpendReading `json:"blockedOn,omitempty"`
 }
 
+// EnforcementPointStatus is whether one enforcement point is in force, in a condition's words. Nothing in it moves
+// with time: it changes only when its point does.
+type EnforcementPointStatus struct {
+	// Policy, Quota, NamespaceLabel, Authz or Spend.
+	// +kubebuilder:validation:Enum=Policy;Quota;NamespaceLabel;Authz;Spend
+	// +required
+	Point EnforcementPoint `json:"point"`
+	// True while the point is in force, False while it is not, Unknown while it cannot be checked.
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	// +required
+	Status metav1.ConditionStatus `json:"status"`
+	// Why, in CamelCase, for example InForce, BindingMissing or NoLiveReplica.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Reason string `json:"reason"`
+	// What is in force, or what is missing.
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// When the point took this status and reason, as the inputs place it.
+	Since *metav1.Time `json:"since,omitempty"`
+}
+
+// EnforcementPoint names a point at which a budget is enforced.
+type EnforcementPoint string
+
+// The enforcement points, in the order status.enforcementPoints lists them.
+const (
+	PointPolicy         EnforcementPoint = "Policy"         // the ValidatingAdmissionPolicy and its binding
+	PointQuota          EnforcementPoint = "Quota"          // the ResourceQuota in each namespace the budget closes
+	PointNamespaceLabel EnforcementPoint = "NamespaceLabel" // llmbudget.dev/blocked on each namespace it closes
+	PointAuthz          EnforcementPoint = "Authz"          // the llmbudget authz replicas at the gateway
+	PointSpend          EnforcementPoint = "Spend"          // the spend's age against spec.costSource.maxAge
+)
+
 // SpendReading is a reading of spend that reached a limit.
 type SpendReading struct {
 	// The limit reached and its figures, e.g. "spend 612.00 of 500.00 USD".
@@ -776,6 +817,9 @@ const (
 	ConditionReady           = "Ready"
 	// ConditionSpendStale is set while spec.costSource.maxAge applies: True once the spend is older than it.
 	ConditionSpendStale = "SpendStale"
+	// ConditionEnforced sums up status.enforcementPoints: True while every point is in force, False naming the
+	// first that is not, Unknown while none fails but one cannot be checked; absent while there is no point.
+	ConditionEnforced = "Enforced"
 
 	ReasonEvaluated         = "Evaluated"
 	ReasonCostSourceMissing = "CostSourceMissing"

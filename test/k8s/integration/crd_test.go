@@ -132,16 +132,18 @@ func TestBudgetPrinterColumnsShowStatus(t *testing.T) {
 	kube.ApplyYAML(t, ns, budgetYAML(t, "team-a", nil))
 	end := time.Now().UTC().Add(72 * time.Hour).Truncate(time.Second).Format(time.RFC3339)
 	status := fmt.Sprintf(`{"status":{"state":"Warning","limitUSD":"500.00","observedSpendUSD":"412.50","percentUsed":82,`+
-		`"period":{"start":"2026-01-01T00:00:00Z","end":%q}}}`, end)
+		`"period":{"start":"2026-01-01T00:00:00Z","end":%q},"conditions":[{"type":"Enforced","status":"False",`+
+		`"reason":"BindingMissing","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, end)
 	kube.Kubectl(t, "patch", "llmb", "team-a", "-n", ns, "--subresource=status", "--type=merge", "-p", status)
 
 	out := kube.Kubectl(t, "get", "llmb", "team-a", "-n", ns)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	assert.Equal(t, []string{"NAME", "LIMIT", "SPENT", "USED", "STATE", "RESETS", "AGE"}, strings.Fields(lines[0]))
+	assert.Equal(t, []string{"NAME", "LIMIT", "SPENT", "USED", "STATE", "ENFORCED", "RESETS", "AGE"},
+		strings.Fields(lines[0]))
 	row := strings.Fields(lines[1])
-	require.Len(t, row, 7, out)
-	assert.Equal(t, []string{"team-a", "500", "412.50", "82", "Warning", end}, row[:6],
+	require.Len(t, row, 8, out)
+	assert.Equal(t, []string{"team-a", "500", "412.50", "82", "Warning", "False", end}, row[:7],
 		"the period end is in the future, so it must print as a timestamp, not as an age")
 
 	wide := kube.Kubectl(t, "get", "crd", "llmcostbudgets.llmbudget.dev", "-o",

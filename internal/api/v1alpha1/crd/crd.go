@@ -34,6 +34,7 @@ import (
 // +kubebuilder:printcolumn:name="Spent",type=string,JSONPath=`.status.observedSpendUSD`,description="Spend observed so far in the current period, in US dollars."
 // +kubebuilder:printcolumn:name="Used",type=integer,JSONPath=`.status.percentUsed`,description="Share of the limit spent in the current period, in % (rounded down)."
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="UnderBudget, Warning, OverBudget or Unknown."
+// +kubebuilder:printcolumn:name="Enforced",type=string,JSONPath=`.status.conditions[?(@.type=="Enforced")].status`,description="True while every enforcement point the budget asks for is in force (status.enforcementPoints)."
 // +kubebuilder:printcolumn:name="Resets",type=string,JSONPath=`.status.period.end`,description="When the current period ends and spend starts again from zero (RFC 3339)."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule=`self.metadata.name.size() <= 63`,message="metadata.name must be at most 63 characters: workloads name their budget in the llmbudget.dev/budget label, whose values are limited to 63 characters"
@@ -65,6 +66,7 @@ type LLMCostBudget struct {
 // +kubebuilder:printcolumn:name="Spent",type=string,JSONPath=`.status.observedSpendUSD`,description="Spend observed so far in the current period, in US dollars."
 // +kubebuilder:printcolumn:name="Used",type=integer,JSONPath=`.status.percentUsed`,description="Share of the limit spent in the current period, in % (rounded down)."
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`,description="UnderBudget, Warning, OverBudget or Unknown."
+// +kubebuilder:printcolumn:name="Enforced",type=string,JSONPath=`.status.conditions[?(@.type=="Enforced")].status`,description="True while every enforcement point the budget asks for is in force (status.enforcementPoints)."
 // +kubebuilder:printcolumn:name="Namespaces",type=integer,JSONPath=`.status.namespaceCount`,description="How many namespaces the selector matches."
 // +kubebuilder:printcolumn:name="Resets",type=string,JSONPath=`.status.period.end`,description="When the current period ends and spend starts again from zero (RFC 3339)."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
