@@ -47,7 +47,7 @@ the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's service account).
 
 Each replica keeps the coordination.k8s.io Lease llmbudget-authz.<--pod-name> in
 --lease-namespace (default $POD_NAMESPACE and $POD_NAME), its only write: renewed every
---lease-renew-interval (10s) for --lease-duration (30s), with the annotation
+--lease-renew-interval (20s) for --lease-duration (1m), with the annotation
 llmbudget.dev/authz-refusing naming the budgets it refuses for (rewritten within a second of
 a change), so that the budgets' status can count it. Without a namespace it writes none.
 Runs until SIGTERM or SIGINT, then deletes its Lease.`,
@@ -87,9 +87,9 @@ func parseAuthz(args []string) (authzOptions, error) {
 		"namespace of this replica's Lease, its own (default $POD_NAMESPACE); empty writes no Lease")
 	fs.StringVar(&o.lease.Pod, "pod-name", os.Getenv("POD_NAME"),
 		"this replica's Pod name, its Lease's holder (default $POD_NAME)")
-	fs.DurationVar(&o.lease.Duration, "lease-duration", 30*time.Second,
+	fs.DurationVar(&o.lease.Duration, "lease-duration", time.Minute,
 		"how long the Lease counts after its last renewal, in whole seconds")
-	fs.DurationVar(&o.lease.Renew, "lease-renew-interval", 10*time.Second,
+	fs.DurationVar(&o.lease.Renew, "lease-renew-interval", 20*time.Second,
 		"time between renewals of the Lease, at most half of --lease-duration")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err

@@ -83,7 +83,8 @@ func parseServe(args []string) (serveOptions, error) {
 	fs.StringVar(&o.tokenFile, "token-file", "",
 		"require this bearer token (a mounted Secret key) on hook endpoints; re-read when it changes")
 	fs.StringVar(&o.authzNamespace, "authz-namespace", controller.DefaultAuthzNamespace,
-		"the namespace whose Leases of llmbudget authz replicas a budget's Authz enforcement point reads")
+		"the namespace whose Leases of llmbudget authz replicas a budget's Authz enforcement point reads; "+
+			"empty for none (Metacontroller then watches no Leases)")
 	fs.BoolVar(&o.pprof, "pprof", false, "serve /debug/pprof/ (behind the token when one is set)")
 	fs.StringVar(&o.now, "now", "",
 		"answer as if it were always this RFC 3339 instant (demos and fixture replay; never in production)")

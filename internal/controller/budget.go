@@ -19,7 +19,7 @@ var budgetKind = Kind{Kind: api.Kind, Policy: BudgetPolicy, QuotaPrefix: "llmbud
 
 // Budget is the LLMCostBudget CompositeController's hooks.
 type Budget struct {
-	AuthzNamespace string // where the authz replicas keep their Leases; empty for DefaultAuthzNamespace
+	AuthzNamespace string // where the authz replicas keep their Leases; empty relates none
 }
 
 var _ metacontroller.CompositeHook = Budget{}

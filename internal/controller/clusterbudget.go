@@ -45,7 +45,7 @@ var clusterBudgetKind = Kind{
 
 // ClusterBudget is the ClusterLLMCostBudget CompositeController's hooks.
 type ClusterBudget struct {
-	AuthzNamespace string // where the authz replicas keep their Leases; empty for DefaultAuthzNamespace
+	AuthzNamespace string // where the authz replicas keep their Leases; empty relates none
 }
 
 var _ metacontroller.CompositeHook = ClusterBudget{}

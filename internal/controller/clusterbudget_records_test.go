@@ -30,7 +30,8 @@ func withRecord(req metacontroller.CompositeRequest, ns, name, labels, completed
 
 func TestCustomizeRelatesTheRecordsOfTheSelectedNamespaces(t *testing.T) {
 	req := clusterRequest{spec: recordsSpec}.build(t)
-	resp, err := ClusterBudget{}.Customize(metacontroller.CustomizeRequest{Parent: req.Parent})
+	resp, err := ClusterBudget{AuthzNamespace: DefaultAuthzNamespace}.Customize(
+		metacontroller.CustomizeRequest{Parent: req.Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 5, "its sources, then the objects of its enforcement points")
 	assert.Equal(t, "namespaces", resp.RelatedResources[0].Resource)

@@ -428,7 +428,8 @@ func TestCustomizeRelatesNamespacesAndTheirSpendSources(t *testing.T) {
 	req := clusterRequest{spec: map[string]any{"namespaceSelector": map[string]any{"matchExpressions": []any{
 		map[string]any{"key": "department", "operator": "In", "values": []string{"ml", "search"}},
 	}}}}
-	resp, err := ClusterBudget{}.Customize(metacontroller.CustomizeRequest{Parent: req.build(t).Parent})
+	resp, err := ClusterBudget{AuthzNamespace: DefaultAuthzNamespace}.Customize(
+		metacontroller.CustomizeRequest{Parent: req.build(t).Parent})
 	require.NoError(t, err)
 	require.Len(t, resp.RelatedResources, 5, "its sources, then the objects of its enforcement points")
 	ns, cms := resp.RelatedResources[0], resp.RelatedResources[1]

@@ -48,8 +48,8 @@ const MaxAuthzReplicas = 64
 // enforcementRules relates what shows whether a blocking-capable budget's enforcement points are in force: the
 // policy of its kind and the one that warns, with their bindings of the same names; the authz replicas' Leases;
 // and, for a team budget, its namespace (a cluster budget relates its namespaces already). A budget whose action is
-// None relates none of them. Only authzNamespace's Leases count: whoever may write Leases elsewhere (a namespace's
-// own users may) cannot pose as a replica.
+// None relates none of them. Only authzNamespace's Leases count ("" relates none): whoever may write Leases
+// elsewhere (a namespace's own users may) cannot pose as a replica.
 func (k Kind) enforcementRules(b api.LLMCostBudget, authzNamespace string) []metacontroller.RelatedResourceRule {
 	b.Spec.Default()
 	enf := b.Spec.Enforcement
@@ -65,12 +65,15 @@ func (k Kind) enforcementRules(b api.LLMCostBudget, authzNamespace string) []met
 			metacontroller.RelatedResourceRule{APIVersion: admissionAPIVersion,
 				Resource: "validatingadmissionpolicybindings", Names: slices.Clone(names)})
 	}
-	rules = append(rules, metacontroller.RelatedResourceRule{
-		APIVersion: leaseAPIVersion, Resource: "leases", Namespace: cmp.Or(authzNamespace, DefaultAuthzNamespace),
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-			LabelName: Component, LabelComponent: "authz",
-		}},
-	})
+	if authzNamespace != "" {
+		// Metacontroller then watches every Lease of the cluster: see docs/operations.md for what that costs.
+		rules = append(rules, metacontroller.RelatedResourceRule{
+			APIVersion: leaseAPIVersion, Resource: "leases", Namespace: authzNamespace,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				LabelName: Component, LabelComponent: "authz",
+			}},
+		})
+	}
 	if !k.cluster() {
 		rules = append(rules, metacontroller.RelatedResourceRule{APIVersion: "v1", Resource: "namespaces",
 			Names: []string{b.Metadata.Namespace}})

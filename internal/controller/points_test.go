@@ -101,9 +101,11 @@ func FuzzReadAuthzLease(f *testing.F) {
 }
 
 func TestTheBudgetRelatesWhatShowsItsPointsInForce(t *testing.T) {
-	resp, err := controller.Budget{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(
-		`{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm",` +
-			`"key":"k"},"enforcement":{"action":"BlockNewWorkloads","resources":["jobs.batch"]}}}`)})
+	blocking := json.RawMessage(`{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10",` +
+		`"costSource":{"configMapName":"cm","key":"k"},"enforcement":{"action":"BlockNewWorkloads",` +
+		`"resources":["jobs.batch"]}}}`)
+	resp, err := controller.Budget{AuthzNamespace: controller.DefaultAuthzNamespace}.Customize(
+		metacontroller.CustomizeRequest{Parent: blocking})
 	require.NoError(t, err)
 	var resources []string
 	for _, r := range resp.RelatedResources {
@@ -113,6 +115,12 @@ func TestTheBudgetRelatesWhatShowsItsPointsInForce(t *testing.T) {
 		"leases llmbudget-system", "namespaces "}, resources)
 	assert.Equal(t, []string{"llmbudget-budgets", "llmbudget-budgets-warn"}, resp.RelatedResources[1].Names)
 	assert.Equal(t, []string{"ns"}, resp.RelatedResources[4].Names)
+
+	none, err := controller.Budget{}.Customize(metacontroller.CustomizeRequest{Parent: blocking})
+	require.NoError(t, err)
+	for _, r := range none.RelatedResources {
+		assert.NotEqual(t, "leases", r.Resource, "without an authz namespace no Lease is related, nor watched")
+	}
 
 	reporting, err := controller.Budget{}.Customize(metacontroller.CustomizeRequest{Parent: json.RawMessage(
 		`{"metadata":{"name":"b","namespace":"ns"},"spec":{"limitUSD":"10","costSource":{"configMapName":"cm",` +

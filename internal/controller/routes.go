@@ -19,14 +19,14 @@ type Option func(*options)
 type options struct{ authzNamespace string }
 
 // WithAuthzNamespace names the namespace where the llmbudget authz replicas keep their Leases (default
-// DefaultAuthzNamespace).
+// DefaultAuthzNamespace); "" relates none, and budgets report no Authz point.
 func WithAuthzNamespace(namespace string) Option {
 	return func(o *options) { o.authzNamespace = namespace }
 }
 
 // NewRouter is the service's router: metacontroller.New with cfg and llmbudget's controllers.
 func NewRouter(cfg metacontroller.Config, opts ...Option) (*httprouter.Router, error) {
-	var o options
+	o := options{authzNamespace: DefaultAuthzNamespace}
 	for _, opt := range opts {
 		opt(&o)
 	}
