@@ -475,9 +475,14 @@ func TestChartPassesValuesThrough(t *testing.T) {
 	container, _ := dig(dep, "spec", "template", "spec", "containers", 0)
 	assert.Equal(t, "ghcr.io/llmbudget/llmbudget:0.2.0", container.(map[string]any)["image"])
 	assert.Equal(t, []any{
-		"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug",
+		"serve", "--addr=:8080", "--metrics-addr=:9090", "--log-level=debug", "--authz-namespace=llmbudget-system",
 		"--max-body-bytes=16777216", "--max-in-flight-bytes=33554432", "--max-list-body-bytes=50331648", "--pprof",
 	}, container.(map[string]any)["args"])
+
+	unwatched := byKey(t, renderChart(t, map[string]any{"authz": map[string]any{"leasesInStatus": false}}))
+	container, _ = dig(unwatched["Deployment llmbudget-system/llmbudget"], "spec", "template", "spec", "containers", 0)
+	assert.Contains(t, container.(map[string]any)["args"], "--authz-namespace=",
+		"authz.leasesInStatus false: serve relates no Lease")
 	replicas, _ := dig(dep, "spec", "replicas")
 	assert.EqualValues(t, 3, replicas)
 	priority, _ := dig(dep, "spec", "template", "spec", "priorityClassName")
