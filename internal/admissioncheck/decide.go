@@ -128,9 +128,14 @@ func RequeueAfter(since, end time.Time) *int32 {
 func Message(holding []Budget) string {
 	b := holding[0]
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Held by %s", name(b.Ref))
-	if m := strings.TrimSpace(b.Enforcement.Message); m != "" {
-		fmt.Fprintf(&sb, ": %s", strings.TrimSuffix(m, "."))
+	// The budgets' own messages start with the budget's name, as this one does.
+	switch m, n := strings.TrimSuffix(strings.TrimSpace(b.Enforcement.Message), "."), name(b.Ref); {
+	case strings.HasPrefix(m, n+" "):
+		sb.WriteString("Held by " + m)
+	case m != "":
+		sb.WriteString("Held by " + n + ": " + m)
+	default:
+		sb.WriteString("Held by " + n)
 	}
 	if b.PeriodEnd != "" && !strings.Contains(b.Enforcement.Message, b.PeriodEnd) {
 		fmt.Fprintf(&sb, "; its period ends %s", b.PeriodEnd)

@@ -12,7 +12,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 )
 
-const chatbotMessage = "team-ml/chatbot is OverBudget (512.00 of 500.00 USD this Monthly period, " +
+const chatbotMessage = "LLMCostBudget team-ml/chatbot is OverBudget (512.00 of 500.00 USD this Monthly period, " +
 	"ends 2026-12-01T00:00:00+01:00)"
 
 func blocking(scope api.Scope, mode api.Mode, namespaces ...string) *api.EnforcementStatus {
@@ -87,15 +87,22 @@ func TestTheMessageNamesTheBudgetItsSpendAndTheEndOfItsPeriod(t *testing.T) {
 	}{
 		{"one budget: its enforcement message, which names the spend and the period's end",
 			[]Budget{chatbot(blocking(api.ScopeNamespace, ""))},
-			"Held by LLMCostBudget team-ml/chatbot: " + chatbotMessage + "."},
+			"Held by " + chatbotMessage + "."},
+		{"a budget whose message does not start with its name: the name, then the message",
+			[]Budget{chatbot(&api.EnforcementStatus{Blocking: true, Scope: api.ScopeNamespace,
+				Message: "over the limit (ends 2026-12-01T00:00:00+01:00)"})},
+			"Held by LLMCostBudget team-ml/chatbot: over the limit (ends 2026-12-01T00:00:00+01:00)."},
+		{"a budget without a message: its name and the period's end",
+			[]Budget{chatbot(&api.EnforcementStatus{Blocking: true, Scope: api.ScopeNamespace})},
+			"Held by LLMCostBudget team-ml/chatbot; its period ends 2026-12-01T00:00:00+01:00."},
 		{"a budget whose message lacks the end: the end from status.period.end",
 			[]Budget{department(&api.EnforcementStatus{Blocking: true, Namespaces: []string{"team-ml"},
-				Message: "research is OverBudget (10.00 of 5.00 USD)."})},
-			"Held by ClusterLLMCostBudget research: research is OverBudget (10.00 of 5.00 USD); its period ends " +
+				Message: "ClusterLLMCostBudget research is OverBudget (10.00 of 5.00 USD)."})},
+			"Held by ClusterLLMCostBudget research is OverBudget (10.00 of 5.00 USD); its period ends " +
 				"2027-01-01T00:00:00Z."},
 		{"two budgets: the namespace's first, then the cluster's",
 			[]Budget{department(blocking("", "", "team-ml")), chatbot(blocking(api.ScopeNamespace, ""))},
-			"Held by LLMCostBudget team-ml/chatbot: " + chatbotMessage + ". Also held by ClusterLLMCostBudget " +
+			"Held by " + chatbotMessage + ". Also held by ClusterLLMCostBudget " +
 				"research."},
 	}
 	for _, tt := range tests {
@@ -118,6 +125,7 @@ func TestTheMessageNamesThreeOrMoreBudgetsByCountAndStaysWithinItsBound(t *testi
 	v := Decide(Workload{Namespace: "team-ml"}, budgets, HoldPending, since)
 	assert.LessOrEqual(t, len(v.Message), MaxMessageBytes)
 	assert.True(t, strings.HasPrefix(v.Message, "Held by LLMCostBudget team-ml/chatbot: éé"), v.Message)
+	assert.True(t, strings.HasSuffix(v.Message, "..."), "the cut is marked")
 
 	budgets[0] = chatbot(blocking(api.ScopeNamespace, ""))
 	v = Decide(Workload{Namespace: "team-ml"}, budgets, HoldPending, since)

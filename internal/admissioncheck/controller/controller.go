@@ -179,6 +179,12 @@ func (c *Controller) next(ctx context.Context) bool {
 	} else {
 		err = c.syncWorkload(ctx, it.namespace, it.name)
 	}
+	if errors.IsConflict(err) {
+		// A race with Kueue's own writes: the informers' newer copy is decided again.
+		c.cfg.Logger.Debug("conflict, retrying", "namespace", it.namespace, "name", it.name)
+		c.queue.AddRateLimited(it)
+		return true
+	}
 	if err != nil {
 		c.cfg.Logger.Warn("sync failed, retrying", "namespace", it.namespace, "name", it.name,
 			"admissionCheck", it.check, "error", err.Error())
@@ -323,10 +329,10 @@ func (c *Controller) apply(ctx context.Context, namespace, name, resourceVersion
 	if errors.IsNotFound(err) {
 		return nil
 	}
-	if err != nil {
+	if err != nil && !errors.IsConflict(err) {
 		return fmt.Errorf("apply workload %s/%s status.admissionChecks[%s]: %w", namespace, name, check, err)
 	}
-	return nil
+	return err
 }
 
 // budgetsFor are the budgets that may cover a Workload of namespace: its own and every cluster budget.
