@@ -36,8 +36,8 @@ the admission policies and authz use), the Workload's check is Pending, with a m
 names the budget, its spend and when its period ends; it turns Ready when the block lifts
 (the period's reset, a raised limit, a suspended budget), and Kueue admits the Workload.
 With --hold Retry, a Workload that holds a quota reservation is sent to Retry instead, with
-requeueAfterSeconds at the period's end: Kueue gives its quota back and looks again then,
-even if the block lifts earlier. A Workload Kueue has admitted is left alone.
+requeueAfterSeconds at the period's end: Kueue (v0.17.0) keeps its reservation and looks
+again then, even if the block lifts earlier. A Workload Kueue has admitted is left alone.
 
 It reads Workloads and AdmissionChecks (kueue.x-k8s.io/v1beta2) and both budget kinds with
 informers, and writes only its own entries of Workloads' status.admissionChecks and its
@@ -61,8 +61,8 @@ func parseAdmissionCheck(args []string) (admissionCheckOptions, error) {
 	fs.StringVar(&o.level, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.probeAddr, "probe-addr", ":8081", "listen address of /healthz and /readyz")
 	fs.StringVar(&o.hold, "hold", string(admissioncheck.HoldPending),
-		"how a held Workload waits: Pending (keeps its quota reservation, admitted as soon as the block lifts) "+
-			"or Retry (gives its quota back until the period's end)")
+		"how a held Workload waits: Pending (admitted as soon as the block lifts) or Retry "+
+			"(requeueAfterSeconds at the period's end; Kueue looks again only then)")
 	fs.IntVar(&o.workers, "workers", 2, "Workloads synced at once")
 	fs.DurationVar(&o.resync, "resync", 10*time.Minute, "informers' resync period (0: never)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader among replicas through a Lease")

@@ -39,9 +39,10 @@ const (
 	// HoldPending keeps the check Pending: the Workload keeps the quota it reserved in its ClusterQueue and is
 	// admitted as soon as the block lifts, whenever and however it lifts.
 	HoldPending Hold = "Pending"
-	// HoldRetry sets the check to Retry with requeueAfterSeconds at the period's end: Kueue evicts the Workload,
-	// which gives its quota back, and does not look at it again before then, even if the block lifts earlier
-	// (a raised limit, a suspended budget).
+	// HoldRetry sets the check to Retry with requeueAfterSeconds at the period's end, so that the Workload's
+	// status.requeueState.requeueAt says when Kueue looks at it again. Kueue v0.17.0 waits for that instant before
+	// it acts on a Retry check: the Workload keeps its reservation meanwhile and is not admitted before then, even
+	// if the block lifts earlier (a raised limit, a suspended budget).
 	HoldRetry Hold = "Retry"
 )
 

@@ -51,8 +51,12 @@ func workloadChecks(t *testing.T, namespace, job string) (*kueueWorkload, map[st
 	return wl, checks
 }
 
-func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithinTwoSecondsOfTheLift(
-	t *testing.T) {
+// checkScene is a namespace ns whose budget batch blocks (period end end), a real Kueue with examples/kueue's
+// ResourceFlavor, admission-check/ AdmissionCheck and ClusterQueue and the LocalQueue of ns, and `llmbudget
+// admissioncheck` with args, once the AdmissionCheck is Active. It returns the budget's enforcement message and
+// a reader of examples/kueue's files.
+func checkScene(t *testing.T, ns, end string, args ...string) (string, func(string) []byte) {
+	t.Helper()
 	installBudgetCRD(t)
 	installClusterBudgetCRD(t)
 	dir := filepath.Join(repoRoot, "examples", "kueue")
@@ -61,7 +65,6 @@ func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithi
 		require.NoError(t, err)
 		return data
 	}
-	const ns = "kueue-check"
 	kube.EnsureNamespace(t, ns)
 	t.Cleanup(func() {
 		_, _ = kube.KubectlErr(t, "", "delete", "namespace", ns, "--wait=true", "--timeout=90s")
@@ -70,7 +73,6 @@ func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithi
 
 	// The budget blocks before anything is queued: its status as a sync writes it while over the limit.
 	kube.ApplyYAML(t, "", inNamespace(t, read("budget.yaml"), ns))
-	const end = "2026-12-01T00:00:00+01:00"
 	message := "LLMCostBudget " + ns + "/batch is OverBudget (412.35 of 400.00 USD this Monthly period, ends " +
 		end + ")"
 	writeStatus(t, ns, "batch", map[string]any{
@@ -82,8 +84,9 @@ func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithi
 
 	startKueue(t)
 	work := t.TempDir()
-	startLogged(t, work, "admissioncheck", buildLLMBudget(t), "admissioncheck", "--kubeconfig", kube.Kubeconfig,
-		"--probe-addr", freeAddr(t), "--leader-election-namespace", "llmbudget-system")
+	startLogged(t, work, "admissioncheck", buildLLMBudget(t), append([]string{"admissioncheck", "--kubeconfig",
+		kube.Kubeconfig, "--probe-addr", freeAddr(t), "--leader-election-namespace", "llmbudget-system",
+		"--leader-election-name", ns}, args...)...)
 
 	queue := []string{"resourceflavor.yaml", "admission-check/admissioncheck.yaml",
 		"admission-check/clusterqueue.yaml"}
@@ -112,6 +115,13 @@ func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithi
 		return out == "True", "Active " + out
 	})
 
+	return message, read
+}
+
+func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithinTwoSecondsOfTheLift(
+	t *testing.T) {
+	const ns, end = "kueue-check", "2026-12-01T00:00:00+01:00"
+	message, read := checkScene(t, ns, end)
 	out, err := kube.KubectlErr(t, inNamespace(t, read("job.yaml"), ns), "create", "-f", "-")
 	require.NoError(t, err, "the queued Job is accepted while its budget blocks: %s", out)
 
@@ -155,4 +165,65 @@ func TestAJobQueuedWhileItsBudgetBlocksIsHeldByTheAdmissionCheckAndAdmittedWithi
 	if c := meta.FindStatusCondition(wl.Status.Conditions, "Admitted"); assert.NotNil(t, c) {
 		assert.Equal(t, metav1.ConditionTrue, c.Status)
 	}
+}
+
+// With --hold Retry, the held Workload's check is Retry with requeueAfterSeconds at the period's end, and Kueue
+// v0.17.0 sets the Workload's requeueState.requeueAt to that instant. It keeps the quota reservation meanwhile: its
+// workload controller waits for the backoff before it evicts for a Retry check (pkg/controller/core/
+// workload_controller.go). Nothing is rewritten while it waits.
+func TestWithHoldRetryKueueRequeuesAHeldWorkloadAtThePeriodEnd(t *testing.T) {
+	const ns = "kueue-retry"
+	endAt := time.Now().Add(time.Hour).Truncate(time.Second).In(time.FixedZone("CET", 3600))
+	end := endAt.Format(time.RFC3339)
+	message, read := checkScene(t, ns, end, "--hold", "Retry")
+	out, err := kube.KubectlErr(t, inNamespace(t, read("job.yaml"), ns), "create", "-f", "-")
+	require.NoError(t, err, out)
+
+	type retried struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Status struct {
+			Conditions   []metav1.Condition `json:"conditions"`
+			RequeueState struct {
+				RequeueAt *metav1.Time `json:"requeueAt"`
+			} `json:"requeueState"`
+			AdmissionChecks []struct {
+				State               string `json:"state"`
+				Message             string `json:"message"`
+				RequeueAfterSeconds *int32 `json:"requeueAfterSeconds"`
+			} `json:"admissionChecks"`
+		} `json:"status"`
+	}
+	var w retried
+	get := func() bool {
+		wl := workloadOf(t, ns, "finetune")
+		if wl == nil {
+			return false
+		}
+		out := kube.Kubectl(t, "get", "workloads.kueue.x-k8s.io", wl.Name, "-n", ns, "-o", "json")
+		require.NoError(t, json.Unmarshal([]byte(out), &w))
+		return true
+	}
+	cluster.WaitFor(t, time.Minute, "the check to be Retry and Kueue to requeue the Workload", func() (bool, string) {
+		return get() && w.Status.RequeueState.RequeueAt != nil && len(w.Status.AdmissionChecks) == 1 &&
+			w.Status.AdmissionChecks[0].State == "Retry", fmt.Sprintf("%+v", w.Status)
+	})
+	c := w.Status.AdmissionChecks[0]
+	assert.Contains(t, c.Message, message)
+	if assert.NotNil(t, c.RequeueAfterSeconds) {
+		assert.InDelta(t, time.Hour.Seconds(), float64(*c.RequeueAfterSeconds), 60)
+	}
+	assert.WithinDuration(t, endAt, w.Status.RequeueState.RequeueAt.Time, 2*time.Second,
+		"Kueue looks again at the period's end, %s", end)
+	assert.True(t, meta.IsStatusConditionTrue(w.Status.Conditions, "QuotaReserved"),
+		"Kueue v0.17.0 keeps the reservation until then")
+	assert.False(t, meta.IsStatusConditionTrue(w.Status.Conditions, "Admitted"))
+	assert.True(t, jobSuspended(t, ns, "finetune"), "the held Job stays suspended")
+
+	// While it waits, nothing is rewritten: neither Kueue nor the controller goes round in circles.
+	rv := w.Metadata.ResourceVersion
+	time.Sleep(3 * time.Second)
+	require.True(t, get())
+	assert.Equal(t, rv, w.Metadata.ResourceVersion, "the waiting Workload is left alone: %+v", w.Status)
 }
