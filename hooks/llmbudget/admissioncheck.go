@@ -40,7 +40,8 @@ requeueAfterSeconds at the period's end: Kueue (v0.17.0) keeps its reservation a
 again then, even if the block lifts earlier. A Workload Kueue has admitted is left alone.
 
 It reads Workloads and AdmissionChecks (kueue.x-k8s.io/v1beta2) and both budget kinds with
-informers, and writes only its own entries of Workloads' status.admissionChecks and its
+informers (and, while a Labelled budget blocks, the label llmbudget.dev/budget of the Job that
+owns a Workload Kueue did not copy it to), and writes only its own entries of Workloads' status.admissionChecks and its
 AdmissionChecks' Active condition, by server-side apply with field manager
 llmbudget-admissioncheck (the kubeconfig of --kubeconfig or $KUBECONFIG, else the Pod's
 service account). Replicas elect a leader through a Lease in --leader-election-namespace.

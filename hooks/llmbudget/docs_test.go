@@ -325,7 +325,8 @@ var (
 // TaskBudget's, a Kueue Workload's, and those of the llm-cost-budget-operator's budget that docs/coming-from.md maps
 // from.
 var foreignFields = map[string]bool{
-	"hard": true, "admissionChecks": true, "requeueState": true, "used": true, "completionTime": true, "template": true, "usage": true, "model": true,
+	"hard": true, "used": true, "completionTime": true, "template": true, "usage": true, "model": true,
+	"admissionChecks": true, "requeueState": true,
 	"monthlyLimitUSD": true, "taskSelector": true, "maxCostUSD": true, "maxInputTokens": true,
 	"maxOutputTokens": true, "currentPeriodStart": true,
 }

@@ -18,8 +18,9 @@
 //
 // Caveats:
 //   - A budget whose status.enforcement cannot be read holds nothing, as for every reader of the refusal rule.
-//   - A Labelled budget sees a Workload's label llmbudget.dev/budget only when Kueue copies it from the Job
-//     (its configuration's integrations.labelKeysToCopy).
+//   - A Labelled budget reads a Workload's label llmbudget.dev/budget, or, where Kueue did not copy it (its
+//     configuration's integrations.labelKeysToCopy), the label of the batch/v1 Job that owns the Workload. Other
+//     owners' labels are not read.
 package controller
 
 import (
@@ -61,6 +62,7 @@ var (
 	Workloads       = schema.GroupVersionResource{Group: kueueGroup, Version: kueueVersion, Resource: "workloads"}
 	AdmissionChecks = schema.GroupVersionResource{Group: kueueGroup, Version: kueueVersion,
 		Resource: "admissionchecks"}
+	jobs           = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	budgets        = schema.GroupVersionResource{Group: api.Group, Version: api.Version, Resource: api.Resource}
 	clusterBudgets = schema.GroupVersionResource{Group: api.Group, Version: api.Version,
 		Resource: "clusterllmcostbudgets"}
@@ -246,9 +248,10 @@ type checkEntry struct {
 
 type workloadView struct {
 	Metadata struct {
-		Labels            map[string]string `json:"labels"`
-		DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
-		ResourceVersion   string            `json:"resourceVersion"`
+		Labels            map[string]string       `json:"labels"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+		ResourceVersion   string                  `json:"resourceVersion"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
 	} `json:"metadata"`
 	Status struct {
 		Conditions      []metav1.Condition `json:"conditions"`
@@ -282,6 +285,11 @@ func (c *Controller) syncWorkload(ctx context.Context, namespace, name string) e
 		}
 		if bs == nil {
 			bs = c.budgetsFor(namespace)
+			if w.Budget == "" && labelledBlocks(bs) {
+				if w.Budget, err = c.jobBudget(ctx, namespace, wl.Metadata.OwnerReferences); err != nil {
+					return err
+				}
+			}
 		}
 		now := c.cfg.Now().UTC().Truncate(time.Second)
 		since := now
@@ -333,6 +341,40 @@ func (c *Controller) apply(ctx context.Context, namespace, name, resourceVersion
 		return fmt.Errorf("apply workload %s/%s status.admissionChecks[%s]: %w", namespace, name, check, err)
 	}
 	return err
+}
+
+// labelledBlocks reports whether one of bs is a blocking Labelled budget, which needs the Workload's budget label.
+func labelledBlocks(bs []admissioncheck.Budget) bool {
+	for _, b := range bs {
+		if b.Enforcement != nil && b.Enforcement.Blocking && b.Enforcement.Scope == api.ScopeLabelled {
+			return true
+		}
+	}
+	return false
+}
+
+// jobBudget is the label llmbudget.dev/budget of the Job that owns a Workload (Kueue copies a Job's labels to its
+// Workload only when its configuration's labelKeysToCopy lists them), read only while a Labelled budget blocks;
+// empty when the Workload has no Job for controller or that Job is gone.
+func (c *Controller) jobBudget(ctx context.Context, namespace string, owners []metav1.OwnerReference) (string,
+	error) {
+	for _, o := range owners {
+		if o.Controller == nil || !*o.Controller || o.APIVersion != "batch/v1" || o.Kind != "Job" {
+			continue
+		}
+		job, err := c.dyn.Resource(jobs).Namespace(namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		if errors.IsNotFound(err) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("get the Job %s/%s that owns the Workload: %w", namespace, o.Name, err)
+		}
+		if job.GetUID() != o.UID { // another Job of the same name
+			return "", nil
+		}
+		return job.GetLabels()[api.LabelBudget], nil
+	}
+	return "", nil
 }
 
 // budgetsFor are the budgets that may cover a Workload of namespace: its own and every cluster budget.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,7 +76,7 @@ func run(t *testing.T, want int, objs ...runtime.Object) []write {
 	t.Helper()
 	listKinds := map[schema.GroupVersionResource]string{
 		Workloads: "WorkloadList", AdmissionChecks: "AdmissionCheckList",
-		budgets: "LLMCostBudgetList", clusterBudgets: "ClusterLLMCostBudgetList",
+		budgets: "LLMCostBudgetList", clusterBudgets: "ClusterLLMCostBudgetList", jobs: "JobList",
 	}
 	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, objs...)
 	var mu sync.Mutex
@@ -185,4 +186,47 @@ func TestTheControllerMarksOnlyItsOwnAdmissionChecksActive(t *testing.T) {
 	assert.Equal(t, "Active", c["type"])
 	assert.Equal(t, "True", c["status"])
 	assert.EqualValues(t, 3, c["observedGeneration"])
+}
+
+func job(name, uid, budget string) *unstructured.Unstructured {
+	j := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": name, "namespace": "team-ml", "uid": uid},
+	}}
+	if budget != "" {
+		j.SetLabels(map[string]string{"llmbudget.dev/budget": budget})
+	}
+	return j
+}
+
+func ownedBy(w *unstructured.Unstructured, jobName, uid string) *unstructured.Unstructured {
+	w.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: jobName,
+		UID: types.UID(uid), Controller: new(true)}})
+	return w
+}
+
+func TestALabelledBudgetHoldsTheWorkloadsOfTheJobsLabelledForItWhereKueueDidNotCopyTheLabel(t *testing.T) {
+	b := blockingBudget()
+	require.NoError(t, unstructured.SetNestedField(b.Object, "Labelled", "status", "enforcement", "scope"))
+	copied := workload("team-ml", "copied", nil, check("llm-budget", "Pending", ""))
+	copied.SetLabels(map[string]string{"llmbudget.dev/budget": "chatbot"})
+	ws := workloadWrites(run(t, 4,
+		admissionCheck("llm-budget", "llmbudget.dev/budget"), b,
+		job("labelled", "u1", "chatbot"), job("unlabelled", "u2", ""), job("reused", "u4", "chatbot"),
+		ownedBy(workload("team-ml", "of-labelled", nil, check("llm-budget", "Pending", "")), "labelled", "u1"),
+		ownedBy(workload("team-ml", "of-unlabelled", nil, check("llm-budget", "Pending", "")), "unlabelled", "u2"),
+		ownedBy(workload("team-ml", "of-gone", nil, check("llm-budget", "Pending", "")), "gone", "u3"),
+		ownedBy(workload("team-ml", "of-reused", nil, check("llm-budget", "Pending", "")), "reused", "u3"),
+		copied,
+	))
+	state := func(name string) string {
+		w, ok := ws["team-ml/"+name]
+		require.True(t, ok, "%s is written", name)
+		return w.body["status"].(map[string]any)["admissionChecks"].([]any)[0].(map[string]any)["state"].(string)
+	}
+	assert.Equal(t, "Pending", state("of-labelled"), "the Job's label puts its Workload under the budget")
+	assert.Equal(t, "Pending", state("copied"), "so does the Workload's own label")
+	assert.Equal(t, "Ready", state("of-unlabelled"))
+	assert.Equal(t, "Ready", state("of-gone"), "a Workload whose Job is gone")
+	assert.Equal(t, "Ready", state("of-reused"), "a Job of the same name but another UID is not the owner")
 }

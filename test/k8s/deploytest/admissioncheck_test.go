@@ -8,7 +8,7 @@ import (
 )
 
 // The chart's admissionCheck and deploy/components/admission-check (as deploy/overlays/admission-check uses it)
-// run the same leader-elected Deployment with the same rights: read Workloads, AdmissionChecks and budgets, patch
+// run the same leader-elected Deployment with the same rights: read Workloads, AdmissionChecks, budgets and Jobs, patch
 // only the status of Workloads and AdmissionChecks, and its own Lease in its own namespace.
 func TestTheAdmissionCheckControllerRunsTheSameInBothInstallsWithOnlyTheWritesItsJobNeeds(t *testing.T) {
 	kustomized := byKey(t, kustomize(t, "deploy/overlays/admission-check"))
@@ -32,6 +32,7 @@ func TestTheAdmissionCheckControllerRunsTheSameInBothInstallsWithOnlyTheWritesIt
 			"resources": []any{"workloads/status", "admissionchecks/status"}, "verbs": []any{"patch"}},
 		map[string]any{"apiGroups": []any{"llmbudget.dev"},
 			"resources": []any{"llmcostbudgets", "clusterllmcostbudgets"}, "verbs": []any{"get", "list", "watch"}},
+		map[string]any{"apiGroups": []any{"batch"}, "resources": []any{"jobs"}, "verbs": []any{"get"}},
 	}
 	wantLease := []any{
 		map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"},
