@@ -227,3 +227,40 @@ func TestWithHoldRetryKueueRequeuesAHeldWorkloadAtThePeriodEnd(t *testing.T) {
 	require.True(t, get())
 	assert.Equal(t, rv, w.Metadata.ResourceVersion, "the waiting Workload is left alone: %+v", w.Status)
 }
+
+// A Labelled budget holds only the Jobs labelled for it: Kueue v0.17.0 does not copy the label to the Workload
+// (labelKeysToCopy is empty by default), so the controller reads it from the Job that owns the Workload.
+func TestALabelledBudgetHoldsOnlyTheJobsLabelledForIt(t *testing.T) {
+	const ns, end = "kueue-labelled", "2026-12-01T00:00:00+01:00"
+	message, read := checkScene(t, ns, end)
+	writeStatus(t, ns, "batch", map[string]any{
+		"state": "OverBudget", "observedSpendUSD": "412.35", "limitUSD": "400.00",
+		"period": map[string]any{"start": "2026-11-01T00:00:00+01:00", "end": end},
+		"enforcement": map[string]any{"blocking": true, "gates": []any{"Policy"}, "scope": "Labelled",
+			"resources": []any{"deployments.apps"}, "message": message},
+	})
+	t.Cleanup(func() {
+		_, _ = kube.KubectlErr(t, "", "delete", "job", "other", "-n", ns, "--ignore-not-found", "--wait=true",
+			"--timeout=60s")
+	})
+	labelled := strings.Replace(inNamespace(t, read("job.yaml"), ns), "labels:\n",
+		"labels:\n    llmbudget.dev/budget: batch\n", 1)
+	require.Contains(t, labelled, "llmbudget.dev/budget: batch")
+	out, err := kube.KubectlErr(t, labelled, "create", "-f", "-")
+	require.NoError(t, err, out)
+	other := strings.Replace(inNamespace(t, read("job.yaml"), ns), "name: finetune", "name: other", 1)
+	out, err = kube.KubectlErr(t, other, "create", "-f", "-")
+	require.NoError(t, err, out)
+
+	cluster.WaitFor(t, time.Minute, "the unlabelled Job to be admitted", func() (bool, string) {
+		return !jobSuspended(t, ns, "other"), "suspended"
+	})
+	cluster.WaitFor(t, 30*time.Second, "the labelled Job's Workload to be held", func() (bool, string) {
+		_, checks := workloadChecks(t, ns, "finetune")
+		c := checks["llm-budget"]
+		return c.State == "Pending" && strings.Contains(c.Message, message), fmt.Sprintf("%+v", checks)
+	})
+	wl := workloadOf(t, ns, "finetune")
+	assert.Empty(t, wl.Labels["llmbudget.dev/budget"], "Kueue did not copy the label: it was read from the Job")
+	assert.True(t, jobSuspended(t, ns, "finetune"), "the labelled Job stays suspended")
+}
