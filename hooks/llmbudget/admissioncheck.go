@@ -64,7 +64,7 @@ func parseAdmissionCheck(args []string) (admissionCheckOptions, error) {
 	fs.StringVar(&o.hold, "hold", string(admissioncheck.HoldPending),
 		"how a held Workload waits: Pending (admitted as soon as the block lifts) or Retry "+
 			"(requeueAfterSeconds at the period's end; Kueue looks again only then)")
-	fs.IntVar(&o.workers, "workers", 2, "Workloads synced at once")
+	fs.IntVar(&o.workers, "workers", 2, "Workloads synced at once, 1 to 64")
 	fs.DurationVar(&o.resync, "resync", 10*time.Minute, "informers' resync period (0: never)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader among replicas through a Lease")
 	fs.StringVar(&o.leaseNamespace, "leader-election-namespace", "",
