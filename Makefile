@@ -144,7 +144,7 @@ fixtures: ## rewrite the crafted hook requests and their golden responses (revie
 #: the kustomize command of make manifests
 KUSTOMIZE ?= $(GO) run sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 MANIFEST_DIRS := deploy deploy/overlays/all-kinds deploy/overlays/secure deploy/monitoring deploy/monitoring/kube-state-metrics deploy/notifications metacontroller \
-	deploy/overlays/spend-writer deploy/overlays/authz
+	deploy/overlays/spend-writer deploy/overlays/authz deploy/overlays/admission-check
 
 manifests: ## render the kustomize base, components, overlays, monitoring and Metacontroller manifests
 	@echo "rendering with kustomize (its first run compiles it: a minute or more)"

@@ -155,6 +155,16 @@ var variants = []variant{{
 		"Service llmbudget-system/llmbudget-spend-writer", "NetworkPolicy llmbudget-system/llmbudget-spend-writer",
 	}}},
 }, {
+	name:   "deploy/components/admission-check",
+	values: map[string]any{"admissionCheck": map[string]any{"enabled": true}},
+	files: []output{{"deploy/components/admission-check/admission-check.yaml", []string{
+		"ServiceAccount llmbudget-system/llmbudget-admission-check", "ClusterRole llmbudget-admission-check",
+		"ClusterRoleBinding llmbudget-admission-check", "Role llmbudget-system/llmbudget-admission-check",
+		"RoleBinding llmbudget-system/llmbudget-admission-check",
+		"Deployment llmbudget-system/llmbudget-admission-check",
+		"NetworkPolicy llmbudget-system/llmbudget-admission-check",
+	}}},
+}, {
 	name:   "deploy/components/budget-writers-in-edit",
 	values: map[string]any{"aggregateToDefaultRoles": map[string]any{"edit": true}},
 	files: []output{{"deploy/components/budget-writers-in-edit/llmbudget-edit.yaml",

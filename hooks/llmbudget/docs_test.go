@@ -322,9 +322,11 @@ var (
 )
 
 // foreignFields are fields of other kinds the docs name beside ours: a ResourceQuota's, a Kelos TaskRecord's and
-// TaskBudget's, and those of the llm-cost-budget-operator's budget that docs/coming-from.md maps from.
+// TaskBudget's, a Kueue Workload's, and those of the llm-cost-budget-operator's budget that docs/coming-from.md maps
+// from.
 var foreignFields = map[string]bool{
 	"hard": true, "used": true, "completionTime": true, "template": true, "usage": true, "model": true,
+	"admissionChecks": true, "requeueState": true,
 	"monthlyLimitUSD": true, "taskSelector": true, "maxCostUSD": true, "maxInputTokens": true,
 	"maxOutputTokens": true, "currentPeriodStart": true,
 }

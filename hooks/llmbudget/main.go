@@ -44,6 +44,7 @@ type command struct {
 var commands = []command{
 	serveCommand,
 	authzCommand,
+	admissionCheckCommand,
 	evalCommand,
 	migrateCommand,
 	spendCommand,
@@ -102,7 +103,7 @@ func usage() string {
 	b.WriteString("llmbudget: LLM cost budgets for Kubernetes, as Metacontroller hooks.\n\n")
 	b.WriteString("usage: llmbudget <command> [flags]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-14s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\n\"llmbudget <command> -h\" prints a command's flags. Exit status: 0 success, 1 failure, " +
 		"2 usage,\n3 a budget in an eval --fail-on state.\n")

@@ -58,7 +58,7 @@ func renderObjectsDoc(t *testing.T) string {
 	writeTable(&b, "`deploy/`", "`kubectl apply --server-side -k deploy/`: the CRDs, the hook service, its\n"+
 		"controllers, RBAC and admission policies.", base)
 	for _, dir := range []string{"deploy/overlays/all-kinds", "deploy/overlays/secure", "deploy/overlays/authz",
-		"deploy/overlays/spend-writer"} {
+		"deploy/overlays/spend-writer", "deploy/overlays/admission-check"} {
 		writeTable(&b, "`"+dir+"/`", "Adds to `deploy/`:", without(keysOf(kustomize(t, dir)), base))
 	}
 	for _, dir := range []string{"deploy/monitoring", "deploy/monitoring/kube-state-metrics", "deploy/notifications"} {
@@ -73,6 +73,7 @@ func renderObjectsDoc(t *testing.T) string {
 	}{
 		{"authz.enabled=true", map[string]any{"authz": map[string]any{"enabled": true}}},
 		{"spendWriter.enabled=true", map[string]any{"spendWriter": map[string]any{"enabled": true}}},
+		{"admissionCheck.enabled=true", map[string]any{"admissionCheck": map[string]any{"enabled": true}}},
 		{"tls.enabled=true, token.enabled=true", secureValues},
 		{"monitoring.serviceMonitor.enabled=true",
 			map[string]any{"monitoring": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}}},

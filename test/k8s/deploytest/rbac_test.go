@@ -62,12 +62,15 @@ func aggregatedIntoEditOrAdmin(role object) bool {
 // into edit or admin writes budgets unless the cluster opts in with budget-writers-in-edit.
 func TestNoShippedRoleLetsANamespaceLiftItsBudget(t *testing.T) {
 	variants := map[string][]object{
-		"kustomize deploy/overlays/all-kinds":    kustomize(t, "deploy/overlays/all-kinds"),
-		"kustomize deploy/overlays/secure":       kustomize(t, "deploy/overlays/secure"),
-		"kustomize deploy/overlays/spend-writer": kustomize(t, "deploy/overlays/spend-writer"),
+		"kustomize deploy/overlays/all-kinds":       kustomize(t, "deploy/overlays/all-kinds"),
+		"kustomize deploy/overlays/secure":          kustomize(t, "deploy/overlays/secure"),
+		"kustomize deploy/overlays/spend-writer":    kustomize(t, "deploy/overlays/spend-writer"),
+		"kustomize deploy/overlays/admission-check": kustomize(t, "deploy/overlays/admission-check"),
 
 		"helm defaults":              renderChart(t, nil),
 		"helm with the spend writer": renderChart(t, map[string]any{"spendWriter": map[string]any{"enabled": true}}),
+		"helm with the admission check": renderChart(t,
+			map[string]any{"admissionCheck": map[string]any{"enabled": true}}),
 	}
 	for name, objs := range variants {
 		t.Run(name, func(t *testing.T) {

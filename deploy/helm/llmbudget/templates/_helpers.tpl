@@ -113,3 +113,10 @@ app.kubernetes.io/name: {{ include "llmbudget.name" . }}-spend-writer
 app.kubernetes.io/part-of: llmbudget
 app.kubernetes.io/component: spend-writer
 {{- end -}}
+
+{{- /* The admission check controller's labels: a name of its own, so that the hook Service never selects its Pods. */}}
+{{- define "llmbudget.admissionCheckLabels" -}}
+app.kubernetes.io/name: {{ include "llmbudget.name" . }}-admission-check
+app.kubernetes.io/part-of: llmbudget
+app.kubernetes.io/component: admission-check
+{{- end -}}
