@@ -116,13 +116,19 @@ CRD_DIRS := deploy/crd deploy/helm/llmbudget/crds
 #: the helm-docs command of make generate
 HELM_DOCS ?= $(GO) tool -modfile=tools/helmdocs/go.mod helm-docs
 
-generate: ## write the CRDs (deploy/crd, the chart's crds/) and the generated docs (reference, metrics, flags, values)
+# The kustomize manifests of deploy/ and metacontroller/ that the chart also renders are hack/manifestgen's renders
+# of the chart (a module of its own, on Helm's engine; its first run compiles it, a minute or more of CPU).
+#: the manifestgen command of make generate, run in hack/manifestgen
+MANIFESTGEN ?= GOWORK=off $(GO) run .
+
+generate: ## write the CRDs, the kustomize manifests from the chart and the generated docs (reference, metrics, ...)
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && \
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/v1alpha1/crd/... output:crd:artifacts:config=$$out && \
 	for f in $$out/*.yaml; do \
 	  name=$$(basename $$f .yaml); group=$${name%%_*}; plural=$${name#*_}; \
 	  for d in $(CRD_DIRS); do cp $$f $$d/$$plural.$$group.yaml; done; \
 	done
+	cd hack/manifestgen && $(MANIFESTGEN) -root $(CURDIR)
 	@$(MAKE) --no-print-directory apiref
 	$(GO) run ./hack/metricsdoc
 	$(GO) test -count=1 ./hooks/llmbudget -run '^TestTheCommandsReferenceIsCurrent$$' -update

@@ -58,12 +58,13 @@ type spendFlags struct {
 	leaseName, leaseNamespace, identity    string
 	leaseDuration, renewDeadline, retryFor time.Duration
 	metricsAddr                            string
+	burnWindow                             time.Duration
 }
 
 // allOnly are the flags only --all takes.
 var allOnly = []string{"n", "kubeconfig", "force-conflicts", "request-timeout", "deadline", "concurrency", "qps",
 	"burst", "checkpoints-namespace", "settle", "loop", "interval", "lease-name", "lease-namespace", "identity",
-	"lease-duration", "renew-deadline", "retry-period", "metrics-addr"}
+	"lease-duration", "renew-deadline", "retry-period", "metrics-addr", "burn-window"}
 
 // loopOnly are the flags only --loop takes.
 var loopOnly = []string{"interval", "lease-name", "lease-namespace", "identity", "lease-duration", "renew-deadline",
@@ -198,6 +199,8 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --all: namespace of the checkpoints of Total budgets (none when empty)")
 	fs.DurationVar(&f.settle, "settle", 10*time.Minute,
 		"with --all: how far behind the run a checkpoint lies, for samples that arrive late")
+	fs.DurationVar(&f.burnWindow, "burn-window", promspend.DefaultRateWindow, "with --all: how far back the burn "+
+		"rate written with the figures looks, a whole number of each budget's step up to 1h; 0 writes none")
 	fs.BoolVar(&f.loop, "loop", false, "with --all: run until stopped, leader-elected, every --interval")
 	fs.DurationVar(&f.interval, "interval", 15*time.Second, "with --loop: from one run's start to the next")
 	fs.StringVar(&f.leaseName, "lease-name", "llmbudget-spend-writer", "with --loop: the Lease the replicas elect by")
@@ -309,6 +312,8 @@ func (f *spendFlags) checkAll(fs *flag.FlagSet) error {
 			strings.Join(single, ", "))
 	case f.prometheus == "":
 		return badUsage(fs, "no --prometheus URL")
+	case f.burnWindow < 0 || f.burnWindow > time.Hour:
+		return badUsage(fs, "--burn-window %s: want a duration from 0 to 1h", f.burnWindow)
 	}
 	if f.namespace != "" {
 		if msgs := validation.IsDNS1123Label(f.namespace); len(msgs) > 0 {
@@ -536,7 +541,8 @@ func spendAll(f spendFlags, std stdio) error {
 	// The answers of the budgets computed at once share an eighth of the memory limit.
 	w := spendwriter.Writer{Kube: kube, Dynamic: dyn, Prometheus: prom, Log: log, Timeout: f.timeout,
 		RequestTimeout: f.requestTimeout, Concurrency: f.concurrency, Force: f.forceConflicts,
-		Checkpoints: f.checkpoints, Settle: f.settle, Memory: spendwriter.MemoryFor(debug.SetMemoryLimit(-1))}
+		Checkpoints: f.checkpoints, Settle: f.settle, RateWindow: f.burnWindow,
+		Memory: spendwriter.MemoryFor(debug.SetMemoryLimit(-1))}
 	if f.loop {
 		return spendLoop(f, w, kube, log)
 	}

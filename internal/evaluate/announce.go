@@ -17,14 +17,15 @@ import (
 
 // conditions are the status conditions BudgetEvaluated, SpendStale (while a maxAge applies), OverBudget, Blocking
 // and Ready, each keeping its previous lastTransitionTime while its status is unchanged.
-func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement,
+func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement, proj projection,
 	enf *api.EnforcementStatus) []metav1.Condition {
 	gen, spec := in.Budget.Metadata.Generation, in.Budget.Spec
 	var out []metav1.Condition
 	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
 		out = append(out, metav1.Condition{
 			Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen,
-			LastTransitionTime: metav1.NewTime(since(prev.Conditions, typ, status, transition(typ, status, f, m))),
+			LastTransitionTime: metav1.NewTime(since(prev.Conditions, typ, status, transition(typ, status, f, m,
+				proj, enf))),
 		})
 	}
 	evaluated := metav1.ConditionFalse
@@ -51,10 +52,8 @@ func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement
 	}
 	// A lift has no reason of its own: the Unblocked Event announces it and lastTransitionTime records it.
 	switch {
-	case enf.Blocking && enf.Mode == api.ModeWarn:
-		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonWouldBlock, enf.Reason)
 	case enf.Blocking:
-		set(api.ConditionBlocking, metav1.ConditionTrue, ReasonBlocking, enf.Reason)
+		set(api.ConditionBlocking, metav1.ConditionTrue, blockingReason(enf), enf.Reason)
 	case spec.Suspend:
 		set(api.ConditionBlocking, metav1.ConditionFalse, ReasonSuspended, enf.Reason)
 	case spec.Enforcement.Action != api.BlockNewWorkloads:
@@ -70,6 +69,19 @@ func conditions(in Input, prev api.Status, v verdict, f freshness, m measurement
 	return out
 }
 
+// blockingReason is the Blocking condition's reason, and its Event's, while enf blocks.
+func blockingReason(enf *api.EnforcementStatus) string {
+	switch {
+	case enf.Mode == api.ModeWarn && enf.Projected:
+		return ReasonWouldBlockProjected
+	case enf.Mode == api.ModeWarn:
+		return ReasonWouldBlock
+	case enf.Projected:
+		return ReasonBlockingProjected
+	}
+	return ReasonBlocking
+}
+
 // since is when a condition of type typ took status: the previous transition if it had status already, else at.
 func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, at time.Time) time.Time {
 	if old := meta.FindStatusCondition(prev, typ); old != nil && old.Status == status {
@@ -79,10 +91,15 @@ func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, a
 }
 
 // transition is when the inputs place a condition's change to status, never the clock: spend turned stale when
-// its stamp reached maxAge (or when the inputs place it, if later), anything else when the inputs place it.
-func transition(typ string, status metav1.ConditionStatus, f freshness, m measurement) time.Time {
-	if typ == api.ConditionSpendStale && status == metav1.ConditionTrue {
+// its stamp reached maxAge (or when the inputs place it, if later), a block on a projection began at the
+// projected crossing, anything else when the inputs place it.
+func transition(typ string, status metav1.ConditionStatus, f freshness, m measurement, proj projection,
+	enf *api.EnforcementStatus) time.Time {
+	switch {
+	case typ == api.ConditionSpendStale && status == metav1.ConditionTrue:
 		return latest(m.at, f.turned)
+	case typ == api.ConditionBlocking && status == metav1.ConditionTrue && enf.Projected:
+		return proj.at
 	}
 	return m.at
 }
@@ -104,7 +121,7 @@ func usageMessage(m measurement) string {
 
 // occurrences lists what this sync has to announce: crossings, unknown or stale spend, a block and its lift, a new
 // period.
-func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView, m measurement,
+func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView, m measurement, proj projection,
 	enf *api.EnforcementStatus) []Announcement {
 	var out []Announcement
 	period := periodWords{kind: in.Budget.Spec.Period.Type, status: p.status}
@@ -149,16 +166,15 @@ func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView
 	}
 	blocks := turned(api.ConditionBlocking, metav1.ConditionTrue)
 	switch {
-	case enf.Blocking && enf.Mode == api.ModeWarn: // a slug of its own: a switch to Deny is a block of its own
-		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
-		out = append(out, Announcement{
-			Slug: "blocking-warn", Type: EventWarning, Reason: ReasonWouldBlock, Message: enf.Reason, At: at,
-			fresh: blocks,
-		})
 	case enf.Blocking:
-		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue, m.at)
+		slug := "blocking"
+		if enf.Mode == api.ModeWarn { // a slug of its own: a switch to Deny is a block of its own
+			slug = "blocking-warn"
+		}
+		at := since(prev.Conditions, api.ConditionBlocking, metav1.ConditionTrue,
+			transition(api.ConditionBlocking, metav1.ConditionTrue, f, m, proj, enf))
 		out = append(out, Announcement{
-			Slug: "blocking", Type: EventWarning, Reason: ReasonBlocking, Message: enf.Reason, At: at, fresh: blocks,
+			Slug: slug, Type: EventWarning, Reason: blockingReason(enf), Message: enf.Reason, At: at, fresh: blocks,
 		})
 	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked,

@@ -15,8 +15,8 @@ import (
 // TaskRecords source while it is in force at all: a source that its budget's own users can delete or garble must
 // not lift the block they are under. A cluster budget that selects too many namespaces to read (whoever can
 // create or label a Namespace can bring that about) holds its block on the namespaces it closed, held.
-func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendReading, held []string) (
-	*api.EnforcementStatus, *Quota) {
+func enforce(in Input, v verdict, m measurement, proj projection, p periodView, last *api.SpendReading,
+	held []string) (*api.EnforcementStatus, *Quota) {
 	spec := in.Budget.Spec
 	idle := func(reason string) (*api.EnforcementStatus, *Quota) {
 		return &api.EnforcementStatus{Reason: reason}, nil
@@ -45,6 +45,8 @@ func enforce(in Input, v verdict, m measurement, p periodView, last *api.SpendRe
 		return block(in, v, m, p, last, held)
 	case m.state == api.Unknown && spec.Enforcement.FailurePolicy == api.FailClosed:
 		return block(in, v, m, p, nil, held)
+	case proj.blocks:
+		return blockProjected(in, v, proj, p, held)
 	}
 	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
 }
@@ -75,7 +77,7 @@ func lastReading(in Input, p periodView, prev api.Status) *api.SpendReading {
 // on, if any, and held the namespaces it closed.
 func block(in Input, v verdict, m measurement, p periodView, last *api.SpendReading, held []string) (
 	*api.EnforcementStatus, *Quota) {
-	spec, who := in.Budget.Spec, in.Subject
+	who := in.Subject
 	why := fmt.Sprintf("%s is OverBudget (%s reached its limit: %s) for the period %s to %s",
 		who.Named, m.driver, m.driver.figures(), p.status.Start, p.status.End)
 	detail := m.driver.String() + " " + m.driver.figures() // "total tokens 1200 of 1000"
@@ -102,12 +104,26 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 	case m.driver.String() == "spend":
 		detail = m.driver.figures()
 	}
+	return closeNamespaces(in, v, p, cause{why: why, detail: detail, state: string(m.state), reading: reading}, held)
+}
+
+// cause is why a budget blocks: in full (why) on the quota and in the status, briefly (detail) in the sentence the
+// admission policy's message starts with, the state that sentence names, and the reading it holds on to.
+type cause struct {
+	why, detail, state string
+	reading            *api.SpendReading
+}
+
+// closeNamespaces closes the namespaces by the spec's gates for c: the budget's own, the namespaces a cluster
+// budget selects, or (for a cluster budget that selects too many to read) held, those it closed before.
+func closeNamespaces(in Input, v verdict, p periodView, c cause, held []string) (*api.EnforcementStatus, *Quota) {
+	spec, who := in.Budget.Spec, in.Subject
 	enf := spec.Enforcement
 	st := &api.EnforcementStatus{
-		BlockedOn: reading,
+		BlockedOn: c.reading,
 		Blocking:  true, Gates: enf.Gate.Gates(), Scope: enf.Scope, Resources: slices.Clone(enf.Resources),
 		Message: fmt.Sprintf("%s is %s (%s this %s period, ends %s)",
-			who.Qualified, m.state, detail, spec.Period.Type, p.status.End),
+			who.Qualified, c.state, c.detail, spec.Period.Type, p.status.End),
 	}
 	closes := []string{in.Budget.Metadata.Namespace}
 	switch {
@@ -124,15 +140,30 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 		// Whatever the gate, a warn-mode budget only warns, through the policy: a quota cannot warn.
 		st.Mode, st.Gates = api.ModeWarn, []api.Gate{api.GatePolicy}
 		st.Reason = fmt.Sprintf("%s: it would refuse new %s in %s; enforcement.mode is Warn, so %s admits them "+
-			"with a warning", why, what, who.Where, gates(spec, who, false))
+			"with a warning", c.why, what, who.Where, gates(spec, who, false))
 		return st, nil
 	}
 	var quota *Quota
 	if slices.Contains(st.Gates, api.GateQuota) {
 		st.QuotaName = who.Quota
-		quota = &Quota{Name: who.Quota, Resources: st.Resources, Why: why, Namespaces: closes}
+		quota = &Quota{Name: who.Quota, Resources: st.Resources, Why: c.why, Namespaces: closes}
 	}
-	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", why, what, who.Where, gates(spec, who, false))
+	st.Reason = fmt.Sprintf("%s: new %s are refused in %s by %s", c.why, what, who.Where, gates(spec, who, false))
+	return st, quota
+}
+
+// blockProjected closes the namespaces at the projected crossing, before the measured spend reaches the limit: it
+// holds no reading, so that later figures projecting the limit further off lift it.
+func blockProjected(in Input, v verdict, proj projection, p periodView, held []string) (
+	*api.EnforcementStatus, *Quota) {
+	c := cause{
+		why: fmt.Sprintf("%s is projected to reach its limit: %s, from its sample at %s, for the period %s to %s",
+			in.Subject.Named, proj.words(), proj.status.SampledAt.UTC().Format(time.RFC3339), p.status.Start,
+			p.status.End),
+		detail: proj.words(), state: "projected " + string(api.OverBudget),
+	}
+	st, quota := closeNamespaces(in, v, p, c, held)
+	st.Projected = true
 	return st, quota
 }
 

@@ -13,6 +13,7 @@ package evaluate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -94,6 +95,8 @@ const (
 
 	ReasonBlocking            = "BlockingNewWorkloads"
 	ReasonWouldBlock          = "WouldBlockNewWorkloads" // Warn mode: the policy warns instead of refusing
+	ReasonBlockingProjected   = "BlockingOnProjection"   // blocking from the projected crossing of a USD limit
+	ReasonWouldBlockProjected = "WouldBlockOnProjection" // the same in Warn mode
 	ReasonUnblocked           = "Unblocked"
 	ReasonNotBlocking         = "NotBlocking"
 	ReasonEnforcementDisabled = "EnforcementDisabled"
@@ -126,12 +129,14 @@ func Evaluate(in Input) Result {
 	v := verdictOf(in, f)
 	p := periodOf(in, prev)
 	m := measure(in, v, p, prev, dated(in, prev))
-	enf, quota := enforce(in, v, m, p, lastReading(in, p, prev), lastNamespaces(prev))
+	proj := project(in, v, f, m)
+	enf, quota := enforce(in, v, m, proj, p, lastReading(in, p, prev), lastNamespaces(prev))
 	st := statusOf(in, p, m, enf)
-	st.Conditions = conditions(in, prev, v, f, m, enf)
+	st.Projection, st.Overshoot = proj.status, overshoot(in, v)
+	st.Conditions = conditions(in, prev, v, f, m, proj, enf)
 	var occurring []Announcement
 	if !in.Budget.Spec.Suspend { // a suspended budget announces nothing new
-		occurring = occurrences(in, prev, v, f, p, m, enf)
+		occurring = occurrences(in, prev, v, f, p, m, proj, enf)
 	}
 	anns, until, left := announce(prev, occurring, in.Created, in.Now)
 	st.Announcements = records(anns)
@@ -140,7 +145,7 @@ func Evaluate(in Input) Result {
 	}
 	st.LastEvaluatedTime = stamp(st, prev, in.Now)
 	return Result{Status: st, Reason: v.reason, Announcements: anns, Quota: quota,
-		ResyncAfter: resync(in, v, f, m, until, st.LastEvaluatedTime.Time)}
+		ResyncAfter: resync(in, v, f, m, proj, until, st.LastEvaluatedTime.Time)}
 }
 
 // verdict is the BudgetEvaluated condition: whether the budget could be evaluated, and what was read.
@@ -198,9 +203,22 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 	return st
 }
 
+// overshoot is how far the measured spend went past the USD limit, when it did.
+func overshoot(in Input, v verdict) *api.OvershootStatus {
+	limit := parseLimit(in.Budget.Spec.LimitUSD)
+	if !v.evaluated() || limit == nil || in.Spend.Usage.CostUSD.Cmp(*limit) <= 0 {
+		return nil
+	}
+	over := in.Spend.Usage.CostUSD.Sub(*limit)
+	hundredths := over.MulDiv(100, 1).PercentOf(*limit) // floor(over * 10000 / limit)
+	return &api.OvershootStatus{USD: over.String(), Percent: fmt.Sprintf("%d.%02d", hundredths/100, hundredths%100)}
+}
+
 // resync is when to evaluate again if nothing changes: at the period end, when the forecast next moves, when the
-// spend turns stale, when an announcement's window closes, and when lastEvaluatedTime is Restamp old.
-func resync(in Input, v verdict, f freshness, m measurement, until []time.Time, evaluated time.Time) time.Duration {
+// spend turns stale, when the projected crossing comes and when its projection lapses, when an announcement's
+// window closes, and when lastEvaluatedTime is Restamp old.
+func resync(in Input, v verdict, f freshness, m measurement, proj projection, until []time.Time,
+	evaluated time.Time) time.Duration {
 	after := maxResync
 	sooner := func(at time.Time) { after = min(after, max(at.Sub(in.Now), time.Second)) }
 	if !v.invalidSpec() { // the period is known
@@ -211,6 +229,12 @@ func resync(in Input, v verdict, f freshness, m measurement, until []time.Time, 
 	}
 	if !f.until.IsZero() {
 		sooner(f.until)
+	}
+	switch {
+	case !proj.at.IsZero() && proj.at.After(in.Now):
+		sooner(proj.at)
+	case proj.blocks:
+		sooner(proj.until)
 	}
 	for _, at := range until {
 		sooner(at)

@@ -31,6 +31,9 @@ var Max = Amount{n: math.MaxInt64}
 // FromNanos returns n nano-dollars.
 func FromNanos(n int64) Amount { return Amount{n: n} }
 
+// Nanos is a in nano-dollars.
+func (a Amount) Nanos() int64 { return a.n }
+
 // Add returns a + b, saturating at the bounds of an Amount.
 func (a Amount) Add(b Amount) Amount {
 	sum := a.n + b.n // wraps on overflow, which the signs reveal

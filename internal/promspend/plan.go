@@ -36,6 +36,8 @@ type Plan struct {
 	total   *period.Window // the period a Total key covers
 	mark    time.Time      // where Resume split the Total window; zero if it did not
 	resumed *Checkpoint    // what Resume went on from
+	// periodStart is the start of the current period, and end where its figures end: now rounded down to a step.
+	periodStart, end time.Time
 }
 
 // NewPlan plans the queries for spec's current period at now, stepping by step (at most the scrape interval; it
@@ -56,7 +58,7 @@ func NewPlan(spec api.Spec, now time.Time, src Source, step time.Duration) (Plan
 	ps := spec.PeriodSpec()
 	cur := ps.Containing(now)
 	end := time.UnixMilli(now.UnixMilli() - now.UnixMilli()%step.Milliseconds()).In(ps.Location)
-	p := Plan{source: src, now: now, step: step}
+	p := Plan{source: src, now: now, step: step, periodStart: cur.Start, end: end}
 	if spec.CostSource.Format == api.Total {
 		p.total = &cur
 		p.Windows = []Window{{Key: spec.CostSource.Key, Start: cur.Start, End: end, Open: true}}
@@ -121,6 +123,9 @@ func growth(sels []string, label string, w Window, step time.Duration) string {
 	return fmt.Sprintf("sum_over_time((sum by (%s) (%s))[%s:%s] @ %d.%03d)",
 		label, expr, model.Duration(w.End.Sub(w.Start)-time.Millisecond), model.Duration(step), at/1000, at%1000)
 }
+
+// Now is the instant the plan is for.
+func (p Plan) Now() time.Time { return p.now }
 
 // Annotations are the spend ConfigMap's annotations for the plan's figures: api.AnnotationSpendAsOf, the plan's
 // instant in UTC to the second, and for Total api.AnnotationPeriodStart, the start of the period its key covers

@@ -30,6 +30,19 @@ type Reading struct {
 	Stamp Stamp
 	// Namespaces is, for a ClusterLLMCostBudget, the namespaces it covers; nil for an LLMCostBudget.
 	Namespaces *Namespaces
+	// Rate is how fast the spend grew just before its figures, as their writer said; nil when it said nothing.
+	Rate *Rate
+}
+
+// Rate is how fast the spend grew in a window ending at its figures' latest sample, as their writer measured it.
+type Rate struct {
+	SampledAt  time.Time // the latest sample the figures count: a projection runs from here
+	Window     time.Duration
+	USDPerHour money.Amount
+	Models     map[string]money.Amount // by model name: those the budget limits in USD
+	// Unused is why the source's rate cannot be used, said of the source ("has annotation ... for other
+	// figures"); the other fields are then zero.
+	Unused string
 }
 
 // Namespaces is what was found in the namespaces a ClusterLLMCostBudget selects.

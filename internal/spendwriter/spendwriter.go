@@ -152,6 +152,9 @@ type Writer struct {
 	// write; "" keeps none, and every run asks for each budget's whole period.
 	Checkpoints string
 	Settle      time.Duration // how far behind a run its checkpoint lies (promspend.Plan.Resume)
+	// RateWindow is how far back the burn rate written with the figures looks (promspend.Plan.RatePlan); 0 writes
+	// none.
+	RateWindow time.Duration
 	// Kept is what a long-running writer carries from one run to the next (Loop); nil for a single run.
 	Kept *Kept
 }
@@ -374,12 +377,56 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	if err != nil {
 		return failed, err
 	}
-	o, err := w.apply(ctx, b, plan, figures, now)
+	next := plan.Next(answers)
+	if share != nil { // the rate's answers take a share of their own: no worker waits for memory holding some
+		share.Release()
+	}
+	annotations := plan.Annotations()
+	if err := w.rate(ctx, b, plan, prices, r.memory, annotations); err != nil {
+		// The figures stand without it: the budget then blocks on measured spend only.
+		w.Log.Warn("burn rate not written", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name, "reason", err)
+	}
+	o, err := w.apply(ctx, b, plan, figures, annotations)
 	if err != nil {
 		return failed, err
 	}
-	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, plan.Next(answers))
+	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, next)
 	return o, nil
+}
+
+// rate adds the burn rate to the figures' annotations (api.AnnotationBurnRate), when it is not zero: a budget
+// that burns nothing has nothing to project, and its ConfigMap then changes only with its figures. The rate's
+// sample time moves with every scrape, so a zero rate written each run would rewrite every ConfigMap each run.
+func (w Writer) rate(ctx context.Context, b api.LLMCostBudget, plan promspend.Plan, prices *promspend.Prices,
+	memory *promspend.Memory, annotations map[string]string) error {
+	rp, ok := plan.RatePlan(w.RateWindow)
+	if !ok {
+		return nil
+	}
+	name := b.Metadata.Namespace + "/" + b.Metadata.Name
+	answers, share, err := w.ask(ctx, rp, promspend.DefaultAllowance, name, memory)
+	if share != nil {
+		defer share.Release()
+	}
+	if err != nil {
+		return fmt.Errorf("burn rate: %w", err)
+	}
+	var models []string
+	for _, ml := range b.Spec.ModelLimits {
+		if ml.LimitUSD != nil {
+			models = append(models, ml.Model)
+		}
+	}
+	br, err := rp.BurnRate(answers, prices, models)
+	if err != nil || br == nil || !br.Burning() {
+		return err
+	}
+	js, err := json.Marshal(br)
+	if err != nil {
+		return fmt.Errorf("burn rate: %w", err)
+	}
+	annotations[api.AnnotationBurnRate] = string(js)
+	return nil
 }
 
 // ask asks the plan's queries, its answers holding a share of the run's memory, which the caller releases once it
@@ -419,12 +466,12 @@ func bytesIn(n int64) string {
 // apply writes figures into the budget's ConfigMap, with the keys the manager owns that figures leave out. With
 // Kept, figures the ConfigMap already holds, stamped less than refresh ago, are not written again.
 func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.Plan,
-	figures map[string]promspend.Usage, now time.Time) (outcome, error) {
+	figures map[string]promspend.Usage, annotations map[string]string) (outcome, error) {
+	now := plan.Now()
 	ns, name := b.Metadata.Namespace, b.Spec.CostSource.ConfigMapName
 	budget := ns + "/" + b.Metadata.Name
 	cms := w.Kube.CoreV1().ConfigMaps(ns)
 	data := promspend.Encode(figures)
-	annotations := plan.Annotations()
 	fresh := refresh(b.Spec.CostSource)
 	sum := digest(name, data, annotations)
 	if w.Kept.unchanged(budget, sum, now, fresh) {

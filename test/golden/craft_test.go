@@ -48,7 +48,7 @@ type craft struct {
 const clusterNow = "2026-12-01T08:46:00Z"
 
 var crafts = slices.Concat(budgetCrafts, modelCrafts, workloadCrafts, clusterCrafts, recordCrafts,
-	namespaceCrafts, staleCrafts, gateCrafts)
+	namespaceCrafts, staleCrafts, gateCrafts, projectionCrafts)
 
 // gateCrafts are the gate decorator's: the label by which the admission policies' bindings select the budgets that
 // block.
@@ -254,6 +254,37 @@ var staleCrafts = []craft{
 	{name: "clusterbudget/sync/spend-stale-member-closed-is-unknown", capture: "clusterbudget-sync-first",
 		now: clusterNow, change: all(costSource(object{"maxAge": "30m"}),
 			clusterStamp("ml-research", "2026-12-01T08:40:00Z"), clusterStamp("ml-serving", "2026-12-01T08:10:00Z"))},
+}
+
+// projectionCrafts project 490 of 500 USD, sampled at 07:29:45, at 600 USD/h: the limit is reached at 07:30:45.
+// The capture's 07:30 asks for a resync then; at 07:30:45 the budget blocks on the projection, and a second later
+// (the same stale status, the same inputs) it desires the same children.
+var projectionCrafts = []craft{
+	{name: "budget/sync/projected-crossing-ahead-asks-for-a-resync-at-it", capture: "budget-sync-first",
+		change: burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",` +
+			`"usdPerHour":"600"}`)},
+	{name: "budget/sync/projected-crossing-blocks", capture: "budget-sync-first", now: "2026-11-29T07:30:45Z",
+		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+			`"usdPerHour":"600"}`), statusAfter("budget/sync/projected-crossing-ahead-asks-for-a-resync-at-it"))},
+	{name: "budget/sync/projected-crossing-blocks-the-same-a-second-later", capture: "budget-sync-first",
+		now: "2026-11-29T07:30:46Z",
+		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+			`"usdPerHour":"600"}`), statusAfter("budget/sync/projected-crossing-ahead-asks-for-a-resync-at-it"))},
+	{name: "budget/sync/projected-crossing-measured-only-does-not-block", capture: "budget-sync-first",
+		now: "2026-11-29T07:30:45Z",
+		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+			`"usdPerHour":"600"}`), enforcement(object{"blockOn": "Measured"}))},
+	{name: "budget/sync/burn-rate-of-other-figures-is-unused", capture: "budget-sync-first",
+		change: burning(`{"asOf":"2026-11-29T07:29:35Z","sampledAt":"2026-11-29T07:29:30Z","window":"1m0s",` +
+			`"usdPerHour":"600"}`)},
+}
+
+// burning says the team's spend ConfigMap holds 490 USD as of 07:29:50, with the burn rate rate.
+func burning(rate string) func(object) {
+	return all(spend(object{"total-usd": "490.00"}), func(r object) {
+		merge(at(r, "related", "ConfigMap.v1", "team-ml/llm-spend", "metadata", "annotations"),
+			object{"llmbudget.dev/spend-as-of": "2026-11-29T07:29:50Z", "llmbudget.dev/burn-rate": rate}, false)
+	})
 }
 
 // costSource sets fields of the parent's spec.costSource.

@@ -69,6 +69,7 @@ func (s *Spec) Default() {
 	s.Enforcement.Gate = cmp.Or(s.Enforcement.Gate, GatePolicy)
 	s.Enforcement.Scope = cmp.Or(s.Enforcement.Scope, ScopeNamespace)
 	s.Enforcement.Mode = cmp.Or(s.Enforcement.Mode, ModeDeny)
+	s.Enforcement.BlockOn = cmp.Or(s.Enforcement.BlockOn, BlockOnProjected)
 }
 
 // PeriodSpec is the calendar of a defaulted spec that passed Validate (which loaded its zone): the one calendar the

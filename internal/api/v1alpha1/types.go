@@ -40,6 +40,10 @@ const (
 	// AnnotationSpendAsOf is where a spend ConfigMap says (RFC 3339) the instant its figures are for: the time its
 	// writer evaluated them. Any pipeline may write it; spec.costSource.maxAge is checked against it.
 	AnnotationSpendAsOf = Group + "/spend-as-of"
+	// AnnotationBurnRate is where a spend writer says, with its figures, how fast the spend grew just before them:
+	// a BurnRate in JSON. A budget whose enforcement.blockOn is Projected blocks where that rate takes the spend
+	// to a USD limit.
+	AnnotationBurnRate = Group + "/burn-rate"
 )
 
 // LLMCostBudget caps what a team may spend on LLM calls in a calendar period.
@@ -442,6 +446,15 @@ type Enforcement struct {
 	// +kubebuilder:default=Deny
 	// +kubebuilder:validation:Enum=Deny;Warn
 	Mode Mode `json:"mode,omitempty" validate:"oneof=Deny Warn"`
+	// When a block on a USD limit starts. Projected: at the instant the spend, growing at the burn rate its spend
+	// writer measured with the figures (annotation llmbudget.dev/burn-rate), reaches the limit, if that is within
+	// 5 minutes of the figures' latest sample; so a fast burn is stopped on time, not a writer cycle late. Such a
+	// block may start slightly before measured spend reaches the limit, never before the projection says, and
+	// lifts if later figures project the limit further off. Measured: only once measured spend reaches a limit.
+	// Spend without a burn rate, and token limits, block on measured spend either way. Default Projected.
+	// +kubebuilder:default=Projected
+	// +kubebuilder:validation:Enum=Projected;Measured
+	BlockOn BlockOn `json:"blockOn,omitempty" validate:"oneof=Projected Measured"`
 }
 
 type (
@@ -461,6 +474,8 @@ type (
 	Scope string
 	// Mode is whether blocking refuses (Deny) or admits with a warning what it would refuse (Warn).
 	Mode string
+	// BlockOn is what starts a block on a USD limit: the Projected crossing or Measured spend.
+	BlockOn string
 	// State is where a budget stands.
 	State string
 	// PrometheusPreset is a known exporter's counters: litellm, vllm or otel-genai.
@@ -500,6 +515,9 @@ const (
 	ModeDeny Mode = "Deny"
 	ModeWarn Mode = "Warn"
 
+	BlockOnProjected BlockOn = "Projected"
+	BlockOnMeasured  BlockOn = "Measured"
+
 	PresetLiteLLM   PrometheusPreset = "litellm"
 	PresetVLLM      PrometheusPreset = "vllm"
 	PresetOTelGenAI PrometheusPreset = "otel-genai"
@@ -534,6 +552,11 @@ type Status struct {
 	ForecastSpendUSD string `json:"forecastSpendUSD,omitempty"`
 	// Tokens used in the current period, as reported in the spend data.
 	Tokens *TokenUsage `json:"tokens,omitempty"`
+	// The burn rate the spend writer measured with the figures, and when spend growing at it reaches a USD limit.
+	// Absent when the spend source says no rate (annotation llmbudget.dev/burn-rate).
+	Projection *ProjectionStatus `json:"projection,omitempty"`
+	// How far the measured spend went past limitUSD in the current period. Absent while it has not.
+	Overshoot *OvershootStatus `json:"overshoot,omitempty"`
 	// The current period, as computed in spec.period.timeZone.
 	Period *PeriodStatus `json:"period,omitempty"`
 	// Thresholds crossed in the current period, each recorded once; reset when a new period begins.
@@ -605,6 +628,35 @@ type ModelStatus struct {
 	Thresholds []ThresholdStatus `json:"thresholds,omitempty"`
 }
 
+// ProjectionStatus is the recent rate of spend and where it leads. Every field follows from the spend source's
+// figures and rate, never from the time of the sync.
+type ProjectionStatus struct {
+	// The recent rate of spend, in US dollars per hour, for example "12.50".
+	BurnRateUSDPerHour string `json:"burnRateUSDPerHour,omitempty"`
+	// The window the rate was measured over, for example "1m0s".
+	// +kubebuilder:validation:MaxLength=32
+	Window string `json:"window,omitempty"`
+	// The latest sample the figures count, to the second: the projection runs from here.
+	SampledAt *metav1.Time `json:"sampledAt,omitempty"`
+	// When spend growing at that rate reaches a USD limit, rounded up to the second: the first limit it reaches, in
+	// the current period. Absent when no limit is reached in the period at that rate.
+	LimitReachedAt *metav1.Time `json:"limitReachedAt,omitempty"`
+	// The limit reached then, with its figures now: "spend 99.50 of 100.00 USD" or "model gpt-4o spend ...".
+	// +kubebuilder:validation:MaxLength=1024
+	Limit string `json:"limit,omitempty"`
+	// Why the spend source's rate is not used, when it is not (too old, or not for these figures).
+	// +kubebuilder:validation:MaxLength=1024
+	Unused string `json:"unused,omitempty"`
+}
+
+// OvershootStatus is how far the measured spend went past the USD limit: what a block cost.
+type OvershootStatus struct {
+	// Spend past the limit in US dollars, for example "0.42".
+	USD string `json:"usd"`
+	// The same as a percentage of the limit, two decimals rounded down, for example "0.42".
+	Percent string `json:"percent"`
+}
+
 // TokenUsage is the tokens observed in the current period.
 type TokenUsage struct {
 	// Input (prompt) tokens used in the current period.
@@ -668,6 +720,9 @@ type EnforcementStatus struct {
 	// Absent otherwise, so that an enforcing budget's status reads as before.
 	// +kubebuilder:validation:MaxLength=16
 	Mode Mode `json:"mode,omitempty"`
+	// True while the block rests on the projection (status.projection) rather than on measured spend: it lifts
+	// when later figures project the limit further off, or when the projection is too old to use.
+	Projected bool `json:"projected,omitempty"`
 	// While blocking on spend read in the current period, that reading. A spend source that becomes unreadable
 	// does not lift the block until readable spend is under the limit, the period ends or the spec changes.
 	BlockedOn *SpendReading `json:"blockedOn,omitempty"`

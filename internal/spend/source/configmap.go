@@ -85,8 +85,9 @@ func readConfigMap(b api.LLMCostBudget, related metacontroller.ObjectMap, w peri
 		read = fmt.Sprintf("spend summed over the period's %d %s of keys %q of ConfigMap %q",
 			days, unit, src.KeyPrefix+"YYYY-MM-DD", name)
 	}
-	stamp := StampOf(fmt.Sprintf("ConfigMap %s/%s", ns, name), cm.Metadata.Annotations)
-	return spend.Reading{Usage: u, Message: read, Stamp: stamp}
+	source := fmt.Sprintf("ConfigMap %s/%s", ns, name)
+	stamp := StampOf(source, cm.Metadata.Annotations)
+	return spend.Reading{Usage: u, Message: read, Stamp: stamp, Rate: RateOf(source, cm.Metadata.Annotations, stamp)}
 }
 
 // untrusted says why a ConfigMap without the spend-source label is not read: only the spend writers may create a

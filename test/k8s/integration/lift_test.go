@@ -175,7 +175,8 @@ func (s liftScene) assertBlocked(t *testing.T) {
 	refusal := "LLMCostBudget " + s.ns + "/chatbot is OverBudget (612.00 of 500.00 USD): " +
 		"new jobs.batch are refused in " + s.ns
 	waitRefused(t, refusal, "", "create", "job", "train", "--image="+pauseImage, "-n", s.ns, "--dry-run=server")
-	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","failurePolicy":"Open","gate":"Both","mode":"Deny",`+
+	assert.Equal(t, `500 false {"action":"BlockNewWorkloads","blockOn":"Projected","failurePolicy":"Open","gate":"Both",`+
+		`"mode":"Deny",`+
 		`"resources":["jobs.batch"],"scope":"Namespace"}`,
 		s.get(t, "llmb/chatbot", "{.spec.limitUSD} {.spec.suspend} {.spec.enforcement}"))
 	assert.Equal(t, `{"count/jobs.batch":"0"}`, s.get(t, "resourcequota/llmbudget-chatbot", "{.spec.hard}"))
@@ -266,6 +267,13 @@ func liftAttempts(ns string) []attempt {
 			stoppedBy: both(byRBAC), want: cannot("delete", "llmcostbudgets")},
 		{name: "patch the spend ConfigMap", args: zeroSpend("llm-spend"),
 			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
+		// A projected block lifts when the rate beside the figures says the limit is further off.
+		{name: "plant a burn rate of zero beside the figures", args: []string{"annotate", "configmap", "llm-spend",
+			`llmbudget.dev/burn-rate={"asOf":"2026-12-06T06:00:00Z","sampledAt":"2026-12-06T06:00:00Z",` +
+				`"window":"1m0s","usdPerHour":"0"}`},
+			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
+		{name: "opt the budget out of projected blocks", args: patchBudget(`{"enforcement":{"blockOn":"Measured"}}`),
+			stoppedBy: both(byRBAC), want: cannot("patch", "llmcostbudgets")},
 		{name: "delete the spend ConfigMap", args: []string{"delete", "configmap", "llm-spend"},
 			stoppedBy: both(bySpendSources), want: both(sourceOfChatbot)},
 		{name: "delete and re-create the spend ConfigMap with zero spend", stdin: zero,

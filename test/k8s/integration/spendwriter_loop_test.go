@@ -212,6 +212,18 @@ spec:
 	cluster.WaitFor(t, 30*time.Second, "the leader to write the budget's spend", func() (bool, string) {
 		return written() > 0, a.logText(t)
 	})
+	cluster.WaitFor(t, 30*time.Second, "the leader to write the burn rate beside the figures", func() (bool, string) {
+		out, err := kube.KubectlErr(t, "", "-n", ns, "get", "configmap", "llm-spend", "-o",
+			"jsonpath={.metadata.annotations}")
+		var annotations map[string]string
+		var rate struct{ AsOf, SampledAt, Window, USDPerHour string }
+		if err != nil || json.Unmarshal([]byte(out), &annotations) != nil ||
+			json.Unmarshal([]byte(annotations["llmbudget.dev/burn-rate"]), &rate) != nil {
+			return false, out
+		}
+		return rate.AsOf == annotations["llmbudget.dev/spend-as-of"] && rate.Window == "1m0s" &&
+			strings.Trim(rate.USDPerHour, "0.") != "", out
+	})
 	cluster.WaitFor(t, 10*time.Second, "writer-b to see writer-a lead", func() (bool, string) {
 		return strings.Contains(b.logText(t), `"leader":"writer-a"`), b.logText(t)
 	})

@@ -1,0 +1,88 @@
+package source
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/decode"
+	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/spend"
+)
+
+// The bounds of a burn rate a source may state: a window no longer than the writer could have meant (its rate
+// would say nothing of the burn now), and no more models than a budget can limit.
+const (
+	maxRateWindow = time.Hour
+	maxRateModels = 20
+)
+
+// RateOf reads the burn rate of the spend source named source from its annotations, for the figures stamp
+// dates: nil when it states none, and a Rate whose Unused says why when it cannot be used. A rate is used only
+// beside the figures it was measured with (its asOf is their stamp's), and only from a sample no later than
+// that stamp: a rate left from other figures, or a sample dated ahead of them, would project from nothing read.
+func RateOf(source string, annotations map[string]string, stamp spend.Stamp) *spend.Rate {
+	v, ok := annotations[api.AnnotationBurnRate]
+	if !ok {
+		return nil
+	}
+	r, err := parseRate(v, stamp)
+	if err != nil {
+		return &spend.Rate{Unused: fmt.Sprintf("%s has annotation %s that is not used: %v", source,
+			api.AnnotationBurnRate, err)}
+	}
+	return r
+}
+
+func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
+	var br api.BurnRate
+	if err := decode.Strict([]byte(v), &br, ""); err != nil {
+		return nil, err
+	}
+	asOf, err := time.Parse(time.RFC3339, br.AsOf)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("asOf %s is not an RFC 3339 time", money.Quote(br.AsOf))
+	case stamp.AsOf.IsZero() || !asOf.Equal(stamp.AsOf):
+		return nil, fmt.Errorf("it is for the figures of %s, not for these (%s %s)", br.AsOf,
+			api.AnnotationSpendAsOf, stampText(stamp))
+	}
+	sampled, err := time.Parse(time.RFC3339Nano, br.SampledAt)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("sampledAt %s is not an RFC 3339 time", money.Quote(br.SampledAt))
+	case sampled.After(asOf.Add(time.Second)): // asOf is truncated to the second
+		return nil, fmt.Errorf("sampledAt %s is after its figures' time %s", br.SampledAt, br.AsOf)
+	}
+	window, err := time.ParseDuration(br.Window)
+	if err != nil || window <= 0 || window > maxRateWindow {
+		return nil, fmt.Errorf("window %s is not a duration from 0 to %s", money.Quote(br.Window), maxRateWindow)
+	}
+	r := &spend.Rate{SampledAt: sampled, Window: window}
+	if r.USDPerHour, err = money.Parse(br.USDPerHour); err != nil {
+		return nil, fmt.Errorf("usdPerHour: %w", err)
+	}
+	if len(br.Models) > maxRateModels {
+		return nil, fmt.Errorf("models: %d models, more than the %d a budget limits", len(br.Models), maxRateModels)
+	}
+	for _, name := range slices.Sorted(maps.Keys(br.Models)) {
+		rate, err := money.Parse(br.Models[name])
+		if err != nil || !api.ValidModelName(name) {
+			return nil, fmt.Errorf("models[%s]: not a model name and a rate in USD per hour", money.Quote(name))
+		}
+		if r.Models == nil {
+			r.Models = map[string]money.Amount{}
+		}
+		r.Models[name] = rate
+	}
+	return r, nil
+}
+
+func stampText(s spend.Stamp) string {
+	if s.AsOf.IsZero() {
+		return "absent or unreadable"
+	}
+	return s.AsOf.UTC().Format(time.RFC3339)
+}
