@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -45,31 +44,25 @@ func firstBlock(d *driver, b *burn) (statusAt, string, bool) {
 	return statusAt{}, "", false
 }
 
-// projectedCrossing is the instant a status says the spend reaches the limit at the burn rate, if it says one.
+// projectedCrossing is status.projection.limitReachedAt: when spend growing at the burn rate reaches the limit.
 func projectedCrossing(status map[string]any) (time.Time, bool) {
-	var found time.Time
-	var walk func(any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				lk := strings.ToLower(k)
-				if s, ok := x.(string); ok && (strings.Contains(lk, "projected") || strings.Contains(lk, "crossing") ||
-					strings.Contains(lk, "reach")) {
-					if t, err := time.Parse(time.RFC3339, s); err == nil && found.IsZero() {
-						found = t
-					}
-				}
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
+	p, _ := status["projection"].(map[string]any)
+	at, _ := p["limitReachedAt"].(string)
+	t, err := time.Parse(time.RFC3339, at)
+	return t, err == nil
+}
+
+// statusOvershoot is the last status's overshoot percent, as the budget reports it, or "-".
+func statusOvershoot(d *driver, b *burn) string {
+	st := d.written(b.ns + "/agents")
+	if len(st) == 0 {
+		return "-"
 	}
-	walk(status)
-	return found, !found.IsZero()
+	o, _ := st[len(st)-1].status["overshoot"].(map[string]any)
+	if pct, ok := o["percent"].(string); ok {
+		return pct
+	}
+	return "-"
 }
 
 func usd(mu int64) string {
@@ -89,7 +82,7 @@ func report(o options, burns []*burn, up *upstream, d *driver, interval time.Dur
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Println()
 	fmt.Fprintln(tw, "burn\tblockOn\tcrossing at\tfirst 429 at\t429 - crossing\t429 - projected\t"+
-		"overshoot USD\tovershoot %\tfalse refusals\tserved after 429\tblock written at\tblocked by\t")
+		"overshoot USD\tovershoot %\tfalse refusals\tserved after 429\tblock written at\tblocked by\tstatus overshoot %\t")
 	offBound := o.scrape + interval + 2*time.Second
 	for _, b := range burns {
 		b.mu.Lock()
@@ -115,9 +108,9 @@ func report(o options, burns []*burn, up *upstream, d *driver, interval time.Dur
 		if mode == "" {
 			mode = "(unset)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%+.2f\t%d\t%d\t%s\t%s\t\n", short(b.length), mode,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%+.2f\t%d\t%d\t%s\t%s\t%s\t\n", short(b.length), mode,
 			since(b.started, crossed), since(b.started, b.first429), delay, projDelay, usd(over), pct,
-			b.falseRefused, b.servedAfter, blockAt, blockedBy)
+			b.falseRefused, b.servedAfter, blockAt, blockedBy, statusOvershoot(d, b))
 
 		switch {
 		case b.first429.IsZero():
