@@ -201,6 +201,21 @@ func run(o options) ([]string, error) {
 		return nil, err
 	}
 	runs := writerRuns(writers) - runs0
+	// The last figures reach the statuses a scrape and a writer cycle later: then status.overshoot is the whole.
+	settled := waitFor(2*o.scrape+loopFlagValue(w.Loop, "--interval", 15*time.Second)+30*time.Second,
+		"every status to show the spend the upstream counted", func() (bool, string) {
+			for _, b := range burns {
+				spent, _ := up.spent(b.key)
+				st := d.written(b.ns + "/agents")
+				if len(st) == 0 || st[len(st)-1].status["observedSpendUSD"] != usd(spent) {
+					return false, b.name
+				}
+			}
+			return true, ""
+		})
+	if settled != nil {
+		fmt.Println(settled)
+	}
 
 	loopInterval := loopFlagValue(w.Loop, "--interval", 15*time.Second)
 	missed := report(o, burns, up, d, loopInterval)
