@@ -88,13 +88,13 @@ func (b *burn) call(ctx context.Context, client *http.Client, up *upstream, cadd
 	spent, _ := up.spent(b.key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch {
-	case status == http.StatusOK:
+	switch status {
+	case http.StatusOK:
 		b.served++
 		if !b.first429.IsZero() {
 			b.servedAfter++
 		}
-	case status == http.StatusTooManyRequests:
+	case http.StatusTooManyRequests:
 		b.refused++
 		if b.first429.IsZero() || now.Before(b.first429) {
 			b.first429, b.spentAt429 = now, spent
