@@ -31,8 +31,8 @@ const (
 
 // sources are the packages that register each component's metrics.
 var sources = []struct{ component, dir string }{
-	{"`llmbudget serve`", "internal/metrics"},
-	{"`llmbudget authz`", "internal/authzserver"},
+	{"`llmbudget serve`", "internal/controller"},
+	{"`llmbudget authz`", "internal/authz/gateway"},
 	{"`llmbudget spend --all --loop`", "internal/spendwriter"},
 }
 

@@ -1,37 +1,20 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
-	"github.com/llmbudget/llmbudget/internal/authzconfig"
-	"github.com/llmbudget/llmbudget/internal/authzserver"
-	"github.com/llmbudget/llmbudget/internal/connlimit"
-	"github.com/llmbudget/llmbudget/internal/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
-
-// heartbeatTimeout bounds each of the cache's heartbeats, so that a hung API server ages the cache.
-const heartbeatTimeout = 5 * time.Second
 
 type authzOptions struct {
 	config, addr, metricsAddr   string
@@ -122,7 +105,7 @@ func parseAuthz(args []string) (authzOptions, error) {
 	return o, nil
 }
 
-// runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does.
+// runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does (server.Run).
 func runAuthz(o authzOptions, stderr io.Writer) error {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
@@ -140,169 +123,85 @@ func runAuthz(o authzOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := server.SignalContext(o.stop)
 	defer stop()
-	if o.stop != nil {
-		go func() {
-			select {
-			case <-o.stop:
-				stop()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	store := authz.NewStore()
-	c := authzcache.New(clients, store, authzcache.Config{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
+	c := gateway.NewCache(clients, store, gateway.CacheConfig{Pods: cfg.SourceMode, MaxAge: cfg.MaxCacheAge,
 		Logger: logger})
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
-	m := authzserver.NewMetrics(version, authzserver.CacheGauges{Cache: c.State, Counts: store.Counts})
-	h, err := authzserver.New(authzserver.Config{Resolver: cfg.Resolver, View: store, Cache: c.State,
+	m := gateway.NewMetrics(version, gateway.CacheGauges{Cache: c.State, Counts: store.Counts})
+	h, err := gateway.NewHandler(gateway.HandlerConfig{Resolver: cfg.Resolver, View: store, Cache: c.State,
 		UnknownCaller: cfg.UnknownCaller, Now: time.Now, Metrics: m, Logger: logger})
 	if err != nil {
 		return err
 	}
 	var draining atomic.Bool
-	probes := http.NewServeMux()
-	probes.Handle("GET /metrics", m.Handler())
-	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	probes.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if why := notReady(draining.Load(), c.State()); why != "" {
-			http.Error(w, "not ready: "+why, http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ok\n")
-	})
+	probes := gateway.Probes(m.Handler(), c.State, &draining)
 	tlsCfg, err := authzTLS(o, logger)
 	if err != nil {
 		return err
 	}
-	calls := &http.Server{Handler: h, MaxHeaderBytes: o.maxHeaderBytes, ReadHeaderTimeout: o.readTimeout,
-		ReadTimeout: o.readTimeout, WriteTimeout: o.readTimeout, IdleTimeout: o.idleTimeout,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	metricsSrv := newServer(o.metricsAddr, probes, logger)
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	calls := &http.Server{Addr: o.addr, Handler: h, MaxHeaderBytes: o.maxHeaderBytes,
+		ReadHeaderTimeout: o.readTimeout, ReadTimeout: o.readTimeout, WriteTimeout: o.readTimeout,
+		IdleTimeout: o.idleTimeout, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	endpoints := []server.Endpoint{
+		{Server: calls, TLS: tlsCfg, Conns: &server.ConnLimits{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
+			Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns}},
+		{Server: server.New(o.metricsAddr, probes, logger)},
 	}
-	limited := connlimit.New(ln, connlimit.Config{Max: o.maxConns, PerPeer: o.maxConnsPerPeer,
-		Trusted: cfg.Resolver.MayBeGateway, Untrusted: o.maxUntrustedConns})
-	calls.ConnState = limited.ConnState
-	ln = limited
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
-	mln, err := net.Listen("tcp", o.metricsAddr)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("listen on %s: %w", o.metricsAddr, err)
-	}
-	errc := make(chan error, 2)
-	go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), calls.Serve(ln)) }()
-	go func() { errc <- fmt.Errorf("serve on %s: %w", mln.Addr(), metricsSrv.Serve(mln)) }()
-	if o.onListen != nil {
-		o.onListen(ln.Addr().String(), mln.Addr().String())
-	}
-	logger.Info("serving authorization calls", "addr", ln.Addr().String(), "metrics", mln.Addr().String(),
-		"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
-		"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	draining.Store(true)
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	return errors.Join(calls.Shutdown(sctx), metricsSrv.Shutdown(sctx))
+	return server.Run(ctx, logger, &draining, endpoints, func(addrs []string) {
+		if o.onListen != nil {
+			o.onListen(addrs[0], addrs[1])
+		}
+		logger.Info("serving authorization calls", "addr", addrs[0], "metrics", addrs[1],
+			"version", version, "tls", tlsCfg != nil, "gateways_verified_by_certificate", o.clientCA != "",
+			"watch_pods", cfg.SourceMode, "unknown_caller", cfg.UnknownCaller, "max_cache_age", cfg.MaxCacheAge.String())
+	})
 }
 
-// notReady is why a replica should get no calls, or empty: it is stopping, its informers have not synced, or its
-// cache is past maxCacheAge, when a replica whose informers still list and watch answers better.
-func notReady(draining bool, st authz.Cache) string {
-	switch {
-	case draining:
-		return "the server is stopping"
-	case !st.Synced:
-		return "the informers have not synced"
-	case st.MaxAge > 0 && st.Age > st.MaxAge:
-		return fmt.Sprintf("the cache is stale: the informers last listed or watched %s ago (maxCacheAge %s)",
-			st.Age.Round(time.Second), st.MaxAge)
-	}
-	return ""
-}
-
-func readAuthzConfig(path string) (authzconfig.Config, error) {
+func readAuthzConfig(path string) (gateway.Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config: %w", err)
+		return gateway.Config{}, fmt.Errorf("--config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, authzconfig.MaxBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, gateway.MaxConfigBytes+1))
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+		return gateway.Config{}, fmt.Errorf("--config %s: %w", path, err)
 	}
-	cfg, err := authzconfig.Parse(data)
+	cfg, err := gateway.ParseConfig(data)
 	if err != nil {
-		return authzconfig.Config{}, fmt.Errorf("--config %s: %w", path, err)
+		return gateway.Config{}, fmt.Errorf("--config %s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-func authzClients(kubeconfig string) (authzcache.Clients, error) {
+func authzClients(kubeconfig string) (gateway.Clients, error) {
 	rc, err := kubeConfig(kubeconfig)
 	if err != nil {
-		return authzcache.Clients{}, err
+		return gateway.Clients{}, err
 	}
 	rc.UserAgent = "llmbudget-authz/" + version
-	kube, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("dynamic client: %w", err)
-	}
-	md, err := metadata.NewForConfig(rc)
-	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("metadata client: %w", err)
-	}
-	// The heartbeat's own client, with a timeout: the informers' watches must not have one.
-	beat := rest.CopyConfig(rc)
-	beat.Timeout = heartbeatTimeout
-	disc, err := discovery.NewDiscoveryClientForConfig(beat)
-	if err != nil {
-		return authzcache.Clients{}, fmt.Errorf("discovery client: %w", err)
-	}
-	return authzcache.Clients{Kube: kube, Dynamic: dyn, Metadata: md, Discovery: disc}, nil
+	return gateway.NewClients(rc)
 }
 
 // authzTLS is the TLS of the authorization calls, if any: the certificate reloaded per handshake, and the gateways'
 // client certificates verified when a CA is given (an unverified certificate is never an identity).
 func authzTLS(o authzOptions, logger *slog.Logger) (*tls.Config, error) {
-	if o.certFile == "" {
-		return nil, nil
+	cfg, err := server.ReloadingTLS(o.certFile, o.keyFile, logger, "h2", "http/1.1")
+	if err != nil || cfg == nil || o.clientCA == "" {
+		return cfg, err
 	}
-	rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
+	pem, err := os.ReadFile(o.clientCA)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: rl.GetCertificate,
-		NextProtos: []string{"h2", "http/1.1"}}
-	if o.clientCA != "" {
-		pem, err := os.ReadFile(o.clientCA)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate", o.clientCA)
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-client-ca-file %s: no PEM certificate", o.clientCA)
 	}
+	cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	return cfg, nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
 // rawSync writes a budget sync, kept alive, on conn and reads its answer's status.
@@ -41,7 +43,7 @@ func TestAHeaderLargerThanMetacontrollerSendsIsAnswered431(t *testing.T) {
 		},
 		"a header of 1 MB": {"X-Pad: " + strings.Repeat("x", 1<<20) + "\r\n", http.StatusRequestHeaderFieldsTooLarge},
 		"many short headers past the bound": {
-			strings.Repeat("X-Pad: "+strings.Repeat("x", 100)+"\r\n", 2*maxHeaderBytes/100),
+			strings.Repeat("X-Pad: "+strings.Repeat("x", 100)+"\r\n", 2*server.MaxHeaderBytes/100),
 			http.StatusRequestHeaderFieldsTooLarge,
 		},
 	}
@@ -105,7 +107,7 @@ func TestConnectionsPastTheCapCloseTheLongestIdleOrWait(t *testing.T) {
 				select {
 				case code := <-answered:
 					assert.Equal(t, http.StatusOK, code)
-				case <-time.After(readHeaderTimeout):
+				case <-time.After(server.ReadHeaderTimeout):
 					require.FailNow(t, "the new connection was not served")
 				}
 				require.NoError(t, held[0].SetReadDeadline(time.Now().Add(5*time.Second)))
@@ -122,7 +124,7 @@ func TestConnectionsPastTheCapCloseTheLongestIdleOrWait(t *testing.T) {
 			select {
 			case code := <-answered:
 				assert.Equal(t, http.StatusOK, code)
-			case <-time.After(readHeaderTimeout):
+			case <-time.After(server.ReadHeaderTimeout):
 				require.FailNow(t, "the waiting connection was not served once one closed")
 			}
 		})
@@ -136,7 +138,7 @@ func TestAnUnfinishedHeaderIsCutOffAfterTheHeaderTimeout(t *testing.T) {
 	defer conn.Close()
 	_, err = io.WriteString(conn, "POST /budget/sync HTTP/1.1\r\nHost: llm")
 	require.NoError(t, err)
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(readHeaderTimeout+10*time.Second)))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(server.ReadHeaderTimeout+10*time.Second)))
 	_, err = io.ReadAll(conn)
 	var timeout net.Error
 	assert.False(t, errors.As(err, &timeout) && timeout.Timeout(), "the server closed the connection: %v", err)

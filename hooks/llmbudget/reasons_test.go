@@ -17,7 +17,9 @@ import (
 )
 
 // reasonPackages are the packages whose code names the reasons of conditions, Events and workload annotations.
-var reasonPackages = []string{"internal/api/v1alpha1", "internal/evaluate", "internal/workload", "internal/spendwriter"}
+var reasonPackages = []string{
+	"internal/api/v1alpha1", "internal/evaluate", "internal/controller", "internal/spendwriter",
+}
 
 // codeReasons reads every reason the packages name, from their source: each string constant called Reason..., and
 // each string literal set as a Reason field; and the condition types, each string constant called Condition....

@@ -2,47 +2,26 @@ package main
 
 import (
 	"cmp"
-	"context"
-	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"os/signal"
-	runtimepprof "runtime/pprof"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/llmbudget/llmbudget/internal/auth"
-	"github.com/llmbudget/llmbudget/internal/connlimit"
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/metrics"
-	"github.com/llmbudget/llmbudget/internal/tlsreload"
+	"github.com/llmbudget/llmbudget/internal/server"
 )
 
-// shutdownTimeout bounds the drain of in-flight calls, within the Pod's 30 s termination grace period.
-const shutdownTimeout = 20 * time.Second
-
-// Bounds on connections, beside the handler's on bodies; docs/operations.md ("Sizing the service") derives them.
-const (
-	// defaultMaxConnections caps the connections each listener holds open at once; Metacontroller keeps one per
-	// worker. Past it, the longest idle one is closed for a new one; with none idle, new connections wait in the
-	// kernel's backlog, costing the process nothing.
-	defaultMaxConnections = 512
-	// maxHeaderBytes bounds a request's header: Metacontroller sends Content-Type, Accept-Encoding, User-Agent,
-	// Content-Length and, with a token, Authorization, well under 1 KiB. Larger headers are answered 431.
-	maxHeaderBytes = 8 << 10
-	// readHeaderTimeout bounds the wait for a request's header, and idleTimeout for the next request on a
-	// kept-alive connection, so that neither an unfinished header nor an idle connection is held for long.
-	readHeaderTimeout = 5 * time.Second
-	idleTimeout       = 30 * time.Second
-)
+// defaultMaxConnections caps the connections each listener holds open at once; Metacontroller keeps one per
+// worker. Past it, the longest idle one is closed for a new one; with none idle, new connections wait in the
+// kernel's backlog, costing the process nothing. docs/operations.md ("Sizing the service") derives it.
+const defaultMaxConnections = 512
 
 type serveOptions struct {
 	addr, level       string
@@ -93,7 +72,7 @@ func parseServe(args []string) (serveOptions, error) {
 		fmt.Sprintf("connections held open at once on each listener; past it, the longest idle one is closed for "+
 			"a new one, or, with none idle, new ones wait to be accepted "+
 			"(headers are bounded to %d bytes and %s, idle connections closed after %s)",
-			maxHeaderBytes, readHeaderTimeout, idleTimeout))
+			server.MaxHeaderBytes, server.ReadHeaderTimeout, server.IdleTimeout))
 	fs.IntVar(&o.maxConnsPerPeer, "max-connections-per-peer", defaultServeConnsPerPeer,
 		"connections one address holds open at once on each listener (unless given, at most a quarter of "+
 			"--max-connections); past it, its longest idle one is closed, or the new one; Metacontroller holds one "+
@@ -111,18 +90,12 @@ func parseServe(args []string) (serveOptions, error) {
 	if fs.NArg() > 0 {
 		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	if o.maxConns < 1 {
-		return o, badUsage(fs, "--max-connections must be at least 1, got %d", o.maxConns)
+	if err := checkServeFlags(o); err != nil {
+		return o, &usageError{fs: fs, err: err}
 	}
 	var err error
 	if o.maxConnsPerPeer, err = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns); err != nil {
 		return o, err
-	}
-	if (o.certFile == "") != (o.keyFile == "") {
-		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
-	}
-	if err := checkServeFlags(o); err != nil {
-		return o, &usageError{fs: fs, err: err}
 	}
 	// runServer parses these again (tests start it without flags); here a bad one is a usage error.
 	if _, err := parseClock(o.now, "2026-11-29T07:30:00Z"); err != nil {
@@ -135,8 +108,9 @@ func parseServe(args []string) (serveOptions, error) {
 	return o, nil
 }
 
-// checkServeFlags refuses the addresses and bounds that cannot work, naming the flag: a port past 65535, a body
-// bound of 0 or less, an in-flight bound below one call (which would answer every call 429).
+// checkServeFlags refuses the addresses, bounds and files that cannot work, naming the flag: a port past 65535, no
+// connection, a certificate without its key, a body bound of 0 or less, an in-flight bound below one call (which
+// would answer every call 429).
 func checkServeFlags(o serveOptions) error {
 	for _, a := range []struct{ flag, addr string }{{"--addr", o.addr}, {"--metrics-addr", o.metricsAddr}} {
 		if a.addr == "" && a.flag == "--metrics-addr" {
@@ -152,6 +126,10 @@ func checkServeFlags(o serveOptions) error {
 	}
 	least := max(o.maxBody, metacontroller.MinCallWeight)
 	switch {
+	case o.maxConns < 1:
+		return fmt.Errorf("--max-connections must be at least 1, got %d", o.maxConns)
+	case (o.certFile == "") != (o.keyFile == ""):
+		return errors.New("--tls-cert-file and --tls-key-file go together")
 	case o.maxBody < 1:
 		return fmt.Errorf("--max-body-bytes %d: must be at least 1 (the default is %d)", o.maxBody,
 			metacontroller.DefaultMaxBodyBytes)
@@ -164,7 +142,8 @@ func checkServeFlags(o serveOptions) error {
 	return nil
 }
 
-// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz fails, in-flight calls get shutdownTimeout.
+// runServer serves until SIGTERM, SIGINT or o.stop, then drains: /readyz fails, in-flight calls get
+// server.ShutdownTimeout.
 func runServer(o serveOptions, stderr io.Writer) error {
 	now, err := parseClock(o.now, "2026-11-29T07:30:00Z")
 	if err != nil {
@@ -183,64 +162,29 @@ func runServer(o serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The certificate is fetched per handshake, so renewals apply at once.
-	var tlsCfg *tls.Config
-	if o.certFile != "" {
-		rl, err := tlsreload.New(o.certFile, o.keyFile, logger)
-		if err != nil {
-			return err
-		}
-		tlsCfg = &tls.Config{
-			MinVersion:     tls.VersionTLS12,
-			GetCertificate: rl.GetCertificate,
-			NextProtos:     []string{"http/1.1"}, // Metacontroller speaks HTTP/1.1
-		}
+	tlsCfg, err := server.ReloadingTLS(o.certFile, o.keyFile, logger, "http/1.1") // Metacontroller speaks HTTP/1.1
+	if err != nil {
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	errc := make(chan error, len(servers))
-	addrs := [2]string{1: "beside the hooks"} // of the hooks and of /metrics, as logged
 	maxConns := cmp.Or(o.maxConns, defaultMaxConnections)
 	perPeer := cmp.Or(o.maxConnsPerPeer, min(defaultServeConnsPerPeer, max(maxConns/4, 1))) // as parseServe sets it
+	endpoints := make([]server.Endpoint, len(servers))
 	for i, srv := range servers {
-		defer srv.Close()
-		ln, err := net.Listen("tcp", srv.Addr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", srv.Addr, err)
+		endpoints[i] = server.Endpoint{Server: srv, Conns: &server.ConnLimits{Max: maxConns, PerPeer: perPeer},
+			TLS: tlsCfg}
+	}
+	ctx, stop := server.SignalContext(o.stop)
+	defer stop()
+	return server.Run(ctx, logger, &draining, endpoints, func(addrs []string) {
+		addrs = append(addrs, "beside the hooks")[:2] // of the hooks and of /metrics, as logged
+		if o.onListen != nil {
+			o.onListen(addrs[0], addrs[1])
 		}
-		limited := connlimit.New(ln, connlimit.Config{Max: maxConns, PerPeer: perPeer})
-		srv.ConnState = limited.ConnState
-		ln = limited
-		if tlsCfg != nil {
-			ln = tls.NewListener(ln, tlsCfg)
-		}
-		addrs[i] = ln.Addr().String()
-		go func() { errc <- fmt.Errorf("serve on %s: %w", ln.Addr(), srv.Serve(ln)) }()
-	}
-	if o.onListen != nil {
-		o.onListen(addrs[0], addrs[1])
-	}
-	logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
-		"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody, "max_in_flight_bytes", o.maxInFlight,
-		"max_list_body_bytes", o.maxListBody,
-		"max_connections", maxConns, "max_connections_per_peer", perPeer)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	case <-o.stop:
-	}
-	draining.Store(true)
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil {
-			return fmt.Errorf("shutdown: %w", err)
-		}
-	}
-	logger.Info("stopped")
-	return nil
+		logger.Info("serving hooks", "addr", addrs[0], "metrics", addrs[1], "version", version,
+			"tls", o.certFile != "", "auth", o.tokenFile != "", "max_body_bytes", o.maxBody,
+			"max_in_flight_bytes", o.maxInFlight, "max_list_body_bytes", o.maxListBody,
+			"max_connections", maxConns, "max_connections_per_peer", perPeer)
+	})
 }
 
 // newServers returns the hooks' server, where the optional bearer token guards all but the probes, and serves
@@ -248,8 +192,8 @@ func runServer(o serveOptions, stderr io.Writer) error {
 // port alone), else beside the hooks, also without the token.
 func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 	draining *atomic.Bool) ([]*http.Server, error) {
-	m := metrics.New(version)
-	router, err := httpapi.New(metacontroller.Config{
+	m := controller.NewMetrics(version)
+	router, err := controller.NewRouter(metacontroller.Config{
 		Now:              now,
 		Logger:           logger,
 		MaxBodyBytes:     o.maxBody,
@@ -262,9 +206,9 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 		return nil, err
 	}
 	if o.pprof {
-		routePprof(router)
+		server.RoutePprof(router)
 	}
-	servers := []*http.Server{newServer(o.addr, router, logger)}
+	servers := []*http.Server{server.New(o.addr, router, logger)}
 	open := []string{"/healthz", "/readyz"}
 	if o.metricsAddr == "" {
 		router.Handler(http.MethodGet, "/metrics", m.Handler())
@@ -272,40 +216,14 @@ func newServers(o serveOptions, now func() time.Time, logger *slog.Logger,
 	} else {
 		mr := httprouter.New()
 		mr.Handler(http.MethodGet, "/metrics", m.Handler())
-		servers = append(servers, newServer(o.metricsAddr, mr, logger))
+		servers = append(servers, server.New(o.metricsAddr, mr, logger))
 	}
 	if o.tokenFile != "" {
-		tok, err := auth.NewFileToken(o.tokenFile)
+		tok, err := server.NewFileToken(o.tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
-		servers[0].Handler = auth.Require(router, tok, logger, open...)
+		servers[0].Handler = server.Require(router, tok, logger, open...)
 	}
 	return servers, nil
-}
-
-// routePprof serves the pprof index, the CPU profile, the execution trace and the runtime's profiles (heap,
-// goroutine, ...), each by name: httprouter cannot put fixed names beside a wildcard.
-func routePprof(router *httprouter.Router) {
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/", pprof.Index)
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/profile", pprof.Profile)
-	router.HandlerFunc(http.MethodGet, "/debug/pprof/trace", pprof.Trace)
-	for _, p := range runtimepprof.Profiles() {
-		router.Handler(http.MethodGet, "/debug/pprof/"+p.Name(), pprof.Handler(p.Name()))
-	}
-}
-
-// newServer serves h on addr. Hook calls are small and fast: the timeouts only cut off clients that stall, so
-// that a slow peer cannot hold a connection forever, and the header bound keeps an unfinished header small.
-func newServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 }

@@ -76,7 +76,7 @@ var spendCommand = command{
 		"[--source litellm|vllm|otel-genai | --query MEASURE=SELECTOR]\n" +
 		"       llmbudget spend --all --prometheus URL [-n NAMESPACE] [--kubeconfig FILE] [--now RFC3339] [--timeout D]\n" +
 		"         [--request-timeout D] [--deadline D] [--concurrency N] [--qps N] [--burst N]\n" +
-		"         [--checkpoints-namespace NAMESPACE [--settle D]]\n" +
+		"         [--checkpoints-namespace NAMESPACE [--settle D]] [--burn-window D]\n" +
 		"         [--loop [--interval D] [--lease-name NAME] [--lease-namespace NAMESPACE] [--identity NAME]\n" +
 		"          [--lease-duration D] [--renew-deadline D] [--retry-period D] [--metrics-addr ADDR]]",
 	summary: "compute budgets' spend from Prometheus: print a spend ConfigMap, or write them all",
@@ -128,6 +128,13 @@ counter makes (negative, not finite, fractional tokens), only costs that budget 
 whole period again. The figures are those of a query over the whole period, but
 for samples that reach Prometheus more than --settle late.
 
+While a budget's spend grows, --all writes beside its figures the burn rate
+(llmbudget.dev/burn-rate): the growth over the last --burn-window (1m) in USD per hour,
+for the budget and each model it limits in USD, and when the latest sample counted was
+taken. A budget blocks where that rate takes its spend to a USD limit
+(spec.enforcement.blockOn Projected); a rate that cannot be computed is logged, and the
+figures are written without it.
+
 With --loop it runs until stopped, as the replicas of a Deployment: the one that holds
 the coordination.k8s.io Lease --lease-name in --lease-namespace (default $POD_NAMESPACE)
 runs the writer every --interval (15s), the others wait to take the Lease over. Each run
@@ -161,6 +168,22 @@ exit status:
 func parseSpendFlags(args []string) (spendFlags, error) {
 	var f spendFlags
 	fs := newFlagSet("spend")
+	f.defineOne(fs)
+	f.defineAll(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	if err := f.checkBounds(fs); err != nil {
+		return f, err
+	}
+	if f.all {
+		return f, f.checkAll(fs)
+	}
+	return f, f.checkOne(fs)
+}
+
+// defineOne defines the flags of one budget's spend, and those both forms take.
+func (f *spendFlags) defineOne(fs *flag.FlagSet) {
 	fs.Var(&f.files, "f", "YAML or JSON file with the budget (repeatable; - for stdin)")
 	fs.StringVar(&f.budget, "budget", "", "namespace/name of the budget, when the files hold several")
 	fs.StringVar(&f.prometheus, "prometheus", "", "Prometheus (or Thanos, Mimir) query URL, like http://prometheus:9090")
@@ -183,6 +206,10 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	fs.BoolVar(&f.printQuery, "print-query", false, "print the PromQL and exit without querying")
 	fs.StringVar(&f.output, "o", "", "write the ConfigMap to this file instead of stdout")
 	fs.BoolVar(&f.all, "all", false, "write the spend of every budget with spec.costSource.prometheus into its ConfigMap")
+}
+
+// defineAll defines the flags only --all takes.
+func (f *spendFlags) defineAll(fs *flag.FlagSet) {
 	fs.StringVar(&f.namespace, "n", "", "with --all: only the budgets of this namespace")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "",
 		"with --all: kubeconfig file (default: $KUBECONFIG, else the in-cluster service account)")
@@ -214,15 +241,10 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 		"with --loop: how long the leader tries to renew before it stops writing and exits")
 	fs.DurationVar(&f.retryFor, "retry-period", 2*time.Second, "with --loop: the wait between tries at the Lease")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", ":9090", "with --loop: address of /metrics; empty for none")
-	if err := parseFlags(fs, args); err != nil {
-		return f, err
-	}
-	if err := f.checkBounds(fs); err != nil {
-		return f, err
-	}
-	if f.all {
-		return f, f.checkAll(fs)
-	}
+}
+
+// checkOne refuses what one budget's spend cannot take, and reads --source or --query and --now.
+func (f *spendFlags) checkOne(fs *flag.FlagSet) error {
 	var onlyAll []string
 	fs.Visit(func(fl *flag.Flag) {
 		if slices.Contains(allOnly, fl.Name) {
@@ -231,39 +253,39 @@ func parseSpendFlags(args []string) (spendFlags, error) {
 	})
 	switch {
 	case fs.NArg() > 0:
-		return f, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+		return badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	case len(onlyAll) > 0:
-		return f, badUsage(fs, "%s: only with --all", strings.Join(onlyAll, ", "))
+		return badUsage(fs, "%s: only with --all", strings.Join(onlyAll, ", "))
 	case len(f.files) == 0:
-		return f, badUsage(fs, "no budget: give -f FILE, or --all for every budget of the cluster")
+		return badUsage(fs, "no budget: give -f FILE, or --all for every budget of the cluster")
 	case stdinTwice(f.files):
-		return f, badUsage(fs, "-f - given twice: stdin can be read only once")
+		return badUsage(fs, "-f - given twice: stdin can be read only once")
 	case f.source != "" && len(f.queries) > 0:
-		return f, badUsage(fs, "give either --source or --query, not both")
+		return badUsage(fs, "give either --source or --query, not both")
 	case f.prometheus == "" && !f.printQuery:
-		return f, badUsage(fs, "no --prometheus URL")
+		return badUsage(fs, "no --prometheus URL")
 	}
 	fs.Visit(func(fl *flag.Flag) { f.stepSet = f.stepSet || fl.Name == "step" })
 	for _, m := range f.sel.Match {
 		if !api.ValidMatcher(m) {
-			return f, badUsage(fs, "--match %q: want a PromQL label matcher, like env=\"prod\" or region=~\"eu-.*\"", m)
+			return badUsage(fs, "--match %q: want a PromQL label matcher, like env=\"prod\" or region=~\"eu-.*\"", m)
 		}
 	}
 	if f.step <= 0 || api.StepDivides%f.step != 0 {
-		return f, badUsage(fs, "--step %s: want a step that divides 15m, like 15s or 1m", f.step)
+		return badUsage(fs, "--step %s: want a step that divides 15m, like 15s or 1m", f.step)
 	}
 	// What the flags say is checked here, so that a misspelt --source is a usage error like a missing one.
 	// Without either flag the budget's spec.costSource.prometheus says, read once the budget is.
 	var err error
 	if f.source != "" || len(f.queries) > 0 {
 		if f.src, err = f.sourceOf(); err != nil {
-			return f, &usageError{fs: fs, err: err}
+			return &usageError{fs: fs, err: err}
 		}
 	}
 	if f.clock, err = parseClock(f.now, "2026-11-20T12:00:00Z"); err != nil {
-		return f, &usageError{fs: fs, err: err}
+		return &usageError{fs: fs, err: err}
 	}
-	return f, nil
+	return nil
 }
 
 // checkBounds refuses a bound of 0 or less, which would remove it (a --timeout of 0 once meant no timeout) or
@@ -371,6 +393,11 @@ func spendCmd(args []string, std stdio) error {
 	if f.all {
 		return spendAll(f, std)
 	}
+	return spendOne(f, std)
+}
+
+// spendOne is spend -f: one budget's spend ConfigMap, printed.
+func spendOne(f spendFlags, std stdio) error {
 	b, err := pickBudget(f.files, f.budget, std.in)
 	if err != nil {
 		return err
@@ -408,27 +435,18 @@ func spendCmd(args []string, std stdio) error {
 		}
 		return fmt.Errorf("%s counts tokens only: give a price table with --prices", what)
 	}
-	answers, err := ask(f.prometheus, f.timeout, plan, std.err)
-	if err != nil {
-		return causeFirst(f.prometheus, f.timeout, err)
-	}
-	data, err := plan.Data(answers, prices)
+	computed, err := compute(f, plan, prices, std.err)
 	if err != nil {
 		return err
 	}
-	out, err := yaml.Marshal(map[string]any{
-		"apiVersion": "v1",
-		"kind":       "ConfigMap",
-		"metadata": map[string]any{"name": b.Spec.CostSource.ConfigMapName, "namespace": b.Namespace,
-			"annotations": plan.Annotations(),
-			// A budget reads only a labelled ConfigMap, as the spend writer writes them.
-			"labels": map[string]string{api.LabelSpendSource: b.Spec.CostSource.ConfigMapName}},
-		"data": data,
-	})
+	// A budget reads only a labelled ConfigMap, as the spend writer writes them.
+	name := b.Spec.CostSource.ConfigMapName
+	out, err := yaml.Marshal(spendwriter.ConfigMap(b.Namespace, name, name, promspend.Encode(computed.Figures),
+		computed.Annotations))
 	if err != nil {
 		return err
 	}
-	if err := promspend.CheckConfigMapSize(b.Namespace+"/"+b.Spec.CostSource.ConfigMapName, out); err != nil {
+	if err := promspend.CheckConfigMapSize(b.Namespace+"/"+name, out); err != nil {
 		return fmt.Errorf("budget %s/%s: %w", b.Namespace, b.Name, err)
 	}
 	if f.output != "" {
@@ -493,18 +511,27 @@ func pickBudget(files []string, name string, stdin io.Reader) (manifest.Budget, 
 		len(found), strings.Join(files, ", "))
 }
 
-// ask runs the plan's queries against --prometheus within timeout, printing Prometheus' warnings.
-func ask(url string, timeout time.Duration, plan promspend.Plan, stderr io.Writer) ([]model.Vector, error) {
-	prom, err := prometheus(url)
+// compute is the budget's spend by the spend writer's own computation (promspend.Compute), asking --prometheus
+// within --timeout and printing Prometheus' warnings; the burn rate is the writer's alone.
+func compute(f spendFlags, plan promspend.Plan, prices *promspend.Prices, stderr io.Writer) (promspend.Spend, error) {
+	prom, err := prometheus(f.prometheus)
 	if err != nil {
-		return nil, err
+		return promspend.Spend{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	return plan.Ask(ctx, prom, func(_ promspend.Query, warning string) {
-		// Quoted: a Prometheus's text must not move the terminal's cursor or forge lines.
-		fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(warning))
-	})
+	ask := func(ctx context.Context, p promspend.Plan) ([]model.Vector, func(), error) {
+		answers, err := p.Ask(ctx, prom, func(_ promspend.Query, warning string) {
+			// Quoted: a Prometheus's text must not move the terminal's cursor or forge lines.
+			fmt.Fprintf(stderr, "llmbudget spend: warning from Prometheus: %s\n", strconv.Quote(warning))
+		})
+		return answers, func() {}, err
+	}
+	s, err := promspend.Compute(ctx, plan, ask, prices, 0, nil)
+	if err != nil {
+		return s, causeFirst(f.prometheus, f.timeout, err)
+	}
+	return s, nil
 }
 
 // prometheus is the client of --prometheus, bounded as promspend.DefaultLimits says.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/llmbudget/llmbudget/internal/server"
 	"github.com/llmbudget/llmbudget/internal/spendwriter"
 )
 
@@ -26,15 +27,9 @@ import (
 func spendLoop(f spendFlags, w spendwriter.Writer, kube kubernetes.Interface, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	identity := f.identity
-	if identity == "" {
-		identity = os.Getenv("POD_NAME")
-	}
-	if identity == "" {
-		var err error
-		if identity, err = os.Hostname(); err != nil {
-			return fmt.Errorf("no --identity, no $POD_NAME, and no host name: %w", err)
-		}
+	identity, err := f.replica()
+	if err != nil {
+		return err
 	}
 	m := spendwriter.NewMetrics(version)
 	m.SetLeader(false)
@@ -86,6 +81,21 @@ func spendLoop(f spendFlags, w spendwriter.Writer, kube kubernetes.Interface, lo
 	return nil
 }
 
+// replica is this replica's name in the Lease: --identity, else $POD_NAME, else the host name.
+func (f spendFlags) replica() (string, error) {
+	if f.identity != "" {
+		return f.identity, nil
+	}
+	if pod := os.Getenv("POD_NAME"); pod != "" {
+		return pod, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("no --identity, no $POD_NAME, and no host name: %w", err)
+	}
+	return host, nil
+}
+
 // serveWriterMetrics serves /metrics and /healthz on addr until the returned func is called.
 func serveWriterMetrics(ctx context.Context, addr string, m *spendwriter.Metrics,
 	log *slog.Logger) (func(), error) {
@@ -96,7 +106,7 @@ func serveWriterMetrics(ctx context.Context, addr string, m *spendwriter.Metrics
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
-	srv := newServer(addr, mux, log)
+	srv := server.New(addr, mux, log)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server", "reason", err.Error())

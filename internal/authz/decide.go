@@ -3,7 +3,7 @@
 // budgets and Pods.
 //
 // Expected Flow:
-//  1. The server resolves the caller (package callerid, then Store.PodByIP in source mode) and reads the Store's
+//  1. The server resolves the caller (package authz/gateway, then Store.PodByIP in source mode) and reads the Store's
 //     View of its namespace.
 //  2. Decide returns the Decision: allowed (200, with the budget's figures), refused (429, the sentence of the
 //     admission policy and the seconds to the period's end), or unavailable (503) while a Closed budget cannot
@@ -18,7 +18,7 @@
 //     a budget that blocks through a ResourceQuota alone refuses requests too. A namespace labelled
 //     llmbudget.dev/blocked (by the namespace decorator, from the same statuses) refuses too while no budget in
 //     the view accounts for the label, as when the budgets' cache lags the namespaces'. A budget whose status
-//     cannot be read is not in the view (package authzcache leaves it out), so it refuses nothing.
+//     cannot be read is not in the view (package authz/gateway leaves it out), so it refuses nothing.
 //   - The refusal's message is the admission policy's first sentence (Sentence), word for word.
 //   - Warn mode never refuses: it adds the sentence that would have refused as a warning.
 //   - A caller identity that a gateway sent but that cannot be read is refused, whatever the UnknownCaller policy

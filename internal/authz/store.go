@@ -59,7 +59,7 @@ type Pod struct {
 	Budget          string // label llmbudget.dev/budget
 }
 
-// Store is the in-memory view decisions are made from, kept by informers (package authzcache) and read per
+// Store is the in-memory view decisions are made from, kept by informers (package authz/gateway) and read per
 // request. It is safe for concurrent use; reads never wait on the API server.
 type Store struct {
 	mu         sync.RWMutex

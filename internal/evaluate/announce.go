@@ -92,7 +92,8 @@ func since(prev []metav1.Condition, typ string, status metav1.ConditionStatus, a
 
 // transition is when the inputs place a condition's change to status, never the clock: spend turned stale when
 // its stamp reached maxAge (or when the inputs place it, if later), a block on a projection began at the
-// projected crossing, anything else when the inputs place it.
+// projected crossing and, if no later figures lifted it first, ended when its projection lapsed; anything else
+// when the inputs place it.
 func transition(typ string, status metav1.ConditionStatus, f freshness, m measurement, proj projection,
 	enf *api.EnforcementStatus) time.Time {
 	switch {
@@ -100,6 +101,8 @@ func transition(typ string, status metav1.ConditionStatus, f freshness, m measur
 		return latest(m.at, f.turned)
 	case typ == api.ConditionBlocking && status == metav1.ConditionTrue && enf.Projected:
 		return proj.at
+	case typ == api.ConditionBlocking && status == metav1.ConditionFalse && proj.lapsed:
+		return latest(m.at, proj.until)
 	}
 	return m.at
 }
@@ -178,7 +181,8 @@ func occurrences(in Input, prev api.Status, v verdict, f freshness, p periodView
 		})
 	case meta.IsStatusConditionTrue(prev.Conditions, api.ConditionBlocking): // this sync lifts the block
 		out = append(out, Announcement{Slug: "unblocked", Type: EventNormal, Reason: ReasonUnblocked,
-			Message: lifted(in, prev), At: metaTime(m.at).Time, fresh: true})
+			Message: lifted(in, prev), At: metaTime(transition(api.ConditionBlocking, metav1.ConditionFalse, f, m, proj,
+				enf)).Time, fresh: true})
 	}
 	// A new period, announced to budgets that existed before it began.
 	if !v.invalidSpec() && in.Budget.Metadata.CreationTimestamp.Time.Before(in.Window.Start) {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // enforce decides whether the budget closes its namespaces to new workloads, and by which gates. A block on spend
@@ -47,6 +47,11 @@ func enforce(in Input, v verdict, m measurement, proj projection, p periodView, 
 		return block(in, v, m, p, nil, held)
 	case proj.blocks:
 		return blockProjected(in, v, proj, p, held)
+	case proj.lapsed && spec.Enforcement.BlockOn == api.BlockOnProjected:
+		return idle(fmt.Sprintf("the budget is %s: new workloads are admitted; the projection from its sample at %s "+
+			"(%s) lapsed at %s, %s after it, with no newer figures", m.state,
+			proj.status.SampledAt.UTC().Format(time.RFC3339), proj.words(), proj.until.UTC().Format(time.RFC3339),
+			ProjectFor))
 	}
 	return idle(fmt.Sprintf("the budget is %s: new workloads are admitted", m.state))
 }
@@ -87,7 +92,7 @@ func block(in Input, v verdict, m measurement, p periodView, last *api.SpendRead
 		reading = last
 		unreadable := "cannot be read now (" + v.reason + ": " + v.message + ")"
 		if v.evaluated() {
-			unreadable = "cannot be read in full now (" + money.Abbreviate(in.Spend.Skipped, maxMessage) + ")"
+			unreadable = "cannot be read in full now (" + text.Abbreviate(in.Spend.Skipped, maxMessage) + ")"
 		}
 		readAt := last.ReadAt.UTC().Format(time.RFC3339)
 		why = fmt.Sprintf("%s keeps blocking: it read %s at %s in this period, and its spend %s; an unreadable "+

@@ -20,9 +20,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Input is everything an evaluation may look at, read by the caller.
@@ -160,13 +160,13 @@ func (v verdict) invalidSpec() bool { return v.reason == api.ReasonInvalidSpec }
 func verdictOf(in Input, f freshness) verdict {
 	switch {
 	case in.Invalid != nil:
-		return verdict{api.ReasonInvalidSpec, money.Abbreviate(in.Invalid.Error(), maxMessage)}
+		return verdict{api.ReasonInvalidSpec, text.Abbreviate(in.Invalid.Error(), maxMessage)}
 	case in.Spend.Reason != "":
-		return verdict{in.Spend.Reason, money.Abbreviate(in.Spend.Message, maxMessage)}
+		return verdict{in.Spend.Reason, text.Abbreviate(in.Spend.Message, maxMessage)}
 	case f.unknown(in):
 		return verdict{api.ReasonSpendStale, f.message}
 	}
-	return verdict{api.ReasonEvaluated, money.Abbreviate(in.Spend.Message, maxMessage)}
+	return verdict{api.ReasonEvaluated, text.Abbreviate(in.Spend.Message, maxMessage)}
 }
 
 // The most of a message from the caller that the status repeats: its callers abbreviate each value they echo,
@@ -197,7 +197,7 @@ func statusOf(in Input, p periodView, m measurement, enf *api.EnforcementStatus)
 		st.NamespaceCount, st.NamespacesOmitted = new(int32(len(ns.Selected))), ns.Omitted
 		st.Namespaces = slices.Clone(ns.Breakdown)
 		for i := range st.Namespaces {
-			st.Namespaces[i].Message = money.Abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
+			st.Namespaces[i].Message = text.Abbreviate(st.Namespaces[i].Message, maxNamespaceMessage)
 		}
 	}
 	return st

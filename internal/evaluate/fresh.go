@@ -6,7 +6,7 @@ import (
 	"time"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
-	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // freshness is how old the spend is against spec.costSource.maxAge: the SpendStale condition, and what stale
@@ -69,13 +69,13 @@ func freshnessOf(in Input) freshness {
 			st.Source, asOf, cs.MaxAge, turns.UTC().Format(time.RFC3339))
 	}
 	if f.stale {
-		f.message = money.Abbreviate(f.message, maxMessage)
+		f.message = text.Abbreviate(f.message, maxMessage)
 		if in.Budget.Spec.Enforcement.FailurePolicy == api.FailClosed {
 			f.event += "; with failurePolicy Closed the spend counts as unknown"
 		} else {
 			f.event += "; with failurePolicy Open the budget is still evaluated on these figures"
 		}
-		f.event = money.Abbreviate(f.event, maxMessage)
+		f.event = text.Abbreviate(f.event, maxMessage)
 	}
 	return f
 }

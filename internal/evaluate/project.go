@@ -10,6 +10,7 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ProjectFor is how long past its latest sample a burn rate is projected. As deployed the next figures come
@@ -28,6 +29,7 @@ type projection struct {
 	reach  use    // the limit it reaches, with its figures now
 	rate   string // the rate that limit is reached at, "12.00 USD/h"
 	blocks bool   // at has passed and the spec blocks on projections: the budget blocks
+	lapsed bool   // at has passed, and so has until: a block on it ended at until
 }
 
 // project projects the spend read at its burn rate. Every instant it shows follows from the figures and the rate
@@ -39,7 +41,7 @@ func project(in Input, v verdict, f freshness, m measurement) projection {
 	case r == nil || !v.evaluated() || in.Invalid != nil:
 		return projection{}
 	case r.Unused != "":
-		return projection{status: &api.ProjectionStatus{Unused: money.Abbreviate(r.Unused, maxMessage)}}
+		return projection{status: &api.ProjectionStatus{Unused: text.Abbreviate(r.Unused, maxMessage)}}
 	}
 	p := projection{
 		status: &api.ProjectionStatus{BurnRateUSDPerHour: r.USDPerHour.String(), Window: r.Window.String(),
@@ -66,7 +68,8 @@ func project(in Input, v verdict, f freshness, m measurement) projection {
 		return p
 	}
 	spec := in.Budget.Spec
-	p.blocks = spec.Enforcement.BlockOn == api.BlockOnProjected && !in.Now.Before(p.at) && in.Now.Before(p.until)
+	p.lapsed = !in.Now.Before(p.until)
+	p.blocks = spec.Enforcement.BlockOn == api.BlockOnProjected && !in.Now.Before(p.at) && !p.lapsed
 	return p
 }
 

@@ -273,3 +273,22 @@ func FuzzAProjectionNeverBlocksEarly(f *testing.F) {
 			elapsed)
 	})
 }
+
+func TestAProjectedBlockThatLapsesIsLiftedAtItsBoundNotAtTheSync(t *testing.T) {
+	in := burning("99", "120")
+	blocked := evaluate.Evaluate(at(in, sampled.Add(time.Minute)))
+	require.True(t, blocked.Status.Enforcement.Blocking)
+	in.Budget.Status = &blocked.Status
+	bound := sampled.Add(evaluate.ProjectFor)
+	for _, late := range []time.Duration{0, time.Second, time.Minute} {
+		r := evaluate.Evaluate(at(in, bound.Add(late)))
+		assert.False(t, r.Status.Enforcement.Blocking)
+		assert.Equal(t, bound, condition(t, r.Status, api.ConditionBlocking).LastTransitionTime.Time,
+			"%s past the bound: the lift is dated at the bound", late)
+		for _, a := range r.Announcements {
+			if a.Reason == evaluate.ReasonUnblocked {
+				assert.Equal(t, bound, a.At)
+			}
+		}
+	}
+}

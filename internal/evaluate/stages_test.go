@@ -309,7 +309,8 @@ func TestEnforceDecides(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			enf, quota := enforce(tc.in, tc.v, measurement{state: tc.state, driver: use{what: "spend"}}, projection{}, p, nil, nil)
+			m := measurement{state: tc.state, driver: use{what: "spend"}}
+			enf, quota := enforce(tc.in, tc.v, m, projection{}, p, nil, nil)
 			assert.Equal(t, tc.blocks, enf.Blocking)
 			assert.Equal(t, tc.blocks, quota != nil)
 			if quota != nil {
@@ -327,7 +328,8 @@ func TestAClusterBudgetClosesTheNamespacesItSelects(t *testing.T) {
 		Spend: spend.Reading{Namespaces: &spend.Namespaces{Selected: []string{"a", "b"}}},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, projection{}, p, nil, nil)
+	over := measurement{state: api.OverBudget}
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, over, projection{}, p, nil, nil)
 	require.NotNil(t, quota)
 	assert.Equal(t, []string{"a", "b"}, quota.Namespaces)
 	assert.Equal(t, []string{"a", "b"}, enf.Namespaces)
@@ -341,7 +343,8 @@ func TestAWarnModeBudgetWouldRefuseThroughThePolicyAndKeepsNoQuota(t *testing.T)
 		Subject: Subject{Named: "LLMCostBudget chatbot", Where: "namespace team-ml", Policy: "llmbudget-budgets"},
 	}
 	p := periodView{status: &api.PeriodStatus{Start: "s", End: "e"}}
-	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, measurement{state: api.OverBudget}, projection{}, p, nil, nil)
+	over := measurement{state: api.OverBudget}
+	enf, quota := enforce(in, verdict{reason: api.ReasonEvaluated}, over, projection{}, p, nil, nil)
 	assert.Nil(t, quota, "a quota cannot warn")
 	assert.True(t, enf.Blocking)
 	assert.Equal(t, api.ModeWarn, enf.Mode)

@@ -16,7 +16,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // MaxDecimals is the precision of an Amount: nano-dollars.
@@ -135,14 +136,14 @@ func ParseMaxDecimals(s string, maxDecimals int) (Amount, error) {
 	}
 	if len(frac) > maxDecimals {
 		if maxDecimals == 0 {
-			return Amount{}, fmt.Errorf("%s has decimals; want a whole number", Quote(s))
+			return Amount{}, fmt.Errorf("%s has decimals; want a whole number", text.Quote(s))
 		}
-		return Amount{}, fmt.Errorf("%s has more than %d decimals", Quote(s), maxDecimals)
+		return Amount{}, fmt.Errorf("%s has more than %d decimals", text.Quote(s), maxDecimals)
 	}
 	// The digits, the fraction padded to nine places, count nano-dollars.
 	n, err := strconv.ParseInt(intPart+frac+strings.Repeat("0", MaxDecimals-len(frac)), 10, 64)
 	if err != nil { // only a range error: split checked the digits
-		return Amount{}, fmt.Errorf("%s is too large (at most %s)", Quote(s), Max)
+		return Amount{}, fmt.Errorf("%s is too large (at most %s)", text.Quote(s), Max)
 	}
 	return Amount{n: n}, nil
 }
@@ -161,51 +162,15 @@ func split(s string) (intPart, frac string, err error) {
 	intPart, frac, point := strings.Cut(mantissa, ".")
 	switch {
 	case !digits(intPart) || point && !digits(frac) || hasExponent && !digits(exponent):
-		return "", "", fmt.Errorf("%s is not a decimal number", Quote(s)) // "12.", ".5", "-", "NaN", "1e", ...
+		return "", "", fmt.Errorf("%s is not a decimal number", text.Quote(s)) // "12.", ".5", "-", "NaN", "1e", ...
 	case hasExponent:
-		return "", "", fmt.Errorf("%s: exponents are not allowed", Quote(s))
+		return "", "", fmt.Errorf("%s: exponents are not allowed", text.Quote(s))
 	case negative:
-		return "", "", fmt.Errorf("%s is negative", Quote(s))
+		return "", "", fmt.Errorf("%s is negative", text.Quote(s))
 	}
 	return intPart, frac, nil
 }
 
 func digits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-// The one truncator of what a message echoes from its input, by bytes (the API server stores bytes) and never
-// inside a character.
-
-// Abbreviate cuts s to at most n bytes, on a character boundary, marking the cut with "...": what a status
-// echoes from its input stays small enough for the API server to store, whatever the input.
-func Abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return prefix(s, n-len("...")) + "..."
-}
-
-// Quote quotes an input for an error message, shortened past quoteAt bytes so that the message stays readable.
-func Quote(s string) string {
-	if len(s) > quoteAt {
-		return strconv.Quote(prefix(s, quoteAt)) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-const quoteAt = 48
-
-// prefix is the longest start of s of at most n bytes that ends on a character boundary.
-func prefix(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

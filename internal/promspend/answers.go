@@ -17,6 +17,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Querier answers PromQL at an instant with a vector and Prometheus' warnings: a Client, or a test's fake.
@@ -76,7 +77,7 @@ func (p Plan) AskWithin(ctx context.Context, q Querier, a Allowance,
 		if errors.Is(err, ErrOverAllowance) {
 			why := fmt.Sprintf("%d series and %d bytes so far", used.Series, used.Body)
 			if err != ErrOverAllowance {
-				why = strings.TrimPrefix(money.Abbreviate(err.Error(), Excerpt), ErrOverAllowance.Error()+": ")
+				why = strings.TrimPrefix(text.Abbreviate(err.Error(), Excerpt), ErrOverAllowance.Error()+": ")
 			}
 			return nil, fmt.Errorf("%w: %d series and %s in all (promspend.DefaultAllowance); query %d of %d "+
 				"passed it (%s)", ErrOverAllowance, a.Series, bytesIn(a.Body), i+1, len(p.Queries), why)

@@ -16,7 +16,7 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
 
-	"github.com/llmbudget/llmbudget/internal/money"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Limits bounds one answer.
@@ -183,13 +183,13 @@ func (c *Client) vector(data within, seriesLeft int) (model.Vector, error) {
 		}
 		if s.Histogram != nil {
 			return nil, fmt.Errorf("answered a histogram for %s, not a number",
-				money.Abbreviate(s.Metric.String(), Excerpt/2))
+				text.Abbreviate(s.Metric.String(), Excerpt/2))
 		}
 		for name, value := range s.Metric {
 			if len(value) > c.limits.LabelValue {
 				return nil, fmt.Errorf("answered a series whose label %s holds %d bytes, more than the %d "+
-					"allowed: %q", money.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
-					money.Abbreviate(string(value), Excerpt/4))
+					"allowed: %q", text.Abbreviate(string(name), Excerpt/4), len(value), c.limits.LabelValue,
+					text.Abbreviate(string(value), Excerpt/4))
 			}
 		}
 		vec = append(vec, s)
@@ -204,7 +204,7 @@ func warnings(ws []string) []string {
 		if i == maxWarnings {
 			return append(said, fmt.Sprintf("and %d more warnings", len(ws)-i))
 		}
-		said = append(said, money.Abbreviate(w, Excerpt))
+		said = append(said, text.Abbreviate(w, Excerpt))
 	}
 	return said
 }
@@ -212,7 +212,7 @@ func warnings(ws []string) []string {
 // excerpt is an error quoting at most Excerpt bytes of its cause, which errors.Is and errors.As still see.
 type excerpt struct{ err error }
 
-func (e excerpt) Error() string { return money.Abbreviate(e.err.Error(), Excerpt) }
+func (e excerpt) Error() string { return text.Abbreviate(e.err.Error(), Excerpt) }
 func (e excerpt) Unwrap() error { return e.err }
 
 // sameOrigin refuses a redirect to another scheme or host, and stops after 10 as net/http's default does.
@@ -220,7 +220,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 		return fmt.Errorf("redirect from %s://%s to %s://%s refused: only redirects within the same host are followed",
-			first.Scheme, first.Host, req.URL.Scheme, money.Abbreviate(req.URL.Host, Excerpt))
+			first.Scheme, first.Host, req.URL.Scheme, text.Abbreviate(req.URL.Host, Excerpt))
 	}
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")

@@ -55,34 +55,34 @@ func latestSample(src Source, end time.Time) string {
 	return fmt.Sprintf("max(%s)", strings.Join(sels, " or "))
 }
 
-// BurnRate is the rate the answers to rp's queries say, for figures stamped by annotations (Annotations), with
+// BurnRate is the rate the answers to the queries of p, a rate plan, say, for figures stamped by annotations (Annotations), with
 // the rate of each of models (those the budget limits in USD). A window without series burned nothing; nil when
 // no counter has a sample to run a projection from.
-func (rp Plan) BurnRate(answers []model.Vector, prices *Prices, models []string) (*api.BurnRate, error) {
-	if len(answers) != len(rp.Queries) || len(rp.Windows) != 1 {
-		return nil, fmt.Errorf("%d answers for %d queries of a rate plan", len(answers), len(rp.Queries))
+func (p Plan) BurnRate(answers []model.Vector, prices *Prices, models []string) (*api.BurnRate, error) {
+	if len(answers) != len(p.Queries) || len(p.Windows) != 1 {
+		return nil, fmt.Errorf("%d answers for %d queries of a rate plan", len(answers), len(p.Queries))
 	}
 	last := answers[len(answers)-1]
 	if len(last) == 0 {
 		return nil, nil
 	}
 	sampled := float64(last[0].Value)
-	if math.IsNaN(sampled) || sampled <= 0 || sampled > float64(rp.end.Unix()) {
-		return nil, fmt.Errorf("the latest sample's time %v is not a time up to %s", sampled, rp.end.Format(time.RFC3339))
+	if math.IsNaN(sampled) || sampled <= 0 || sampled > float64(p.end.Unix()) {
+		return nil, fmt.Errorf("the latest sample's time %v is not a time up to %s", sampled, p.end.Format(time.RFC3339))
 	}
-	counters := rp
-	counters.Queries = rp.Queries[:len(rp.Queries)-1]
+	counters := p
+	counters.Queries = p.Queries[:len(p.Queries)-1]
 	growth := counters.growthByModel(answers[:len(answers)-1])
 	u := Usage{CostUSD: "0"}
 	if len(growth) > 0 && growth[0] != nil {
 		var err error
-		if u, err = rp.window(growth[0], prices); err != nil {
+		if u, err = p.window(growth[0], prices); err != nil {
 			return nil, fmt.Errorf("burn rate: %w", err)
 		}
 	}
-	w := rp.Windows[0]
+	w := p.Windows[0]
 	br := &api.BurnRate{
-		AsOf:      rp.now.UTC().Truncate(time.Second).Format(time.RFC3339),
+		AsOf:      p.now.UTC().Truncate(time.Second).Format(time.RFC3339),
 		SampledAt: time.UnixMilli(int64(math.Round(sampled * 1000))).UTC().Format(time.RFC3339Nano),
 		Window:    w.End.Sub(w.Start).String(),
 	}

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // CheckpointPrefix is the name of the ConfigMap of a budget namespace's checkpoints in Writer.Checkpoints, less the
@@ -85,7 +85,7 @@ func (c *checkpoints) get(ctx context.Context, namespace, name string) *promspen
 		if err != nil && !apierrors.IsNotFound(err) {
 			c.w.Log.Warn("checkpoints not read: their budgets are asked for their whole period",
 				"configMap", c.w.Checkpoints+"/"+CheckpointPrefix+namespace,
-				"reason", money.Abbreviate(err.Error(), maxMessage))
+				"reason", text.Abbreviate(err.Error(), maxMessage))
 		}
 	}
 	js, ok := n.read[name]
@@ -100,7 +100,7 @@ func (c *checkpoints) get(ctx context.Context, namespace, name string) *promspen
 	if err != nil {
 		c.w.Log.Warn("checkpoint refused: its budget is asked for its whole period",
 			"budget", namespace+"/"+name, "configMap", c.w.Checkpoints+"/"+CheckpointPrefix+namespace,
-			"reason", money.Abbreviate(err.Error(), maxMessage))
+			"reason", text.Abbreviate(err.Error(), maxMessage))
 		return nil
 	}
 	return &cp
@@ -174,7 +174,7 @@ func (c *checkpoints) write(ctx context.Context, namespace string, data map[stri
 	}
 	if err != nil {
 		c.w.Log.Warn("checkpoints not written: their budgets are asked for their whole period next run",
-			"configMap", c.w.Checkpoints+"/"+name, "reason", money.Abbreviate(err.Error(), maxMessage))
+			"configMap", c.w.Checkpoints+"/"+name, "reason", text.Abbreviate(err.Error(), maxMessage))
 	}
 	return err == nil
 }

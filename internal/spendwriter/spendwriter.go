@@ -83,8 +83,8 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/promspend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Names the writer uses on what it writes.
@@ -363,70 +363,32 @@ func (w Writer) write(ctx context.Context, b api.LLMCostBudget, now time.Time, r
 	if allowance == (promspend.Allowance{}) {
 		allowance = promspend.DefaultAllowance
 	}
-	answers, share, err := w.ask(ctx, plan, allowance, name, r.memory)
-	if share != nil {
-		defer share.Release()
+	asker := func(ctx context.Context, p promspend.Plan) ([]model.Vector, func(), error) {
+		answers, share, err := w.ask(ctx, p, allowance, name, r.memory)
+		if share == nil {
+			return answers, func() {}, err
+		}
+		return answers, share.Release, err
 	}
+	s, err := promspend.Compute(ctx, plan, asker, prices, w.RateWindow, promspend.USDModels(b.Spec))
 	if qe, ok := errors.AsType[*promspend.QueryError](err); ok {
 		return failed, fmt.Errorf("key %q, %s: %w", plan.Windows[qe.Query.Window].Key, qe.Query.Measure, err)
 	}
 	if errors.Is(err, promspend.ErrOverAllowance) {
 		return failed, fmt.Errorf("budget %s: %w", name, err)
 	}
-	figures, err := plan.Figures(answers, prices)
 	if err != nil {
 		return failed, err
 	}
-	next := plan.Next(answers)
-	if share != nil { // the rate's answers take a share of their own: no worker waits for memory holding some
-		share.Release()
+	if s.RateErr != nil {
+		w.Log.Warn("burn rate not written", "budget", name, "reason", s.RateErr)
 	}
-	annotations := plan.Annotations()
-	if err := w.rate(ctx, b, plan, prices, r.memory, annotations); err != nil {
-		// The figures stand without it: the budget then blocks on measured spend only.
-		w.Log.Warn("burn rate not written", "budget", b.Metadata.Namespace+"/"+b.Metadata.Name, "reason", err)
-	}
-	o, err := w.apply(ctx, b, plan, figures, annotations)
+	o, err := w.apply(ctx, b, plan, s.Figures, s.Annotations)
 	if err != nil {
 		return failed, err
 	}
-	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, next)
+	r.checkpoints.put(b.Metadata.Namespace, b.Metadata.Name, s.Next)
 	return o, nil
-}
-
-// rate adds the burn rate to the figures' annotations (api.AnnotationBurnRate), when it is not zero: a budget
-// that burns nothing has nothing to project, and its ConfigMap then changes only with its figures. The rate's
-// sample time moves with every scrape, so a zero rate written each run would rewrite every ConfigMap each run.
-func (w Writer) rate(ctx context.Context, b api.LLMCostBudget, plan promspend.Plan, prices *promspend.Prices,
-	memory *promspend.Memory, annotations map[string]string) error {
-	rp, ok := plan.RatePlan(w.RateWindow)
-	if !ok {
-		return nil
-	}
-	name := b.Metadata.Namespace + "/" + b.Metadata.Name
-	answers, share, err := w.ask(ctx, rp, promspend.DefaultAllowance, name, memory)
-	if share != nil {
-		defer share.Release()
-	}
-	if err != nil {
-		return fmt.Errorf("burn rate: %w", err)
-	}
-	var models []string
-	for _, ml := range b.Spec.ModelLimits {
-		if ml.LimitUSD != nil {
-			models = append(models, ml.Model)
-		}
-	}
-	br, err := rp.BurnRate(answers, prices, models)
-	if err != nil || br == nil || !br.Burning() {
-		return err
-	}
-	js, err := json.Marshal(br)
-	if err != nil {
-		return fmt.Errorf("burn rate: %w", err)
-	}
-	annotations[api.AnnotationBurnRate] = string(js)
-	return nil
 }
 
 // ask asks the plan's queries, its answers holding a share of the run's memory, which the caller releases once it
@@ -507,10 +469,7 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 			}
 		}
 	}
-	cm := corev1ac.ConfigMap(name, ns).
-		WithLabels(map[string]string{api.LabelSpendSource: source}).
-		WithAnnotations(annotations).
-		WithData(data)
+	cm := ConfigMap(ns, name, source, data, annotations)
 	encoded, err := json.Marshal(cm)
 	if err != nil {
 		return failed, fmt.Errorf("encode ConfigMap %s: %w", name, err)
@@ -546,6 +505,16 @@ func (w Writer) apply(ctx context.Context, b api.LLMCostBudget, plan promspend.P
 		"changed", applied.ResourceVersion != version, "resourceVersion", applied.ResourceVersion,
 		"resumedFrom", from)
 	return written, nil
+}
+
+// ConfigMap is a budget's spend ConfigMap as the writers write it: labelled a spend source (source), the
+// figures in data, their stamp and burn rate in annotations. `llmbudget spend` prints the same.
+func ConfigMap(namespace, name, source string,
+	data, annotations map[string]string) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(name, namespace).
+		WithLabels(map[string]string{api.LabelSpendSource: source}).
+		WithAnnotations(annotations).
+		WithData(data)
 }
 
 // priceTables are the price tables a run has read, each once (unless it timed out: another budget may have more
@@ -613,13 +582,13 @@ func (w Writer) prices(ctx context.Context, namespace string, ref *api.PriceTabl
 
 // fail logs a budget's failure and posts the Warning Event on it.
 func (w Writer) fail(ctx context.Context, b api.LLMCostBudget, name string, cause error, now time.Time) {
-	reason := money.Abbreviate(cause.Error(), maxMessage)
+	reason := text.Abbreviate(cause.Error(), maxMessage)
 	attrs := []any{"budget", name, "reason", reason}
 	if b.Metadata.Name != "" && b.Spec.CostSource.ConfigMapName != "" {
 		attrs = append(attrs, "configMap", b.Metadata.Namespace+"/"+b.Spec.CostSource.ConfigMapName)
 	}
 	if err := w.event(ctx, b, reason, now); err != nil {
-		attrs = append(attrs, "eventError", money.Abbreviate(err.Error(), maxMessage))
+		attrs = append(attrs, "eventError", text.Abbreviate(err.Error(), maxMessage))
 	}
 	w.Log.Error("spend not written", attrs...)
 }
@@ -636,7 +605,7 @@ func (w Writer) event(ctx context.Context, b api.LLMCostBudget, reason string, n
 	if b.Spec.CostSource.ConfigMapName != "" {
 		message += " into ConfigMap " + b.Spec.CostSource.ConfigMapName
 	}
-	message = money.Abbreviate(message+": "+reason, maxMessage)
+	message = text.Abbreviate(message+": "+reason, maxMessage)
 	name := eventName(b.Metadata)
 	var ev *corev1.Event
 	err := w.call(ctx, func(ctx context.Context) (err error) {

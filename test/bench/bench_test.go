@@ -28,7 +28,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -143,7 +143,7 @@ func TestSyntheticBodiesHaveTheirAdvertisedShape(t *testing.T) {
 
 func newHandler(t testing.TB, now time.Time, maxBody int64) http.Handler {
 	t.Helper()
-	h, err := httpapi.New(metacontroller.Config{
+	h, err := controller.NewRouter(metacontroller.Config{
 		Now:          func() time.Time { return now },
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		MaxBodyBytes: maxBody,

@@ -274,6 +274,11 @@ var projectionCrafts = []craft{
 		now: "2026-11-29T07:30:45Z",
 		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
 			`"usdPerHour":"600"}`), enforcement(object{"blockOn": "Measured"}))},
+	// No later figures came: 5 minutes past its sample the projection lapses, and the block is lifted then.
+	{name: "budget/sync/projected-block-lapses-at-its-bound", capture: "budget-sync-first",
+		now: "2026-11-29T07:34:50Z",
+		change: all(burning(`{"asOf":"2026-11-29T07:29:50Z","sampledAt":"2026-11-29T07:29:45Z","window":"1m0s",`+
+			`"usdPerHour":"600"}`), statusAfter("budget/sync/projected-crossing-blocks"))},
 	{name: "budget/sync/burn-rate-of-other-figures-is-unused", capture: "budget-sync-first",
 		change: burning(`{"asOf":"2026-11-29T07:29:35Z","sampledAt":"2026-11-29T07:29:30Z","window":"1m0s",` +
 			`"usdPerHour":"600"}`)},
@@ -414,6 +419,12 @@ var clusterCrafts = []craft{
 	// selected (Metacontroller deletes the third).
 	{name: "clusterbudget/sync/capture-namespace-left-while-over-budget", capture: "clusterbudget-sync-namespace-left",
 		now: clusterNow, change: clusterSpend("ml-research", object{"2026-12-01": "19999.50"}, nil)},
+	// 16000 + 3890 of 20000 USD, burning 6000 USD/h (sampled 08:45:00) and 2000 USD/h (08:45:04): 8000 USD/h from
+	// 08:45:01 reaches the limit at 08:45:51, before the capture's 08:46.
+	{name: "clusterbudget/sync/projected-crossing-of-the-summed-rates-blocks", capture: "clusterbudget-sync-first",
+		now: clusterNow, change: all(
+			clusterSpend("ml-research", object{"2026-12-01": "16000"}, burnRate("08:45:00", "6000")),
+			clusterSpend("ml-serving", object{"2026-12-01": "3890"}, burnRate("08:45:04", "2000")))},
 	// Total sources must declare the budget's period.
 	{name: "clusterbudget/sync/total-sources-of-the-period-are-summed", capture: "clusterbudget-sync-first",
 		now: clusterNow, change: clusterTotal},
@@ -555,6 +566,13 @@ func compactNamespaces(b []byte) []byte {
 
 var moreNamespace = regexp.MustCompile(`"(ml-more-\d+)": \{\s*"metadata": \{\s*"labels": \{\s*` +
 	`"department": "ml"\s*\},\s*"name": "ml-more-\d+"\s*\}\s*\}`)
+
+// burnRate is a spend ConfigMap's stamp at 08:45:10 on the cluster capture's day, with its burn rate.
+func burnRate(sampled, usdPerHour string) object {
+	return object{"llmbudget.dev/spend-as-of": "2026-12-01T08:45:10Z", "llmbudget.dev/burn-rate": `{"asOf":` +
+		`"2026-12-01T08:45:10Z","sampledAt":"2026-12-01T` + sampled + `Z","window":"1m0s","usdPerHour":"` +
+		usdPerHour + `"}`}
+}
 
 // all applies changes in order.
 func all(changes ...func(object)) func(object) {

@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -78,7 +78,7 @@ func hookPath(name string) string {
 
 // serve posts body to path through the real router, its clock stopped at now, as Metacontroller would.
 func serve(now time.Time, path string, body []byte) (*httptest.ResponseRecorder, error) {
-	h, err := httpapi.New(metacontroller.Config{
+	h, err := controller.NewRouter(metacontroller.Config{
 		Now:    func() time.Time { return now },
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})

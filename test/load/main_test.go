@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmbudget/llmbudget/internal/httpapi"
+	"github.com/llmbudget/llmbudget/internal/controller"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
 )
 
@@ -35,7 +35,8 @@ func TestBodiesAreDistinctBudgetsTheServiceAnswers(t *testing.T) {
 	bodies, err := buildBodies(capture, 300)
 	require.NoError(t, err)
 	require.Len(t, bodies, 300)
-	h, err := httpapi.New(metacontroller.Config{Now: time.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	h, err := controller.NewRouter(metacontroller.Config{Now: time.Now,
+		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	names := map[string]bool{}
 	states := map[string]bool{}

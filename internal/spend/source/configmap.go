@@ -43,6 +43,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ReadTeam reads a validated LLMCostBudget's spend in the period w from the related objects: from the spend
@@ -157,7 +158,7 @@ func readLedger(prefix string, data map[string]string, w period.Window) (spend.U
 		t, dateErr := time.Parse(time.DateOnly, date)
 		switch {
 		case dateErr != nil || t.Format(time.DateOnly) != date:
-			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", money.Quote(date))
+			err = fmt.Errorf("%s after the prefix is not a date in YYYY-MM-DD form", text.Quote(date))
 		case err == nil && inPeriod && sum.CostUSD.Cmp(money.Max.Sub(u.CostUSD)) > 0:
 			err = fmt.Errorf("the period's spend passes %s USD, the most an amount holds", money.Max)
 		}
@@ -226,7 +227,7 @@ func notAString(raw []byte, err error) error {
 	}{{"key", loose.Data}, {"label", loose.Metadata.Labels}, {"annotation", loose.Metadata.Annotations}} {
 		for _, k := range slices.Sorted(maps.Keys(field.values)) {
 			if v := field.values[k]; v[0] != '"' && string(v) != "null" {
-				return fmt.Errorf("%s %s: the value is %s, not a string", field.what, money.Quote(k), describe(v))
+				return fmt.Errorf("%s %s: the value is %s, not a string", field.what, text.Quote(k), describe(v))
 			}
 		}
 	}
@@ -244,7 +245,7 @@ func StampOf(source string, annotations map[string]string) spend.Stamp {
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		return spend.Stamp{Source: source, Problem: fmt.Sprintf("has annotation %s %s, which is not an RFC 3339 time",
-			api.AnnotationSpendAsOf, money.Quote(v))}
+			api.AnnotationSpendAsOf, text.Quote(v))}
 	}
 	return spend.Stamp{Source: source, AsOf: t}
 }

@@ -12,9 +12,9 @@ import (
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/metacontroller"
-	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ReadCluster reads a validated ClusterLLMCostBudget's spend in the period w from the related objects: the spend
@@ -84,7 +84,7 @@ func decodeNamespace(raw []byte) (namespaceObject, error) {
 	if decode.Lenient(raw, &loose, "") == nil {
 		for _, k := range slices.Sorted(maps.Keys(loose.Metadata.Labels)) {
 			if v := loose.Metadata.Labels[k]; v[0] != '"' && string(v) != "null" {
-				return ns, fmt.Errorf("label %s: the value is not a string", money.Quote(k))
+				return ns, fmt.Errorf("label %s: the value is not a string", text.Quote(k))
 			}
 		}
 	}
@@ -136,9 +136,10 @@ type memberReading struct {
 	namespace       string
 	usage           spend.Usage
 	reason, message string
-	records         RecordSum   // what a TaskRecords source counted
-	stamp           spend.Stamp // the oldest of its ConfigMaps'
-	sources         int         // how many ConfigMaps it read
+	records         RecordSum     // what a TaskRecords source counted
+	stamp           spend.Stamp   // the oldest of its ConfigMaps'
+	sources         int           // how many ConfigMaps it read
+	rates           []*spend.Rate // of its ConfigMaps that state one
 }
 
 func readAll(ms []member, cs api.CostSource, w period.Window) []memberReading {
@@ -185,8 +186,12 @@ func (m member) read(cs api.CostSource, w period.Window) memberReading {
 			return unread(ReasonOf(err), fmt.Sprintf("%s: %v", where, err))
 		}
 		r.usage = r.usage.Add(u)
-		r.stamp = r.stamp.Older(StampOf(where, s.cm.Metadata.Annotations))
+		stamp := StampOf(where, s.cm.Metadata.Annotations)
+		r.stamp = r.stamp.Older(stamp)
 		r.sources++
+		if rate := RateOf(where, s.cm.Metadata.Annotations, stamp); rate != nil {
+			r.rates = append(r.rates, rate)
+		}
 	}
 	return r
 }
@@ -202,7 +207,7 @@ func declaresWindow(annotations map[string]string, w period.Window) error {
 	// The value is the namespace's to write, up to 256 KiB: it is echoed shortened, or as the time it parsed to.
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, money.Quote(v))
+		return fmt.Errorf("annotation %s: %s is not an RFC 3339 time", api.AnnotationPeriodStart, text.Quote(v))
 	}
 	if !t.Equal(w.Start) {
 		return fmt.Errorf("annotation %s says its key covers the period starting %s, but the budget's period "+
@@ -239,6 +244,11 @@ func sumOf(rs []memberReading, spec api.Spec, w period.Window) spend.Reading {
 	}
 	sp.Message = summedFrom(read, len(rs), spec.CostSource, w)
 	sp.Stamp = oldest(read)
+	var rates []*spend.Rate
+	for _, r := range read {
+		rates = append(rates, r.rates...)
+	}
+	sp.Rate = SumRates(rates)
 	if len(bad) > 0 {
 		sp.Skipped = fmt.Sprintf("%d unreadable namespaces, the first: %s", len(bad), bad[0].message)
 		sp.Message += fmt.Sprintf("; %d unreadable namespaces skipped (failurePolicy Open), the first: %s",

@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // The bounds of a burn rate a source may state: a window no longer than the writer could have meant (its rate
@@ -44,7 +46,7 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	asOf, err := time.Parse(time.RFC3339, br.AsOf)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("asOf %s is not an RFC 3339 time", money.Quote(br.AsOf))
+		return nil, fmt.Errorf("asOf %s is not an RFC 3339 time", text.Quote(br.AsOf))
 	case stamp.AsOf.IsZero() || !asOf.Equal(stamp.AsOf):
 		return nil, fmt.Errorf("it is for the figures of %s, not for these (%s %s)", br.AsOf,
 			api.AnnotationSpendAsOf, stampText(stamp))
@@ -52,13 +54,13 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	sampled, err := time.Parse(time.RFC3339Nano, br.SampledAt)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("sampledAt %s is not an RFC 3339 time", money.Quote(br.SampledAt))
+		return nil, fmt.Errorf("sampledAt %s is not an RFC 3339 time", text.Quote(br.SampledAt))
 	case sampled.After(asOf.Add(time.Second)): // asOf is truncated to the second
 		return nil, fmt.Errorf("sampledAt %s is after its figures' time %s", br.SampledAt, br.AsOf)
 	}
 	window, err := time.ParseDuration(br.Window)
 	if err != nil || window <= 0 || window > maxRateWindow {
-		return nil, fmt.Errorf("window %s is not a duration from 0 to %s", money.Quote(br.Window), maxRateWindow)
+		return nil, fmt.Errorf("window %s is not a duration from 0 to %s", text.Quote(br.Window), maxRateWindow)
 	}
 	r := &spend.Rate{SampledAt: sampled, Window: window}
 	if r.USDPerHour, err = money.Parse(br.USDPerHour); err != nil {
@@ -70,7 +72,7 @@ func parseRate(v string, stamp spend.Stamp) (*spend.Rate, error) {
 	for _, name := range slices.Sorted(maps.Keys(br.Models)) {
 		rate, err := money.Parse(br.Models[name])
 		if err != nil || !api.ValidModelName(name) {
-			return nil, fmt.Errorf("models[%s]: not a model name and a rate in USD per hour", money.Quote(name))
+			return nil, fmt.Errorf("models[%s]: not a model name and a rate in USD per hour", text.Quote(name))
 		}
 		if r.Models == nil {
 			r.Models = map[string]money.Amount{}
@@ -85,4 +87,39 @@ func stampText(s spend.Stamp) string {
 		return "absent or unreadable"
 	}
 	return s.AsOf.UTC().Format(time.RFC3339)
+}
+
+// SumRates is the burn rate of spend summed over sources, each stating its own: their rates added, by model too,
+// projected from their rate-weighted sample time, the instant from which the summed rate, run alone, gives the
+// sum of each source's own projection. A source without a rate adds nothing (it may be one no writer keeps: its
+// spend is still measured), and one whose rate is unused makes the sum unused, naming it. nil without any.
+func SumRates(rates []*spend.Rate) *spend.Rate {
+	var sum spend.Rate
+	weighted := new(big.Int) // sum of rate x sample time, in nano-USD per hour x Unix nanoseconds
+	for _, r := range rates {
+		switch {
+		case r.Unused != "":
+			return &spend.Rate{Unused: r.Unused}
+		case r.Window > sum.Window:
+			sum.Window = r.Window
+		}
+		sum.USDPerHour = sum.USDPerHour.Add(r.USDPerHour)
+		weighted.Add(weighted, new(big.Int).Mul(big.NewInt(r.USDPerHour.Nanos()), big.NewInt(r.SampledAt.UnixNano())))
+		for name, m := range r.Models {
+			if sum.Models == nil {
+				sum.Models = map[string]money.Amount{}
+			}
+			sum.Models[name] = sum.Models[name].Add(m)
+		}
+		if sum.SampledAt.IsZero() || r.SampledAt.After(sum.SampledAt) {
+			sum.SampledAt = r.SampledAt // the latest, unless the rates weigh it otherwise
+		}
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	if total := sum.USDPerHour.Nanos(); total > 0 {
+		sum.SampledAt = time.Unix(0, new(big.Int).Quo(weighted, big.NewInt(total)).Int64()).UTC()
+	}
+	return &sum
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
+	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
 	"github.com/llmbudget/llmbudget/internal/spend/source"
 )
@@ -94,4 +95,52 @@ func FuzzRateOf(f *testing.F) {
 		assert.LessOrEqual(t, len(r.Models), 20)
 		assert.False(t, r.SampledAt.After(rateStamp.AsOf.Add(time.Second)))
 	})
+}
+
+func TestSummedBurnRatesProjectFromTheirRateWeightedSample(t *testing.T) {
+	at := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
+	rate := func(usd string, sampled time.Time, models map[string]string) *spend.Rate {
+		r := &spend.Rate{SampledAt: sampled, Window: time.Minute, USDPerHour: must(money.Parse(usd))}
+		for name, v := range models {
+			if r.Models == nil {
+				r.Models = map[string]money.Amount{}
+			}
+			r.Models[name] = must(money.Parse(v))
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		rates []*spend.Rate
+		want  *spend.Rate
+	}{
+		{name: "no source states a rate", rates: nil, want: nil},
+		{
+			name: "100 USD/h sampled at 0 s and 300 USD/h at 4 s burn 400 USD/h from 3 s",
+			rates: []*spend.Rate{rate("100", at, map[string]string{"m": "10"}),
+				rate("300", at.Add(4*time.Second), map[string]string{"m": "20"})},
+			want: rate("400", at.Add(3*time.Second), map[string]string{"m": "30"}),
+		},
+		{
+			name:  "a source burning nothing weighs nothing",
+			rates: []*spend.Rate{rate("0", at.Add(time.Minute), nil), rate("60", at, nil)},
+			want:  rate("60", at, nil),
+		},
+		{
+			name:  "an unused rate makes the sum unused",
+			rates: []*spend.Rate{rate("60", at, nil), {Unused: "ConfigMap b/s has annotation ... that is not used"}},
+			want:  &spend.Rate{Unused: "ConfigMap b/s has annotation ... that is not used"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, source.SumRates(tc.rates))
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

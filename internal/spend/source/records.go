@@ -21,6 +21,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/period"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // Record is the part of a Kelos TaskRecord (taskrecords.kelos.dev, kelos.dev/v1alpha2) that spend is read from:
@@ -87,7 +88,7 @@ func DecodeRecord(key string, raw []byte) (Record, error) {
 	if s.CompletionTime != nil {
 		t, err := time.Parse(time.RFC3339, *s.CompletionTime)
 		if err != nil {
-			return fail(fmt.Errorf("spec.completionTime: %s is not an RFC 3339 time", money.Quote(*s.CompletionTime)))
+			return fail(fmt.Errorf("spec.completionTime: %s is not an RFC 3339 time", text.Quote(*s.CompletionTime)))
 		}
 		r.Completed = t
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/llmbudget/llmbudget/internal/decode"
 	"github.com/llmbudget/llmbudget/internal/money"
 	"github.com/llmbudget/llmbudget/internal/spend"
+	"github.com/llmbudget/llmbudget/internal/text"
 )
 
 // ParseValue parses one ConfigMap value: a plain USD decimal with at most 9 decimals ("12.34"), or a JSON
@@ -79,7 +80,7 @@ func (v valueJSON) usage() (spend.Usage, error) {
 	for _, name := range slices.Sorted(maps.Keys(v.Models)) {
 		if !api.ValidModelName(name) {
 			return spend.Usage{}, fmt.Errorf("models: %s is not a valid model name (1-%d printable characters, "+
-				"no spaces or quotes)", money.Quote(name), api.MaxModelNameLength)
+				"no spaces or quotes)", text.Quote(name), api.MaxModelNameLength)
 		}
 		var m usageJSON
 		if err := decode.Strict(v.Models[name], &m, "models."+name); err != nil {
@@ -154,6 +155,6 @@ func describe(raw []byte) string {
 }
 
 // clip shortens inputs too long to read in an error message: past clipAt bytes, to clipAt and "...".
-func clip(s string) string { return money.Abbreviate(s, clipAt+len("...")) }
+func clip(s string) string { return text.Abbreviate(s, clipAt+len("...")) }
 
 const clipAt = 48

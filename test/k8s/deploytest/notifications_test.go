@@ -440,7 +440,7 @@ func TestEventExporterManifestsWireTheConfigAndSecret(t *testing.T) {
 var eventSources = map[string]string{
 	"internal/api/v1alpha1": "llmbudget",
 	"internal/evaluate":     "llmbudget",
-	"internal/workload":     "llmbudget",
+	"internal/controller":   "llmbudget",
 	"internal/spendwriter":  "llmbudget-spend",
 }
 

@@ -4,7 +4,7 @@
 //   - the decision latency in process, p50 and p99, of the authorization handler (caller resolution, Pod lookup,
 //     decision and answer) over calls from random Pods;
 //   - the memory the cache takes at that size: the Store and the informers' stores of trimmed objects, built with
-//     authzcache's own trimming and decoding, as the process's RSS after a collection;
+//     package gateway's own trimming and decoding, as the process's RSS after a collection;
 //   - the requests per second through a real Caddy with and without forward_auth to the same handler, served over
 //     HTTP on loopback, alternating rounds in one run, and their ratio.
 //
@@ -39,9 +39,7 @@ import (
 
 	api "github.com/llmbudget/llmbudget/internal/api/v1alpha1"
 	"github.com/llmbudget/llmbudget/internal/authz"
-	"github.com/llmbudget/llmbudget/internal/authzcache"
-	"github.com/llmbudget/llmbudget/internal/authzserver"
-	"github.com/llmbudget/llmbudget/internal/callerid"
+	"github.com/llmbudget/llmbudget/internal/authz/gateway"
 )
 
 // The size the issue sets.
@@ -105,7 +103,7 @@ func run(caddy string, calls int, round time.Duration, rounds, workers int) erro
 }
 
 // fill builds the Store and, beside it, the informers' stores as the server holds them: each object made whole,
-// then trimmed and decoded by authzcache's own functions. It returns the Pods' addresses.
+// then trimmed and decoded by package gateway's own functions. It returns the Pods' addresses.
 func fill() (*authz.Store, []cache.Indexer, []netip.Addr) {
 	store := authz.NewStore()
 	keyed := cache.Indexers{}
@@ -127,8 +125,8 @@ func fill() (*authz.Store, []cache.Indexer, []netip.Addr) {
 			"true", BlockedBy: md.Annotations[api.Group+"/blocked-by"]})
 		for j := range podsPerNS {
 			ip := netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), byte(j + 1)})
-			trimmed, _ := authzcache.TrimPod(wholePod(name, j, ip, i%3 == 0 && j == 0))
-			pod := trimmed.(*authzcache.TrimmedPod)
+			trimmed, _ := gateway.TrimPod(wholePod(name, j, ip, i%3 == 0 && j == 0))
+			pod := trimmed.(*gateway.TrimmedPod)
 			_ = podInf.Add(pod)
 			store.SetPod(authz.Pod{Namespace: pod.Namespace, Name: pod.Name, Budget: pod.Budget}, pod.IPs)
 			ips = append(ips, ip)
@@ -137,7 +135,7 @@ func fill() (*authz.Store, []cache.Indexer, []netip.Addr) {
 	for i := range teamBudgets + clusterBudgets {
 		kind, u := budgetObject(i)
 		_ = budgetInf.Add(u)
-		b, err := authzcache.DecodeBudget(kind, u)
+		b, err := gateway.DecodeBudget(kind, u)
 		if err != nil {
 			panic(err)
 		}
@@ -195,15 +193,15 @@ func budgetObject(i int) (string, *unstructured.Unstructured) {
 }
 
 func handler(store *authz.Store) (http.Handler, error) {
-	r, err := callerid.New([]callerid.Gateway{{Name: "bench", Addresses: []string{"127.0.0.1/32"},
-		Mode: callerid.ModeSource}})
+	r, err := gateway.NewResolver([]gateway.Gateway{{Name: "bench", Addresses: []string{"127.0.0.1/32"},
+		Mode: gateway.ModeSource}})
 	if err != nil {
 		return nil, err
 	}
 	state := func() authz.Cache { return authz.Cache{Synced: true, Age: time.Second, MaxAge: 30 * time.Second} }
-	return authzserver.New(authzserver.Config{Resolver: r, View: store, Cache: state,
+	return gateway.NewHandler(gateway.HandlerConfig{Resolver: r, View: store, Cache: state,
 		UnknownCaller: authz.AdmitUnknown, Now: time.Now, Logger: slog.New(slog.DiscardHandler),
-		Metrics: authzserver.NewMetrics("bench", authzserver.CacheGauges{Cache: state, Counts: store.Counts})})
+		Metrics: gateway.NewMetrics("bench", gateway.CacheGauges{Cache: state, Counts: store.Counts})})
 }
 
 // latency times calls decisions, each from a random Pod, and returns their p50 and p99.

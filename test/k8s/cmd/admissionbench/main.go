@@ -102,7 +102,7 @@ func (k kube) budgets(ctx context.Context, ns string, n, parallel int) error {
 }
 
 // settle labels ns as the namespace decorator labels a namespace none of whose budgets blocks
-// (internal/posture, LabelBudgetsBlocking "false"), which is what a namespace of idle budgets carries.
+// (internal/controller/namespace.go, LabelBudgetsBlocking "false"), which is what a namespace of idle budgets carries.
 func (k kube) settle(ctx context.Context, ns string) error {
 	_, err := k.Typed.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"llmbudget.dev/budgets-blocking":"false"}}}`), metav1.PatchOptions{})
