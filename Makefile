@@ -29,6 +29,8 @@ BENCHTIME ?= 200ms
 LOADFLAGS ?=
 #: extra flags of make bench's authz run
 AUTHZBENCHFLAGS ?=
+#: extra flags of make bench's overshoot run (-burns 1h for the hour's burn)
+OVERSHOOTFLAGS ?=
 
 .PHONY: help build install run test unit fmt fmt-check vet lint generate apiref fixtures bench fuzz k8s-bins test-integration manifests image test-image clean
 
@@ -181,6 +183,13 @@ bench: build ## the hooks against their JSON floor, load, memory under attack, a
 	@# llmbudget authz at 10,000 namespaces, 1,000 budgets and 100,000 Pods, and through a real Caddy.
 	bash test/k8s/build-caddy.sh
 	$(GO) run ./test/bench/cmd/authzbench $(AUTHZBENCHFLAGS)
+	@# Overshoot: budgets burnt in 2 and 10 minutes through Caddy and authz, the writer's loop and a real Prometheus.
+	@if [ -x "$${LLMBUDGET_K8S_BIN:-$$HOME/.cache/llmbudget/k8s/v1.37.2}/kube-apiserver" ] && \
+	  [ -x "$${LLMBUDGET_PROMETHEUS_BIN:-$$HOME/.cache/llmbudget/prometheus/v0.316.0}/prometheus" ]; then \
+	  cd test/k8s && $(GO) run ./cmd/overshootbench -bin $(CURDIR)/$(BIN) $(OVERSHOOTFLAGS) \
+	    -prometheus-bin "$${LLMBUDGET_PROMETHEUS_BIN:-$$HOME/.cache/llmbudget/prometheus/v0.316.0}/prometheus" \
+	    -caddy-bin "$${LLMBUDGET_CADDY_BIN:-$$HOME/.cache/llmbudget/caddy/v2.11.9}/caddy"; \
+	else echo "overshootbench: skipped, no kube-apiserver or Prometheus (test/k8s/build.sh, build-prometheus.sh)"; fi
 
 # Minimising each new input the fuzzer finds can take most of a short run (the default allows 60 s): a bound in
 # executions keeps the run fuzzing, on a busy machine too.

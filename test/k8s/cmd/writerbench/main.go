@@ -6,14 +6,19 @@
 // times: the period's first run, which asks for each budget's whole period; a run against a stand-in for
 // Prometheus that answers at once, for what the writer's rate flags (--qps, --burst, --concurrency) allow apart
 // from Prometheus; and a run that goes on from the stand-in's checkpoints, as every later run of a period does.
-// Each must end within its --deadline.
+// Each must end within its --deadline. Then it runs the loop at that many budgets as a replica of the Deployment
+// runs it (its loop flags, its Lease), for --loop-cycles runs, and prints each run's time and the replica's peak
+// resident memory against the goal: every run after the first within --interval, and 128 MiB. Its counters grow
+// at every scrape for every team, so every run finds every figure changed: the most a run has to write.
 //
 //	go run ./cmd/writerbench -bin ../../bin/llmbudget   # from test/k8s, after ./build.sh and
 //	                                                     # ./build-prometheus.sh; make bench runs it
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -21,10 +26,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +53,8 @@ type options struct {
 	bin                 string
 	budgets, large, per int
 	prometheus          string
+	cycles              int
+	single              bool
 }
 
 func main() {
@@ -55,6 +64,8 @@ func main() {
 	flag.IntVar(&o.large, "large", 10_000, "budgets of the run that checks the deadline; 0 skips it")
 	flag.IntVar(&o.per, "per-namespace", 50, "budgets in each namespace")
 	flag.StringVar(&o.prometheus, "prometheus-bin", "", "Prometheus binary (default: build-prometheus.sh's cache)")
+	flag.IntVar(&o.cycles, "loop-cycles", 4, "runs of the loop at -large budgets; 0 skips the loop")
+	flag.BoolVar(&o.single, "single", true, "the single runs; false measures only the loop, at -large budgets")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "writerbench:", err)
@@ -93,10 +104,16 @@ func run(o options) error {
 	}
 	standIn := httptest.NewServer(instantAnswers{})
 	defer standIn.Close()
-	fmt.Printf("%-8s %-22s %10s %10s %10s %8s %s\n", "budgets", "prometheus", "created in", "run wall",
-		"peak RSS", "written", "")
+	if o.single {
+		fmt.Printf("%-8s %-22s %10s %10s %10s %8s %s\n", "budgets", "prometheus", "created in", "run wall",
+			"peak RSS", "written", "")
+	}
 	made := 0
-	for _, n := range []int{o.budgets, o.large} {
+	sizes := []int{o.budgets, o.large}
+	if !o.single {
+		sizes = []int{o.large}
+	}
+	for _, n := range sizes {
 		if n <= made {
 			continue
 		}
@@ -111,7 +128,10 @@ func run(o options) error {
 			return err
 		}
 		runs := []struct{ name, url string }{{"real", prom}}
-		if n != goalBudgets {
+		if !o.single {
+			runs = nil
+		}
+		if n != goalBudgets && o.single {
 			// The same run against answers that cost nothing: what the writer's own rates (--qps, --burst,
 			// --concurrency) allow, apart from what Prometheus takes. It checkpoints every budget, so that the
 			// real run after it asks, as every run of a period but its first does, for the last minutes only
@@ -131,7 +151,92 @@ func run(o options) error {
 			}
 		}
 	}
+	if o.cycles > 0 && made > 0 {
+		return loop(bin, cj, prom, c.Kubeconfig, made, o.cycles)
+	}
 	return nil
+}
+
+// loop runs one replica of the writer's loop as the Deployment runs it, over n budgets, for cycles runs, and
+// prints each run's time and the replica's peak resident memory against the goal.
+func loop(bin string, cj benchkit.SpendWriter, prom, kubeconfig string, n, cycles int) error {
+	interval := 15 * time.Second
+	for _, a := range cj.Loop {
+		if v, ok := strings.CutPrefix(a, "--interval="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("the Deployment's %s: %w", a, err)
+			}
+			interval = d
+		}
+	}
+	args := append(append(append([]string{}, cj.Args...), cj.Loop...), "--prometheus="+prom,
+		"--kubeconfig="+kubeconfig, "--identity=writerbench")
+	cmd := exec.Command(bin, args...)
+	// The Downward API's: the Lease's namespace, and GOMEMLIMIT at the memory limit.
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+benchkit.WriterNamespace,
+		"GOMEMLIMIT="+strconv.FormatInt(cj.MemLimit, 10))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	fmt.Printf("\nthe loop (%s) over %d budgets, goal: each run after the first within %s, %d MiB\n",
+		strings.Join(cj.Loop, " "), n, interval, goalRSS>>20)
+	fmt.Printf("%-5s %10s %8s %10s %7s %10s %s\n", "run", "run wall", "written", "unchanged", "failed", "peak RSS", "")
+	lines := bufio.NewScanner(stderr)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	var slow []string
+	peak := int64(0)
+	for run := 1; run <= cycles && lines.Scan(); {
+		var l struct {
+			Msg                        string
+			Seconds                    float64
+			Written, Unchanged, Failed int
+		}
+		if json.Unmarshal(lines.Bytes(), &l) != nil || l.Msg != "spend writer run done" {
+			continue
+		}
+		peak = max(peak, vmHWM(cmd.Process.Pid))
+		took := time.Duration(l.Seconds * float64(time.Second))
+		verdict := ""
+		if run > 1 && took > interval {
+			verdict = "NOT within the interval"
+			slow = append(slow, fmt.Sprintf("run %d: %s", run, took.Round(100*time.Millisecond)))
+		}
+		fmt.Printf("%-5d %10s %8d %10d %7d %6.1f MiB %s\n", run, took.Round(100*time.Millisecond), l.Written,
+			l.Unchanged, l.Failed, float64(peak)/(1<<20), verdict)
+		run++
+	}
+	if err := lines.Err(); err != nil {
+		return err
+	}
+	switch {
+	case len(slow) > 0 || peak > goalRSS:
+		fmt.Printf("the loop: NOT within the goal (runs after the first within %s, %d MiB): %s, peak %.1f MiB\n",
+			interval, goalRSS>>20, strings.Join(slow, ", "), float64(peak)/(1<<20))
+	default:
+		fmt.Printf("the loop: within the goal (runs after the first within %s, %d MiB)\n", interval, goalRSS>>20)
+	}
+	return nil
+}
+
+// vmHWM is the peak resident memory of process pid so far (VmHWM in /proc/<pid>/status), 0 if unreadable.
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // instantAnswers stands in for Prometheus: every query is answered at once with one model's growth of 1.5.

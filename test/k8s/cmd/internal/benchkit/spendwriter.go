@@ -25,9 +25,12 @@ const WriterNamespace = "llmbudget-system"
 
 // SpendWriter is one run of the spend writer as deploy/components/spend-writer's Deployment runs it: its
 // arguments but --prometheus and those of the loop, and GOMEMLIMIT, which the Downward API sets to its memory
-// limit. A measured run is one run of the writer, as a leader's run is.
+// limit. A measured run is one run of the writer, as a leader's run is. Loop holds the Deployment's flags of the
+// loop (--loop, its interval and Lease) but --metrics-addr and --identity, for a replica run as the Deployment
+// runs it.
 type SpendWriter struct {
 	Args     []string
+	Loop     []string
 	MemLimit int64
 }
 
@@ -53,9 +56,15 @@ func DeployedSpendWriter() (SpendWriter, error) {
 		c := dep.Spec.Template.Spec.Containers[0]
 		out := SpendWriter{MemLimit: c.Resources.Limits.Memory().Value()}
 		for _, a := range c.Args {
-			if !strings.HasPrefix(a, "--prometheus=") && !loopFlag(a) {
-				// The Downward API's namespace: where the writer keeps its checkpoints.
-				out.Args = append(out.Args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", WriterNamespace))
+			// The Downward API's namespace: where the writer keeps its checkpoints and its Lease.
+			a = strings.ReplaceAll(a, "$(POD_NAMESPACE)", WriterNamespace)
+			name, _, _ := strings.Cut(a, "=")
+			switch {
+			case name == "--prometheus" || name == "--metrics-addr" || name == "--identity":
+			case loopFlag(a):
+				out.Loop = append(out.Loop, a)
+			default:
+				out.Args = append(out.Args, a)
 			}
 		}
 		return out, nil

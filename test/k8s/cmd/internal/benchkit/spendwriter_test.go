@@ -18,6 +18,11 @@ func TestTheDeployedSpendWriterIsOneRunOfTheDeploymentsArgumentsButPrometheus(t 
 		assert.False(t, loopFlag(a), "a flag of the loop: %s", a)
 		assert.NotContains(t, a, "$(POD_NAMESPACE)")
 	}
+	assert.Contains(t, w.Loop, "--loop")
+	for _, a := range w.Loop {
+		assert.True(t, loopFlag(a), "not a flag of the loop: %s", a)
+		assert.False(t, strings.HasPrefix(a, "--metrics-addr"), a)
+	}
 }
 
 func TestARunKeepsTheWritersLinesAndExitAndItsTailIsCut(t *testing.T) {
