@@ -55,7 +55,7 @@ func latestSample(src Source, end time.Time) string {
 	return fmt.Sprintf("max(%s)", strings.Join(sels, " or "))
 }
 
-// BurnRate is the rate the answers to the queries of p, a rate plan, say, for figures stamped by annotations (Annotations), with
+// BurnRate is the rate that the answers to the queries of p, a rate plan, say for the figures of p's instant, with
 // the rate of each of models (those the budget limits in USD). A window without series burned nothing; nil when
 // no counter has a sample to run a projection from.
 func (p Plan) BurnRate(answers []model.Vector, prices *Prices, models []string) (*api.BurnRate, error) {
