@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,6 +84,15 @@ func parseAuthz(args []string) (authzOptions, error) {
 			"(unless given, at most a quarter of --max-connections)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Second, "time to read one call's headers and body")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "time an idle keep-alive connection is kept")
+	o.defineLease(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return o, err
+	}
+	return o, o.check(fs)
+}
+
+// defineLease defines the flags of the replica's Lease.
+func (o *authzOptions) defineLease(fs *flag.FlagSet) {
 	fs.StringVar(&o.lease.Namespace, "lease-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of this replica's Lease, its own (default $POD_NAMESPACE); empty writes no Lease")
 	fs.StringVar(&o.lease.Pod, "pod-name", os.Getenv("POD_NAME"),
@@ -91,39 +101,40 @@ func parseAuthz(args []string) (authzOptions, error) {
 		"how long the Lease counts after its last renewal, in whole seconds")
 	fs.DurationVar(&o.lease.Renew, "lease-renew-interval", 20*time.Second,
 		"time between renewals of the Lease, at most half of --lease-duration")
-	if err := parseFlags(fs, args); err != nil {
-		return o, err
-	}
+}
+
+// check refuses what authz cannot serve with, and takes the connection bounds' defaults.
+func (o *authzOptions) check(fs *flag.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return o, badUsage(fs, "unexpected argument %q", fs.Arg(0))
+		return badUsage(fs, "unexpected argument %q", fs.Arg(0))
 	case o.config == "":
-		return o, badUsage(fs, "--config is required")
+		return badUsage(fs, "--config is required")
 	case (o.certFile == "") != (o.keyFile == ""):
-		return o, badUsage(fs, "--tls-cert-file and --tls-key-file go together")
+		return badUsage(fs, "--tls-cert-file and --tls-key-file go together")
 	case o.clientCA != "" && o.certFile == "":
-		return o, badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
+		return badUsage(fs, "--tls-client-ca-file needs --tls-cert-file")
 	case o.maxHeaderBytes < 1024 || o.maxConns < 1 || o.readTimeout <= 0 || o.idleTimeout <= 0:
-		return o, badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
+		return badUsage(fs, "--max-header-bytes (at least 1024), --max-connections and the timeouts must be positive")
 	}
 	var err error
 	if o.maxConnsPerPeer, err = connBound(fs, "max-connections-per-peer", o.maxConnsPerPeer, o.maxConns); err != nil {
-		return o, err
+		return err
 	}
 	if o.maxUntrustedConns, err = connBound(fs, "max-untrusted-connections", o.maxUntrustedConns,
 		o.maxConns); err != nil {
-		return o, err
+		return err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.level)); err != nil {
-		return o, badUsage(fs, "--log-level: %v", err)
+		return badUsage(fs, "--log-level: %v", err)
 	}
 	if o.lease.Namespace != "" {
 		if err := o.lease.CheckLease(); err != nil {
-			return o, badUsage(fs, "--lease-namespace, --pod-name, --lease-duration, --lease-renew-interval: %v", err)
+			return badUsage(fs, "--lease-namespace, --pod-name, --lease-duration, --lease-renew-interval: %v", err)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // runAuthz serves until SIGTERM, SIGINT or o.stop, then drains as serve does (server.Run).
