@@ -118,6 +118,7 @@ func TestBudgetCRDFillsInDefaults(t *testing.T) {
 		"costSource":           map[string]any{"configMapName": "llm-spend", "key": "spend-usd", "format": "Total"},
 		"enforcement": map[string]any{
 			"action": "None", "failurePolicy": "Open", "gate": "Policy", "scope": "Namespace", "mode": "Deny",
+			"blockOn": "Projected",
 		},
 		"suspend": false,
 	}, minimal, "no thresholds default in the CRD: the hook derives them from warnThresholdPercent")

@@ -133,9 +133,13 @@ func TestEvalOverTaskRecordsAnswersAsTheHookOverTheStoredRecords(t *testing.T) {
 	for _, r := range list.Items {
 		records["team-ml/"+r["metadata"].(map[string]any)["name"].(string)] = r
 	}
+	// Metacontroller relates the budget's Namespace too, for its NamespaceLabel enforcement point.
+	var namespace map[string]any
+	require.NoError(t, json.Unmarshal([]byte(kube.Kubectl(t, "get", "namespace", "team-ml", "-o", "json")), &namespace))
 	req, err := json.Marshal(map[string]any{
 		"parent": parent, "children": map[string]any{"Event.v1": map[string]any{}, "ResourceQuota.v1": map[string]any{}},
-		"related": map[string]any{recordGroup: records}, "finalizing": false,
+		"related":    map[string]any{recordGroup: records, "Namespace.v1": map[string]any{"team-ml": namespace}},
+		"finalizing": false,
 	})
 	require.NoError(t, err)
 	hook := serveHooks(t, llmbudget, now)
