@@ -20,7 +20,7 @@ exec sleep 30`)
 	rss, peak := s.Memory()
 	assert.Positive(t, rss)
 	assert.GreaterOrEqual(t, peak, rss)
-	assert.Equal(t, peak, s.Peak())
+	assert.GreaterOrEqual(t, s.Peak(), peak, "a high-water mark read again is no lower")
 }
 
 func TestStartFailsForAProcessThatExitsBeforeServing(t *testing.T) {
