@@ -47,7 +47,7 @@ func (p Plan) Ask(ctx context.Context, q Querier, warn func(query Query, warning
 	return p.AskWithin(ctx, q, DefaultAllowance, warn)
 }
 
-// AskWithin runs the plan's queries at its instant, in order, for Data or Figures: answers[i] answers
+// AskWithin runs the plan's queries at its instant, in order, for Figures: answers[i] answers
 // p.Queries[i]. warn hears each warning Prometheus gives, with the query that drew it; the first query that fails
 // stops the run with a QueryError. All the answers together hold at most a's series and, from a BoundedQuerier,
 // bytes: past either the run stops with an error wrapping ErrOverAllowance that names a.
@@ -90,7 +90,7 @@ func (p Plan) AskWithin(ctx context.Context, q Querier, a Allowance,
 	return answers, nil
 }
 
-// ErrEmpty is wrapped by Data's error for a query that found no series.
+// ErrEmpty is wrapped by Figures' error for a query that found no series.
 var ErrEmpty = errors.New("no series matched")
 
 // Usage is a window's or a model's figures, in the JSON form package spend/source reads.
@@ -99,16 +99,6 @@ type Usage struct {
 	InputTokens  int64            `json:"inputTokens"`
 	OutputTokens int64            `json:"outputTokens"`
 	Models       map[string]Usage `json:"models,omitempty"`
-}
-
-// Data turns the answers to p.Queries (answers[i] answers p.Queries[i]) into ConfigMap data: a key per window,
-// except finished days without any series. prices cost a token-only source's tokens and may otherwise be nil.
-func (p Plan) Data(answers []model.Vector, prices *Prices) (map[string]string, error) {
-	figures, err := p.Figures(answers, prices)
-	if err != nil {
-		return nil, err
-	}
-	return Encode(figures), nil
 }
 
 // Encode is figures as ConfigMap data: each key's Usage in JSON.
@@ -121,7 +111,9 @@ func Encode(figures map[string]Usage) map[string]string {
 	return data
 }
 
-// Figures is Data before encoding: each key's Usage.
+// Figures turns the answers to p.Queries (answers[i] answers p.Queries[i]) into each ConfigMap key's Usage (Encode
+// makes them ConfigMap data): a key per window, except finished days without any series. prices cost a token-only
+// source's tokens and may otherwise be nil.
 func (p Plan) Figures(answers []model.Vector, prices *Prices) (map[string]Usage, error) {
 	if len(answers) != len(p.Queries) {
 		return nil, fmt.Errorf("%d answers for %d queries", len(answers), len(p.Queries))

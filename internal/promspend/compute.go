@@ -18,7 +18,7 @@ type Asker func(ctx context.Context, p Plan) (answers []model.Vector, release fu
 // Spend is one budget's spend at a plan's instant: what its spend ConfigMap holds, and what the next run goes on
 // from.
 type Spend struct {
-	Figures     map[string]Usage  // each key's figures (Data encodes them)
+	Figures     map[string]Usage  // each key's figures (Encode makes them ConfigMap data)
 	Annotations map[string]string // the plan's Annotations, and the burn rate while the spend grows
 	Next        *Checkpoint       // the checkpoint of a resumed plan's answers (Plan.Next)
 	// RateErr is why the burn rate could not be computed: the figures stand without it, and the budget then

@@ -16,7 +16,7 @@
 //     the parts end on whole steps, so each step's change is counted in exactly one. A checkpoint of another
 //     period, source or step is never used, nor one whose growth no counter makes (negative, not finite, or a
 //     fractional token count: Checkpoint.Validate).
-//   - Only Data rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
+//   - Only Figures rounds float64 to decimal: cost to 1e-6 USD, tokens to integers, priced cost half up to 1e-9 USD.
 //   - Nothing is silently free: a model without a price is an error, as is a current-period query finding no
 //     series. Only a finished ledger day with no series (past retention) is left out, keeping its earlier value.
 //

@@ -266,7 +266,7 @@ func TestAPeriodThatJustStartedHasNoQueryAndZeroSpend(t *testing.T) {
 	plan, err := promspend.NewPlan(budget(api.Daily, "UTC", 1, api.Total), at("2026-11-20T00:00:09Z"), src, 15*time.Second)
 	require.NoError(t, err)
 	assert.Empty(t, plan.Queries)
-	data, err := plan.Data(nil, nil)
+	data, err := dataOf(plan, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"total": `{"costUSD":"0.00","inputTokens":0,"outputTokens":0}`}, data)
 }

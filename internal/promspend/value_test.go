@@ -56,7 +56,7 @@ func mustPrices(t *testing.T, doc string) *promspend.Prices {
 
 func TestLiteLLMSpendIsItsOwnCostCounterRoundedToAMicroDollar(t *testing.T) {
 	plan := totalPlan(t, "litellm")
-	data, err := plan.Data([]prommodel.Vector{
+	data, err := dataOf(plan, []prommodel.Vector{
 		byModel("model", map[string]float64{"gpt-4o": 0.1 + 0.2, "claude-3-5-sonnet": 12.3456786}),
 		byModel("model", map[string]float64{"gpt-4o": 1200, "claude-3-5-sonnet": 5000}),
 		byModel("model", map[string]float64{"gpt-4o": 340, "claude-3-5-sonnet": 0}),
@@ -80,7 +80,7 @@ func TestAFloatCounterOfManySmallCostsReadsAsItsExactDecimalSum(t *testing.T) {
 	}
 	require.NotEqual(t, 15.0, counter, "the float sum is not exact, or this test proves nothing")
 	plan := totalPlan(t, "litellm")
-	data, err := plan.Data([]prommodel.Vector{
+	data, err := dataOf(plan, []prommodel.Vector{
 		byModel("model", map[string]float64{"m": counter}),
 		byModel("model", map[string]float64{"m": 0}),
 		byModel("model", map[string]float64{"m": 0}),
@@ -98,7 +98,7 @@ models:
   gpt-4o: {input: "2.50", output: "10"}
 `)
 	plan := totalPlan(t, "vllm")
-	data, err := plan.Data([]prommodel.Vector{
+	data, err := dataOf(plan, []prommodel.Vector{
 		byModel("model_name", map[string]float64{"llama-3.1-70b": 2_000_000, "gpt-4o": 1_000_000}),
 		byModel("model_name", map[string]float64{"llama-3.1-70b": 3, "gpt-4o": 250_000}),
 	}, prices)
@@ -116,10 +116,10 @@ func TestAModelWithoutAPriceIsAnErrorUnlessThereIsADefault(t *testing.T) {
 		byModel("gen_ai_request_model", map[string]float64{"gpt-4o": 100, "mistral-large": 10, "qwen": 1}),
 		byModel("gen_ai_request_model", map[string]float64{"gpt-4o": 100}),
 	}
-	_, err := plan.Data(answers, mustPrices(t, `models: {gpt-4o: {input: "1", output: "1"}}`))
+	_, err := dataOf(plan, answers, mustPrices(t, `models: {gpt-4o: {input: "1", output: "1"}}`))
 	assert.EqualError(t, err, `key "total": no price for model "mistral-large", "qwen" and no default price`)
 
-	data, err := plan.Data(answers,
+	data, err := dataOf(plan, answers,
 		mustPrices(t, `{models: {gpt-4o: {input: "1", output: "1"}}, default: {input: "1000", output: "0"}}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"costUSD": "0.0112", "inputTokens": 111, "outputTokens": 100, "models": {
@@ -127,13 +127,13 @@ func TestAModelWithoutAPriceIsAnErrorUnlessThereIsADefault(t *testing.T) {
 		"mistral-large": {"costUSD": "0.01", "inputTokens": 10, "outputTokens": 0},
 		"qwen": {"costUSD": "0.001", "inputTokens": 1, "outputTokens": 0}}}`, data["total"])
 
-	_, err = plan.Data(answers, nil)
+	_, err = dataOf(plan, answers, nil)
 	assert.EqualError(t, err, "this source counts tokens only: a price table is required")
 }
 
 func TestSeriesWithoutAModelLabelCountInTheTotalOnly(t *testing.T) {
 	plan := totalPlan(t, "litellm")
-	data, err := plan.Data([]prommodel.Vector{
+	data, err := dataOf(plan, []prommodel.Vector{
 		byModel("model", map[string]float64{"": 1.5, "gpt-4o": 2}),
 		byModel("model", map[string]float64{"": 10, "gpt-4o": 20}),
 		byModel("model", map[string]float64{"": 1, "gpt-4o": 2}),
@@ -165,7 +165,7 @@ func TestDataRefusesWhatWouldBeAWrongNumber(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := plan.Data(tc.answers, nil)
+			_, err := dataOf(plan, tc.answers, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
 		})
@@ -219,16 +219,25 @@ func TestAFinishedDayWithoutSeriesIsLeftAsItIsButTodayMustHaveThem(t *testing.T)
 	prices := mustPrices(t, `default: {input: "1", output: "1"}`)
 	some := byModel("model_name", map[string]float64{"m": 1_000_000})
 
-	data, err := plan.Data([]prommodel.Vector{{}, {}, some, some}, prices)
+	data, err := dataOf(plan, []prommodel.Vector{{}, {}, some, some}, prices)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
 		"spend-2026-11-20": `{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000,` +
 			`"models":{"m":{"costUSD":"2.00","inputTokens":1000000,"outputTokens":1000000}}}`,
 	}, data)
 
-	_, err = plan.Data([]prommodel.Vector{{}, some, some, some}, prices)
+	_, err = dataOf(plan, []prommodel.Vector{{}, some, some, some}, prices)
 	assert.ErrorContains(t, err, `key "spend-2026-11-19", input: no series matched`)
-	_, err = plan.Data([]prommodel.Vector{some, some, some, {}}, prices)
+	_, err = dataOf(plan, []prommodel.Vector{some, some, some, {}}, prices)
 	assert.ErrorIs(t, err, promspend.ErrEmpty)
 	assert.ErrorContains(t, err, `key "spend-2026-11-20", output`)
+}
+
+// dataOf is the ConfigMap data of the answers, as the spend writer and llmbudget spend write it.
+func dataOf(plan promspend.Plan, answers []prommodel.Vector, prices *promspend.Prices) (map[string]string, error) {
+	figures, err := plan.Figures(answers, prices)
+	if err != nil {
+		return nil, err
+	}
+	return promspend.Encode(figures), nil
 }
