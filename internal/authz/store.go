@@ -259,14 +259,7 @@ func (s *Store) Counts() (namespaces, budgets, pods int) {
 
 // Refuses reports whether the budget refuses some caller by the refusal rule the decisions use
 // (api.EnforcementStatus.Refuses): a budget's own namespace, or any namespace a cluster budget's status lists.
-func (b *Budget) Refuses() bool {
-	if b.Kind == api.ClusterKind {
-		return slices.ContainsFunc(b.Enforcement.Namespaces, func(ns string) bool {
-			return b.Enforcement.RefusesIn(b.Ref(), ns)
-		})
-	}
-	return b.Enforcement.RefusesIn(b.Ref(), b.Namespace)
-}
+func (b *Budget) Refuses() bool { return b.Enforcement.RefusesSomeone(b.Ref()) }
 
 // Refusing is the budgets of the store that refuse some caller (Budget.Refuses), named by Who and sorted.
 func (s *Store) Refusing() []string {

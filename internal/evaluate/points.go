@@ -121,7 +121,9 @@ func enforcementPoints(in Input, prev api.Status, v verdict, f freshness, m meas
 	}
 	if asks && len(obs.Replicas) > 0 {
 		var p point
-		p, next = authzPoint(in, obs.Replicas, enf.Blocking && enf.Mode != api.ModeWarn)
+		md := in.Budget.Metadata
+		ref := api.BudgetRef{Kind: in.Budget.Kind, Namespace: md.Namespace, Name: md.Name}
+		p, next = authzPoint(in, obs.Replicas, enf.RefusesSomeone(ref))
 		add(p)
 	}
 	if f.applies {

@@ -74,6 +74,12 @@ func (e *EnforcementStatus) MayRefuse(of BudgetRef) bool {
 	return e.closes(of, Caller{Namespace: of.Namespace, Budget: of.Name})
 }
 
+// RefusesSomeone reports whether Refuses holds for some caller anywhere: MayRefuse, save in Warn mode. It is what
+// an llmbudget authz replica reports it refuses for, and what the budget's Authz enforcement point expects of it.
+func (e *EnforcementStatus) RefusesSomeone(of BudgetRef) bool {
+	return e != nil && e.Mode != ModeWarn && e.MayRefuse(of)
+}
+
 // StatusMayRefuse is MayRefuse of a budget's status as JSON (empty or null while it has none), as the gate
 // decorator labels the budget: a status it cannot decode counts, so that the policies read the budget and decide.
 func StatusMayRefuse(of BudgetRef, status []byte) bool {
